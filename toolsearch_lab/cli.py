@@ -21,8 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--accumulation",
         action=argparse.BooleanOptionalAction,
-        default=True,
-        help="keep tools found by every earlier search exposed (default: on)",
+        default=False,
+        help="keep tools found by every earlier search exposed (default: off, as in Spring's demo app; "
+        "the advisor's own default is on)",
     )
     demo.add_argument("--model", default="simulated", help="'simulated' (offline) or 'openai' (uses OPENAI_*)")
     demo.add_argument("--json", action="store_true", help="print the trace summary as JSON")

@@ -1,0 +1,214 @@
+"""The run trace: the contract between the advisor loop and every visual.
+
+Plain dataclasses that round-trip through JSON exactly (``RunTrace.from_json(t.to_json()) == t``). Nothing
+secret goes in: the loop records tool names, arguments, results, token counts and timings, never API keys or
+HTTP headers.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+TRACE_VERSION = 1
+
+
+@dataclass
+class TokenCount:
+    """Prompt tokens of one model request, split by where they come from."""
+
+    system: int = 0
+    messages: int = 0
+    tools: int = 0
+    framing: int = 0
+    total: int = 0
+
+
+@dataclass
+class SearchHit:
+    name: str
+    score: float | None
+
+
+@dataclass
+class SearchRecord:
+    """One toolSearchTool call: what was asked and what came back."""
+
+    call_id: str
+    query: str | None
+    max_results: int | None
+    category_filter: str | None = None
+    hits: list[SearchHit] = field(default_factory=list)
+    duration_ms: float = 0.0
+    error: str | None = None
+
+    @property
+    def names(self) -> list[str]:
+        return [h.name for h in self.hits]
+
+
+@dataclass
+class ToolCallRecord:
+    """One tool call the model made and how the loop answered it.
+
+    ``kind`` is "search" (toolSearchTool), "tool" (an exposed tool ran) or "rejected" (not exposed,
+    bad arguments, limit reached: answered with an error result instead of running anything).
+    """
+
+    call_id: str
+    name: str
+    arguments: str
+    kind: str
+    result: str = ""
+    error: str | None = None
+    duration_ms: float = 0.0
+
+
+@dataclass
+class IterationTokens:
+    tool_search: TokenCount = field(default_factory=TokenCount)
+    baseline: TokenCount = field(default_factory=TokenCount)
+    completion: int = 0
+    api_usage: dict | None = None  # what the API's `usage` said, beside our own count
+
+
+@dataclass
+class Iteration:
+    index: int
+    exposed_tools: list[str]
+    newly_exposed: list[str]
+    accumulated: list[str]  # every tool discovered so far in this run, in discovery order
+    assistant_content: str | None = None
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    searches: list[SearchRecord] = field(default_factory=list)
+    discovered: list[str] = field(default_factory=list)  # registered tools first returned in this iteration
+    errors: list[str] = field(default_factory=list)
+    tokens: IterationTokens = field(default_factory=IterationTokens)
+    model_ms: float = 0.0
+    duration_ms: float = 0.0
+
+
+@dataclass
+class SessionEvent:
+    """What happened to the session's index at the start of a user request.
+
+    kind: "evicted" (cleared by the eviction strategy or evict_session), "indexed" (fingerprint new or
+    changed: clear + re-index) or "reused" (fingerprint unchanged: no work).
+    """
+
+    kind: str
+    session_id: str
+    fingerprint: str | None = None
+    tool_count: int = 0
+    detail: str = ""
+
+
+@dataclass
+class RunTrace:
+    session_id: str
+    model: str
+    index: str
+    user_request: str
+    catalog_size: int
+    config: dict = field(default_factory=dict)
+    session_events: list[SessionEvent] = field(default_factory=list)
+    iterations: list[Iteration] = field(default_factory=list)
+    final_answer: str | None = None
+    stop_reason: str = "running"  # answered | max_calls_per_tool | max_total_tool_calls | max_iterations | error
+    errors: list[str] = field(default_factory=list)
+    encoding: str = "o200k_base"
+    version: int = TRACE_VERSION
+
+    # ---- derived views (not stored) -------------------------------------------------------------
+    def tokens_total(self) -> dict:
+        ts = sum(it.tokens.tool_search.total + it.tokens.completion for it in self.iterations)
+        base = sum(it.tokens.baseline.total + it.tokens.completion for it in self.iterations)
+        prompt_ts = sum(it.tokens.tool_search.total for it in self.iterations)
+        prompt_base = sum(it.tokens.baseline.total for it in self.iterations)
+        return {
+            "tool_search": ts,
+            "baseline": base,
+            "prompt_tool_search": prompt_ts,
+            "prompt_baseline": prompt_base,
+            "completion": sum(it.tokens.completion for it in self.iterations),
+            "prompt_saved_pct": round(100.0 * (1 - prompt_ts / prompt_base), 2) if prompt_base else 0.0,
+        }
+
+    def searches(self) -> list[SearchRecord]:
+        return [s for it in self.iterations for s in it.searches]
+
+    def called_tools(self) -> list[str]:
+        """Names of tools that really ran, in order (searches and rejected calls excluded)."""
+        return [c.name for it in self.iterations for c in it.tool_calls if c.kind == "tool"]
+
+    def summary(self) -> dict:
+        return {
+            "session_id": self.session_id,
+            "model": self.model,
+            "index": self.index,
+            "user_request": self.user_request,
+            "catalog_size": self.catalog_size,
+            "iterations": len(self.iterations),
+            "searches": [{"query": s.query, "found": s.names, "error": s.error} for s in self.searches()],
+            "called_tools": self.called_tools(),
+            "stop_reason": self.stop_reason,
+            "final_answer": self.final_answer,
+            "errors": self.errors + [e for it in self.iterations for e in it.errors],
+            "tokens": self.tokens_total(),
+            "encoding": self.encoding,
+        }
+
+    # ---- JSON --------------------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "RunTrace":
+        return _build(cls, data, "trace")
+
+    @classmethod
+    def from_json(cls, text: str) -> "RunTrace":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"RunTrace.from_json: not valid JSON ({exc})") from None
+        return cls.from_dict(data)
+
+
+# Nested dataclass fields, so from_dict can rebuild the tree without a framework.
+_NESTED: dict[tuple[type, str], type] = {
+    (RunTrace, "session_events"): SessionEvent,
+    (RunTrace, "iterations"): Iteration,
+    (Iteration, "tool_calls"): ToolCallRecord,
+    (Iteration, "searches"): SearchRecord,
+    (Iteration, "tokens"): IterationTokens,
+    (SearchRecord, "hits"): SearchHit,
+    (IterationTokens, "tool_search"): TokenCount,
+    (IterationTokens, "baseline"): TokenCount,
+}
+
+
+def _build(cls: type, data: Any, where: str):
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: expected an object for {cls.__name__}, got {type(data).__name__}")
+    known = {f.name for f in fields(cls)}
+    unknown = set(data) - known
+    if unknown:
+        raise ValueError(f"{where}: unknown field(s) {sorted(unknown)} for {cls.__name__}")
+    kwargs = {}
+    for name, value in data.items():
+        sub = _NESTED.get((cls, name))
+        if sub is None:
+            kwargs[name] = value
+        elif isinstance(value, list):
+            kwargs[name] = [_build(sub, v, f"{where}.{name}[{i}]") for i, v in enumerate(value)]
+        else:
+            kwargs[name] = _build(sub, value, f"{where}.{name}")
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise ValueError(f"{where}: {exc}") from None
