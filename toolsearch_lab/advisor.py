@@ -418,6 +418,9 @@ class ToolSearchAdvisor:
             "max_total_tool_calls": self.max_total_tool_calls,
             "strict": self.strict,
             "max_repeated_searches": self.max_repeated_searches,
+            # Fix (issue 6): the fourth loop limit was missing, so a trace with a cut result did not say
+            # which limit cut it.
+            "max_tool_result_chars": self.max_tool_result_chars,
         }
 
 

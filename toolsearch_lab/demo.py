@@ -21,7 +21,7 @@ def iteration_rows(run: ScenarioRun) -> list[dict]:
         rows.append(
             {
                 "iteration": it.index + 1,
-                "exposed": len(it.exposed_tools),
+                "exposed": f"{len(it.exposed_tools)} (+{len(it.newly_exposed)})" if it.newly_exposed else str(len(it.exposed_tools)),
                 "new": it.newly_exposed,
                 "search": "; ".join(repr(s.query) for s in it.searches) or "-",
                 "found": [n for s in it.searches for n in s.names],
@@ -54,9 +54,7 @@ def format_run(run: ScenarioRun) -> str:
         "",
         f"Prompt tokens   tool search {totals['prompt_tool_search']:,}   all tools every request "
         f"{totals['prompt_baseline']:,}   saved {totals['prompt_saved_pct']:.1f} %",
-        f"Catalog         {trace.catalog_size} tools; one request with every definition costs "
-        f"{trace.iterations[0].tokens.baseline.tools:,} tokens of tool definitions alone"
-        + (" — more than many models' context windows" if trace.iterations[0].tokens.baseline.total > 64_000 else ""),
+        catalog_line(run),
         f"Stop reason     {trace.stop_reason}",
         f"Graded          {'successful' if run.grade.success else 'NOT successful'}: expected "
         f"{run.grade.expected}, called {run.grade.called}",
@@ -65,6 +63,21 @@ def format_run(run: ScenarioRun) -> str:
         trace.final_answer or "(none)",
     ]
     return "\n".join(lines)
+
+
+def catalog_line(run: ScenarioRun) -> str:
+    from .tokens import TokenCounter
+
+    counter = TokenCounter(run.trace.encoding)
+    estimate = run.trace.iterations[0].tokens.baseline.tools
+    as_json = counter.count_json([t.definition() for t in run.scenario.tools])
+    line = (
+        f"Catalog         {run.trace.catalog_size} tools; sending them all costs {estimate:,} prompt tokens per request "
+        f"(OpenAI's counting recipe), {as_json:,} tokens as the compact JSON tools array"
+    )
+    if estimate > 32_000:
+        line += " — more than the whole 32K context window of many local models"
+    return line
 
 
 def demo_command(args) -> int:

@@ -164,7 +164,15 @@ class RunTrace:
         return asdict(self)
 
     def to_json(self, indent: int | None = None) -> str:
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+        text = json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+        # Fix (issue 6): a model can send a lone surrogate ('{"query": "\ud800"}' is valid JSON), which then
+        # sits in the trace; with ensure_ascii=False the text could not be written as UTF-8 and the trace was
+        # lost on save. Escaping everything in that case keeps the text UTF-8-safe and still round-trips.
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(self.to_dict(), indent=indent, ensure_ascii=True)
+        return text
 
     @classmethod
     def from_dict(cls, data: dict) -> "RunTrace":

@@ -1,0 +1,155 @@
+"""Retrieval quality of every index kind on the shipped datasets, next to peer baselines and the hybrid
+index's ablation table. A report, not a test: it prints numbers; nothing fails.
+
+    python benchmarks/retrieval_quality.py                 # both datasets, full (about 3-5 minutes; the first
+                                                           # run also embeds 21k MetaTool queries, ~2 min)
+    python benchmarks/retrieval_quality.py --quick         # MetaTool subsampled to 3,000 queries
+    python benchmarks/retrieval_quality.py --no-ablation   # only the index and peer tables
+
+Peers, computed in the same run over the same tool text (``tool_text(tool, "full")``: split name,
+description, parameters): scikit-learn TF-IDF cosine (English stop words, sublinear tf), ``bm25s`` (English
+stop words), and raw MiniLM cosine over the description without Spring's 0.2 threshold.
+
+All metrics: see ``toolsearch_lab.evaluation`` (k = 5, rankings 10 deep).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from toolsearch_lab.datasets import Dataset, load_dataset
+from toolsearch_lab.evaluation import QueryResult, aggregate, evaluate
+from toolsearch_lab.hybrid_index import HybridToolIndex
+from toolsearch_lab.index_factory import INDEX_KINDS, make_index
+from toolsearch_lab.vector_index import tool_text
+
+K = 5
+DEPTH = 10
+METRICS = [f"recall@{K}", f"hit@{K}", "ndcg@10", "mrr"]
+
+
+def metrics_from_scores(scores: np.ndarray, dataset: Dataset) -> dict[str, float]:
+    """Metrics of a dense [queries x tools] score matrix (higher = better)."""
+    names = [t.name for t in dataset.tools]
+    top = np.argsort(-scores, axis=1, kind="stable")[:, :DEPTH]
+    results = [
+        QueryResult(
+            q.id, q.query, q.relevant_tools, [names[j] for j in row], [float(scores[i, j]) for j in row], K
+        )
+        for i, (q, row) in enumerate(zip(dataset.queries, top))
+    ]
+    return aggregate(results, K)
+
+
+def peer_tfidf(dataset: Dataset) -> dict[str, float]:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    texts = [tool_text(t, "full") for t in dataset.tools]
+    vec = TfidfVectorizer(stop_words="english", sublinear_tf=True).fit(texts)
+    scores = (vec.transform([q.query for q in dataset.queries]) @ vec.transform(texts).T).toarray()
+    return metrics_from_scores(scores, dataset)
+
+
+def peer_bm25s(dataset: Dataset) -> dict[str, float]:
+    import bm25s
+
+    texts = [tool_text(t, "full") for t in dataset.tools]
+    retriever = bm25s.BM25()
+    retriever.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
+    tokens = bm25s.tokenize([q.query for q in dataset.queries], stopwords="en", show_progress=False)
+    docs, values = retriever.retrieve(tokens, k=len(texts), show_progress=False)
+    scores = np.zeros((len(dataset.queries), len(texts)), dtype=np.float32)
+    for i in range(len(dataset.queries)):
+        scores[i, docs[i]] = values[i]
+    return metrics_from_scores(scores, dataset)
+
+
+def peer_minilm(dataset: Dataset) -> dict[str, float]:
+    index = make_index("vector", similarity_threshold=-1.0)
+    return evaluate(index, dataset, K, depth=DEPTH).metrics
+
+
+def ablation_configs() -> list[tuple[str, dict]]:
+    """From naive RRF to the default hybrid, one change per row, then sensitivity rows around the default."""
+    from toolsearch_lab.lucene_index import BM25ToolIndex
+
+    def bm25(split: bool, params: bool) -> BM25ToolIndex:
+        return BM25ToolIndex(min_score=0.0, split_identifiers=split, include_parameters=params)
+
+    naive = {"views": ("description",), "strip_stopwords": False, "query_clauses": False}
+    return [
+        (
+            "A naive RRF: BM25 (Spring analyzer) + MiniLM(description)",
+            dict(naive, normalisation="rrf", keyword_index=bm25(False, False)),
+        ),
+        ("B A with min-max scores, convex w=0.75", dict(naive, keyword_index=bm25(False, False))),
+        ("C B + BM25 splits identifiers, indexes parameters", dict(naive, keyword_index=bm25(True, True))),
+        (
+            "D C + stop words removed from the BM25 query",
+            dict(naive, strip_stopwords=True, keyword_index=bm25(True, True)),
+        ),
+        ("E D + views: description, full, name (mean cosine)", {"query_clauses": False}),
+        ("F E + per-sentence query embedding = DEFAULT", {}),
+        ("  F with z-score instead of min-max", {"normalisation": "zscore"}),
+        ("  F with RRF instead of min-max", {"normalisation": "rrf"}),
+        ("  F with w=0.5", {"vector_weight": 0.5}),
+        ("  F with w=0.6", {"vector_weight": 0.6}),
+        ("  F with w=0.7", {"vector_weight": 0.7}),
+        ("  F with w=0.8", {"vector_weight": 0.8}),
+        ("  F with w=0.9", {"vector_weight": 0.9}),
+        ("  F with w=1.0 (embedding views only)", {"vector_weight": 1.0}),
+        ("  F with w=0.0 (BM25 only, stop words removed)", {"vector_weight": 0.0}),
+    ]
+
+
+def row(label: str, metrics: dict[str, float], seconds: float | None = None, width: int = 58) -> str:
+    cells = "  ".join(f"{metrics[m]:>9.3f}" for m in METRICS)
+    tail = f"  {seconds:6.1f}s" if seconds is not None else ""
+    return f"{label:<{width}}{cells}{tail}"
+
+
+def header(title: str, width: int = 58) -> str:
+    cols = "  ".join(f"{m:>9}" for m in METRICS)
+    return f"\n{title}\n{'':<{width}}{cols}\n" + "-" * (width + 11 * len(METRICS) + 9)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--datasets", nargs="+", default=["livemcpbench", "metatool"])
+    parser.add_argument("--quick", action="store_true", help="subsample MetaTool to 3,000 queries")
+    parser.add_argument("--no-ablation", action="store_true")
+    args = parser.parse_args(argv)
+
+    for name in args.datasets:
+        dataset = load_dataset(name)
+        if args.quick and len(dataset.queries) > 3000:
+            dataset = dataset.subset(3000)
+        print(header(f"== {dataset.name}: {len(dataset.tools)} tools, {len(dataset.queries)} queries"))
+        for kind in INDEX_KINDS:
+            result = evaluate(make_index(kind), dataset, K, depth=DEPTH)
+            print(row(f"index {kind} (defaults)", result.metrics, result.seconds))
+        for label, fn in [
+            ("peer TF-IDF cosine (sklearn)", peer_tfidf),
+            ("peer bm25s", peer_bm25s),
+            ("peer MiniLM description, no threshold", peer_minilm),
+        ]:
+            started = time.perf_counter()
+            print(row(label, fn(dataset), time.perf_counter() - started))
+        if args.no_ablation:
+            continue
+        print(header(f"-- hybrid ablation on {dataset.name}"))
+        for label, options in ablation_configs():
+            result = evaluate(HybridToolIndex(**options), dataset, K, depth=DEPTH)
+            print(row(label, result.metrics, result.seconds), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,212 @@
+"""Real-browser tests: JupyterLab and Voila on 127.0.0.1, driven by Debian Chromium through Playwright.
+
+They skip (with the reason) when Chromium or Playwright is missing, except under CI=true, where a missing
+browser is a failure: CI installs Chromium, so a skip there would hide a broken setup.
+Screenshots go to the test's tmp dir (printed at the end of each test; see `pytest -rA -s`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from browser_support import (
+    ConsoleLog,
+    chromium,
+    copy_notebooks,
+    error_outputs,
+    jupyter_lab,
+    lab_open_notebook,
+    lab_run_all,
+    lab_wait_executed,
+    missing_browser_reason,
+    press_slider_right,
+    scroll_all_outputs,
+    slider_readout,
+    voila,
+    widget_failures,
+)
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _require_browser():
+    reason = missing_browser_reason()
+    if reason:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true but the browser tests cannot run: {reason}")
+        pytest.skip(reason)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Infrastructure check on a trivial notebook: an ipywidgets slider + dropdown driving a plotly FigureWidget.
+# If this fails, the problem is the server/browser setup (kernel, widget manager, plotly extension), not the
+# project's UI. The Voila path is exercised by test_voila_app_stepper.
+# --------------------------------------------------------------------------------------------------------
+TRIVIAL_CODE = '''\
+import ipywidgets as w
+import plotly.graph_objects as go
+slider = w.IntSlider(value=1, min=0, max=10, description="n")
+choice = w.Dropdown(options=["alpha", "beta"], value="alpha", description="pick")
+label = w.HTML("<b>value: 1 / alpha</b>")
+fig = go.FigureWidget(data=[go.Bar(x=["a", "b", "c"], y=[1, 1, 1])],
+                      layout=dict(title=dict(text="n = 1"), width=480, height=300))
+def redraw(_=None):
+    fig.data[0].y = [slider.value] * 3
+    fig.layout.title.text = f"n = {slider.value} ({choice.value})"
+    label.value = f"<b>value: {slider.value} / {choice.value}</b>"
+slider.observe(redraw, "value")
+choice.observe(redraw, "value")
+w.VBox([slider, choice, label, w.Box([fig], layout=w.Layout(width="500px"))])
+'''
+
+
+def _trivial_notebook(folder: Path) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Trivial widgets"), nbformat.v4.new_code_cell(TRIVIAL_CODE)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "trivial.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def _plot_title(page) -> str:
+    return page.locator(".js-plotly-plot .gtitle").first.text_content() or ""
+
+
+def _assert_clean(page, console: ConsoleLog) -> None:
+    assert not widget_failures(page), f"widget failed to render: {widget_failures(page)}"
+    assert not error_outputs(page), f"error output in the page: {error_outputs(page)}"
+    assert not console.unexpected(), f"browser errors: {console.unexpected()}"
+
+
+def test_lab_trivial_widgets(tmp_path):
+    root = tmp_path / "root"
+    _trivial_notebook(root)
+    with jupyter_lab(root, tmp_path / "jupyter") as server, chromium(tmp_path / "profile") as page:
+        console = ConsoleLog(page)
+        lab_open_notebook(page, server, "trivial.ipynb")
+        lab_run_all(page)
+        lab_wait_executed(page)
+        page.wait_for_selector(".widget-slider .noUi-handle", timeout=30_000)
+        page.wait_for_selector(".js-plotly-plot .gtitle", timeout=30_000)
+        assert _plot_title(page) == "n = 1 (alpha)" or _plot_title(page) == "n = 1"
+        slider = page.locator(".widget-slider").first
+        press_slider_right(page, slider, times=2)
+        page.wait_for_function(
+            "() => document.querySelector('.js-plotly-plot .gtitle').textContent.startsWith('n = 3')",
+            timeout=10_000,
+        )
+        assert slider_readout(slider) == "3"
+        page.locator(".widget-dropdown select").first.select_option(label="beta")
+        page.wait_for_function(
+            "() => document.querySelector('.js-plotly-plot .gtitle').textContent === 'n = 3 (beta)'",
+            timeout=10_000,
+        )
+        assert "value: 3 / beta" in page.inner_text("body")
+        _assert_clean(page, console)
+        page.screenshot(path=str(tmp_path / "lab_trivial.png"), full_page=True)
+    print(f"screenshot: {tmp_path / 'lab_trivial.png'}")
+
+
+# --------------------------------------------------------------------------------------------------------
+# The project's notebooks: 03_advisor_loop in JupyterLab and the app_stepper Voila app.
+# --------------------------------------------------------------------------------------------------------
+def _stepper(page, scope):
+    """The first IterationStepper in ``scope``: (root, its Iteration slider, its Scenario <select>)."""
+    root = scope.locator(".widget-vbox").filter(has=page.locator(".widget-label", has_text="Iteration")).first
+    slider = root.locator(".widget-slider").filter(has=page.locator(".widget-label", has_text="Iteration")).first
+    scenario = root.locator(".widget-dropdown").filter(has=page.locator("label", has_text="Scenario"))
+    return root, slider, scenario.locator("select").first
+
+
+def _plots_svg(root) -> list[str]:
+    plots = root.locator(".js-plotly-plot .main-svg")
+    return [plots.nth(i).inner_html() for i in range(plots.count())]
+
+
+def _drive_stepper(page, scope, shot) -> None:
+    """Move the Iteration slider with the keyboard and switch the scenario dropdown; text and plots must follow."""
+    root, slider, scenario = _stepper(page, scope)
+    root.scroll_into_view_if_needed()
+    page.wait_for_function(
+        "el => el.querySelectorAll('.js-plotly-plot .main-svg').length >= 2", arg=root.element_handle(),
+        timeout=30_000,
+    )
+    text0 = root.text_content() or ""
+    match = re.search(r"Iteration 0 of (\d+)", text0)
+    assert match, f"the details panel does not show iteration 0: {text0[:400]}"
+    last = int(match.group(1))
+    assert last >= 2, "the demo run should take several iterations"
+    assert "success" in text0 and "index lucene" in text0, text0[:400]
+    svg0 = _plots_svg(root)
+
+    press_slider_right(page, slider)
+    root.get_by_text("Iteration 1 of", exact=False).first.wait_for(timeout=10_000)
+    assert slider_readout(slider) == "1"
+    page.wait_for_function(
+        "([el, before]) => [...el.querySelectorAll('.js-plotly-plot .main-svg')].map(s => s.innerHTML)"
+        ".some((h, i) => h !== before[i])",
+        arg=[root.element_handle(), svg0], timeout=10_000,
+    )
+    shot("after_slider")
+
+    svg1 = _plots_svg(root)
+    scenario.select_option(label="github")
+    root.get_by_text("octo-org/widgets", exact=False).first.wait_for(timeout=30_000)
+    page.wait_for_function(
+        "([el, before]) => [...el.querySelectorAll('.js-plotly-plot .main-svg')].map(s => s.innerHTML)"
+        ".some((h, i) => h !== before[i])",
+        arg=[root.element_handle(), svg1], timeout=10_000,
+    )
+    text2 = root.text_content() or ""
+    assert "Landsmeer" not in text2 and "of 117 tools" in text2, text2[:400]
+    shot("after_dropdown")
+
+
+def test_lab_advisor_loop_notebook(tmp_path):
+    root_dir = copy_notebooks(tmp_path / "root", ["03_advisor_loop.ipynb"])
+    shots = []
+
+    def shot(label):
+        path = tmp_path / f"lab_03_{label}.png"
+        page.screenshot(path=str(path), full_page=False)
+        shots.append(path)
+
+    with jupyter_lab(root_dir, tmp_path / "jupyter") as server, chromium(tmp_path / "profile") as page:
+        console = ConsoleLog(page)
+        lab_open_notebook(page, server, "03_advisor_loop.ipynb")
+        lab_run_all(page)
+        lab_wait_executed(page, timeout_ms=120_000)
+        scroll_all_outputs(page)
+        page.wait_for_selector(".widget-slider .noUi-handle", timeout=30_000)
+        output = page.locator(".jp-OutputArea-output").filter(
+            has=page.locator(".widget-label", has_text="Iteration")).first
+        _drive_stepper(page, output, shot)
+        scroll_all_outputs(page)
+        _assert_clean(page, console)
+    print("screenshots:", *shots, sep="\n  ")
+
+
+def test_voila_app_stepper(tmp_path):
+    notebook = copy_notebooks(tmp_path / "root", ["app_stepper.ipynb"]) / "app_stepper.ipynb"
+    shots = []
+
+    def shot(label):
+        path = tmp_path / f"voila_app_{label}.png"
+        page.screenshot(path=str(path), full_page=True)
+        shots.append(path)
+
+    with voila(notebook, tmp_path / "jupyter") as server, chromium(tmp_path / "profile") as page:
+        console = ConsoleLog(page)
+        page.goto(server.url + "/", wait_until="domcontentloaded", timeout=120_000)
+        page.wait_for_selector(".widget-slider .noUi-handle", timeout=120_000)
+        assert page.locator("h1", has_text="Tool search, step by step").count() == 1
+        _drive_stepper(page, page.locator("body"), shot)
+        _assert_clean(page, console)
+    print("screenshots:", *shots, sep="\n  ")

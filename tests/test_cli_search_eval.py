@@ -1,0 +1,87 @@
+"""``toolsearch-lab search`` and ``eval`` through the real CLI entry point, on a tiny dataset file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from toolsearch_lab.cli import main
+
+DOC = {
+    "source": "cli-test",
+    "tools": [
+        {"name": "get_weather", "description": "Get the weather forecast for a city"},
+        {"name": "send_email", "description": "Send an email message to a recipient"},
+        {"name": "stock_quote", "description": "Latest stock price for a ticker symbol"},
+    ],
+    "queries": [
+        {"id": "a", "query": "weather forecast for Paris", "relevant_tools": ["get_weather"]},
+        {"id": "b", "query": "send an email to Bob", "relevant_tools": ["send_email"]},
+        {"id": "c", "query": "stock price of ACME", "relevant_tools": ["stock_quote"]},
+    ],
+}
+
+
+@pytest.fixture()
+def dataset_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOOLSEARCH_LAB_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(DOC), encoding="utf-8")
+    return path
+
+
+def test_search_text_and_json(dataset_file, capsys):
+    assert main(["search", "weather forecast", "--catalog", str(dataset_file), "--index", "lucene"]) == 0
+    out = capsys.readouterr().out
+    assert "get_weather" in out and "lucene index" in out
+    assert (
+        main(
+            [
+                "search",
+                "weather forecast",
+                "--catalog",
+                str(dataset_file),
+                "--index",
+                "lucene",
+                "--max-results",
+                "1",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert data["toolReferences"][0]["toolName"] == "get_weather"
+    assert data["toolReferences"][0]["relevanceScore"] > 0
+    assert data["searchMetadata"]["searchType"] == "LuceneToolIndex"
+
+
+def test_search_hybrid_shows_component_scores(dataset_file, capsys):
+    assert (
+        main(["search", "mail my colleague", "--catalog", str(dataset_file), "--index", "hybrid", "--json"])
+        == 0
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert data["toolReferences"][0]["toolName"] == "send_email"
+    assert {"vectorScore", "keywordScore", "viewScores"} <= set(data["explain"][0])
+    assert main(["search", "mail my colleague", "--catalog", str(dataset_file), "--index", "hybrid"]) == 0
+    assert "vec " in capsys.readouterr().out
+
+
+def test_eval_text_and_json(dataset_file, capsys):
+    assert main(["eval", "--dataset", str(dataset_file), "--index", "vector", "--k", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "recall@1" in out and "3 queries" in out
+    assert main(["eval", "--dataset", str(dataset_file), "--index", "hybrid", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["metrics"]["recall@5"] == 1.0 and data["queries"] == 3 and data["index"] == "hybrid"
+
+
+def test_errors_exit_2_with_message(dataset_file, tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"tools": [], "queries": [{"query": "x", "relevant_tools": ["ghost"]}]}))
+    assert main(["eval", "--dataset", str(bad), "--index", "lucene"]) == 2
+    assert "ghost" in capsys.readouterr().err
+    assert main(["search", "x", "--catalog", str(tmp_path / "missing.json")]) == 2
+    assert "missing.json" in capsys.readouterr().err

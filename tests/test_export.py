@@ -1,0 +1,138 @@
+"""Provider export shapes, pinned by golden files (tests/golden/*.json, exact JSON incl. key order).
+
+Regenerate after an intended change with ``UPDATE_GOLDEN=1 pytest tests/test_export.py`` and review the diff."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from toolsearch_lab.catalog import tools_from_json
+from toolsearch_lab.export import (
+    DEFAULT_SEARCH_PARAMETERS,
+    anthropic_tool_reference_result,
+    openai_tool_search_output,
+    to_anthropic_tools,
+    to_mcp_tools,
+    to_openai_responses_tools,
+    to_openai_tools,
+)
+from toolsearch_lab.tool import Tool
+
+GOLDEN = Path(__file__).parent / "golden"
+
+WEATHER = Tool(
+    "get_weather",
+    "Current weather for a city.",
+    {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]},
+    category="weather",
+)
+CURRENCY = Tool(
+    "convert_currency",
+    "Convert an amount between currencies.",
+    {
+        "type": "object",
+        "properties": {
+            "amount": {"type": "number"},
+            "from": {"type": "string"},
+            "to": {"type": "string"},
+        },
+        "required": ["amount", "from", "to"],
+    },
+)
+SEARCH = Tool(
+    "toolSearchTool",
+    "Search the tool registry for tools that fit the task.",
+    {
+        "type": "object",
+        "properties": {"query": {"type": "string"}, "maxResults": {"type": "integer"}},
+        "required": ["query"],
+        "additionalProperties": False,
+    },
+)
+
+
+def check_golden(name: str, value) -> None:
+    path = GOLDEN / f"{name}.json"
+    text = json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"missing golden file {path}; run with UPDATE_GOLDEN=1 and review it"
+    assert text == path.read_text(encoding="utf-8"), f"{name} differs from {path}"
+
+
+def test_openai_chat_completions_tools():
+    check_golden("openai_chat_tools", to_openai_tools([WEATHER, CURRENCY]))
+
+
+def test_anthropic_tools_defer_everything_but_the_search_tool():
+    out = to_anthropic_tools([SEARCH, WEATHER, CURRENCY], search_tool=SEARCH)
+    check_golden("anthropic_tools", out)
+    assert [t.get("defer_loading", False) for t in out] == [False, True, True]
+
+
+def test_anthropic_server_search_tool_is_passed_through():
+    server = {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
+    out = to_anthropic_tools([WEATHER], search_tool=server)
+    assert out == [server, {"name": "get_weather", "description": "Current weather for a city.",
+                            "input_schema": WEATHER.parameters, "defer_loading": True}]
+
+
+def test_anthropic_tool_reference_result():
+    check_golden("anthropic_tool_reference_result",
+                 anthropic_tool_reference_result("toolu_01A", ["get_weather", "convert_currency", "get_weather"]))
+    empty = anthropic_tool_reference_result("toolu_01B", [])
+    assert empty == {"type": "tool_result", "tool_use_id": "toolu_01B",
+                     "content": [{"type": "text", "text": "No matching tools found."}]}
+    with pytest.raises(TypeError, match="not one string"):
+        anthropic_tool_reference_result("toolu_01C", "get_weather")
+    with pytest.raises(ValueError, match="tool_use_id"):
+        anthropic_tool_reference_result("", ["x"])
+
+
+def test_openai_responses_client_tool_search_request_tools():
+    check_golden("openai_responses_tools", to_openai_responses_tools([WEATHER, CURRENCY], search_tool=SEARCH))
+    default = to_openai_responses_tools([WEATHER])
+    assert default[0]["type"] == "tool_search" and default[0]["execution"] == "client"
+    assert default[0]["parameters"] == DEFAULT_SEARCH_PARAMETERS
+
+
+def test_openai_tool_search_output_item():
+    check_golden("openai_tool_search_output", openai_tool_search_output("call_tsc_1", [WEATHER]))
+    with pytest.raises(ValueError, match="call_id"):
+        openai_tool_search_output("", [WEATHER])
+
+
+def test_openai_shapes_match_the_sdk_typed_params():
+    # The SDK's TypedDicts name every key a request may carry; a typo in ours would show up here.
+    from openai.types.responses.function_tool_param import FunctionToolParam
+    from openai.types.responses.response_tool_search_output_item_param_param import (
+        ResponseToolSearchOutputItemParamParam,
+    )
+    from openai.types.responses.tool_search_tool_param import ToolSearchToolParam
+
+    search_entry, *functions = to_openai_responses_tools([WEATHER, CURRENCY])
+    assert set(search_entry) <= set(ToolSearchToolParam.__annotations__)
+    for f in functions:
+        assert set(f) <= set(FunctionToolParam.__annotations__)
+    output = openai_tool_search_output("call_1", [WEATHER])
+    assert set(output) <= set(ResponseToolSearchOutputItemParamParam.__annotations__)
+
+
+def test_exports_round_trip_through_the_catalog_reader():
+    tools = [WEATHER, CURRENCY]
+    plain = [Tool(t.name, t.description, t.parameters) for t in tools]  # formats other than ours drop category
+    assert list(tools_from_json(to_openai_tools(tools))) == plain
+    assert list(tools_from_json(to_anthropic_tools(tools))) == plain
+    assert list(tools_from_json(to_mcp_tools(tools))) == plain
+    assert list(tools_from_json(to_openai_responses_tools(tools)[1:])) == plain
+
+
+def test_duplicates_and_non_tools_are_rejected():
+    with pytest.raises(ValueError, match=r"tools\[1\]: duplicate tool name 'get_weather'"):
+        to_openai_tools([WEATHER, WEATHER])
+    with pytest.raises(TypeError, match=r"tools\[0\]: expected a Tool, got dict"):
+        to_anthropic_tools([{"name": "x"}])

@@ -1,0 +1,89 @@
+"""MCP catalogs against a real stdio server subprocess (tests/mcp_test_server.py, official SDK)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from toolsearch_lab.catalog import ToolCatalog
+from toolsearch_lab.mcp_catalog import McpConnection, McpToolError
+
+SERVER = str(Path(__file__).with_name("mcp_test_server.py"))
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    with ToolCatalog.from_mcp_stdio(sys.executable, [SERVER], timeout=1.5) as cat:
+        yield cat
+
+
+def test_lists_tools_with_their_schemas(catalog):
+    assert catalog.names == ["add", "get_weather", "fail", "slow", "crash"]
+    add = catalog.get("add")
+    assert add.description.startswith("Add two integers.")
+    assert add.parameters["type"] == "object"
+    assert add.parameters["properties"]["a"]["type"] == "integer"
+    assert add.parameters["required"] == ["a", "b"]
+    weather = catalog.get("get_weather").parameters
+    assert weather["required"] == ["city"] and weather["properties"]["unit"]["default"] == "celsius"
+    assert catalog.source.startswith("mcp:") and catalog.report.ok
+    assert catalog.connection.alive and catalog.connection.server_info.name == "toolsearch-lab-test-server"
+
+
+def test_call_round_trip_returns_text(catalog):
+    assert catalog.get("add").function(a=2, b=40) == "42"
+    weather = catalog.get("get_weather").function(city="Paris")
+    assert '"city": "Paris"' in weather and '"unit": "celsius"' in weather
+
+
+def test_tool_errors_raise_with_the_servers_message(catalog):
+    with pytest.raises(McpToolError, match=r"MCP tool 'fail' reported an error: .*boom"):
+        catalog.get("fail").function(message="boom")
+    with pytest.raises(McpToolError, match=r"MCP tool 'add' reported an error: .*validation error"):
+        catalog.get("add").function(a="not a number", b=1)
+    with pytest.raises(McpToolError, match=r"MCP tool 'nope' reported an error: Unknown tool: nope"):
+        catalog.connection.call_tool("nope", {})
+
+
+def test_stuck_tool_times_out_and_the_session_stays_usable(catalog):
+    started = time.monotonic()
+    with pytest.raises(McpToolError, match=r"tool 'slow' failed: no answer within the 1.5 s timeout"):
+        catalog.get("slow").function(seconds=4)
+    assert time.monotonic() - started < 4
+    assert catalog.get("add").function(a=1, b=1) == "2"
+
+
+def test_server_dying_mid_session_fails_fast_and_clearly():
+    connection = McpConnection(sys.executable, [SERVER], timeout=10)
+    try:
+        tools = connection.tools()
+        assert tools.get("add").function(a=1, b=2) == "3"
+        started = time.monotonic()
+        with pytest.raises(McpToolError, match=r"tool 'crash' failed: the server closed the connection"):
+            tools.get("crash").function()
+        with pytest.raises(McpToolError, match=r"tool 'add' failed: the server closed the connection"):
+            tools.get("add").function(a=1, b=2)
+        assert time.monotonic() - started < 5  # far below the 10 s request timeout: no hang
+    finally:
+        connection.close()
+    with pytest.raises(McpToolError, match="connection is closed"):
+        connection.call_tool("add", {"a": 1, "b": 2})
+    connection.close()  # idempotent
+
+
+def test_server_that_cannot_start_is_reported_with_its_stderr():
+    started = time.monotonic()
+    with pytest.raises(McpToolError, match=r"(?s)failed to start.*server stderr.*no server here"):
+        McpConnection(sys.executable, ["-c", "import sys; sys.stderr.write('no server here\\n'); sys.exit(3)"],
+                      timeout=2, startup_timeout=10)
+    assert time.monotonic() - started < 10
+    with pytest.raises(McpToolError, match=r"failed to start: .*"):
+        McpConnection("/nonexistent/mcp-server-binary", timeout=2, startup_timeout=5)
+
+
+def test_bad_timeouts_are_rejected():
+    with pytest.raises(ValueError, match="timeouts must be > 0"):
+        McpConnection(sys.executable, [SERVER], timeout=0)

@@ -1,0 +1,155 @@
+"""IterationStepper driven like a browser would (trait values and set_state), no frontend needed."""
+
+import importlib.util
+
+import pytest
+
+from toolsearch_lab.ui import IterationStepper, theme
+from toolsearch_lab.ui.sample import sample_trace
+from toolsearch_lab.ui.stepper_render import TOOLS_TRACES, details_html, tokens_spec, tools_spec
+
+
+class FakeRunner:
+    """Returns the sample trace for the requested accumulation setting and counts calls."""
+
+    def __init__(self, fail=False):
+        self.calls = []
+        self.fail = fail
+
+    def __call__(self, **params):
+        self.calls.append(params)
+        if self.fail:
+            raise RuntimeError("index <b>exploded</b>")
+        return sample_trace(accumulation=params["accumulation"])
+
+
+def make(runner=None):
+    runner = runner or FakeRunner()
+    return IterationStepper(run=sample_trace(), runner=runner), runner
+
+
+def trace_by_name(fig, name):
+    return next(tr for tr in fig.data if tr.name == name)
+
+
+def test_slider_moves_details_and_highlight():
+    app, _ = make()
+    assert app.slider.min == 0 and app.slider.max == 4
+    app.slider.value = 2
+    html = app.details.value
+    assert "Iteration 2 of 4" in html
+    assert "what to wear" in html  # this iteration's search query
+    assert "exposed next" in html and "clothing" in html  # the hit that becomes exposed next request
+    for fig in (app.tools_fig, app.tokens_fig):
+        (shape,) = fig.layout.shapes
+        assert shape.x0 == 1.5 and shape.x1 == 2.5
+    # the browser path
+    app.slider.set_state({"value": 3})
+    assert "Iteration 3 of 4" in app.details.value
+    assert theme.NEW_LIGHT in app.details.value and ">new<" in app.details.value  # clothing is new here
+    assert app.tools_fig.layout.shapes[0].x0 == 2.5
+
+
+def test_play_is_linked_to_slider():
+    app, _ = make()
+    app.play.value = 1
+    assert app.slider.value == 1 and "Iteration 1 of 4" in app.details.value
+
+
+def test_tools_figure_shows_exposure_per_iteration():
+    app, _ = make()
+    assert [tr.name for tr in app.tools_fig.data] == list(TOOLS_TRACES)
+    new = trace_by_name(app.tools_fig, "newly exposed")
+    assert list(zip(new.x, new.y)) == [(1, "currentTime"), (1, "weather"), (3, "clothing")]
+    assert new.marker.color == theme.NEW
+    assert trace_by_name(app.tools_fig, "toolSearchTool").marker.color == theme.SEARCH
+    assert list(trace_by_name(app.tools_fig, "toolSearchTool").x) == [0, 1, 2, 3, 4]
+    called = trace_by_name(app.tools_fig, "called")
+    assert (3, "clothing") in list(zip(called.x, called.y))
+    assert "3 of 26 tools discovered" in app.tools_fig.layout.title.text
+
+
+def test_tokens_figure_matches_trace():
+    app, _ = make()
+    tr = sample_trace()
+    assert list(app.tokens_fig.data[0].y) == [it.tokens.tool_search.total for it in tr.iterations]
+    assert list(app.tokens_fig.data[1].y) == [it.tokens.baseline.total for it in tr.iterations]
+    assert app.tokens_fig.data[3].y[-1] == tr.tokens_total()["prompt_baseline"]
+    assert app.tokens_fig.data[0].marker.color == theme.SEARCH
+    assert app.tokens_fig.data[1].marker.color == theme.BASELINE
+    assert app.tokens_fig.layout.title.text.startswith("Prompt tokens per model request: tool search vs all 26 tools")
+
+
+def test_accumulation_toggle_reruns_and_changes_exposed_set_then_caches():
+    app, runner = make()
+    exposed_before = app.trace.iterations[3].exposed_tools
+    app.accumulation.value = False
+    assert len(runner.calls) == 1 and runner.calls[0]["accumulation"] is False
+    assert app.trace.iterations[3].exposed_tools != exposed_before
+    app.slider.value = 3
+    assert "Discovered earlier but not sent" in app.details.value
+    ys = [y for x, y in zip(trace_by_name(app.tools_fig, "exposed").x, trace_by_name(app.tools_fig, "exposed").y)
+          if x == 3]
+    assert "weather" not in ys
+    app.accumulation.set_state({"value": True})  # back: served from the cache, no new run
+    assert len(runner.calls) == 1 and app.trace.iterations[3].exposed_tools == exposed_before
+    app.run_button.click()  # forced re-run
+    assert len(runner.calls) == 2
+
+
+def test_index_change_reconfigures_threshold_and_reruns_once():
+    app, runner = make()
+    app.index_dropdown.value = "regex"
+    assert app.threshold.disabled and len(runner.calls) == 1 and runner.calls[0]["threshold"] is None
+    app.index_dropdown.value = "vector"
+    assert not app.threshold.disabled and app.threshold.max <= 1.0 and app.threshold.value == 0.2
+    assert len(runner.calls) == 2 and runner.calls[1]["threshold"] == 0.2
+    app.max_results.value = 7
+    assert runner.calls[-1]["max_results"] == 7
+
+
+def test_failed_run_is_shown_escaped_and_keeps_previous():
+    app, _ = make(FakeRunner(fail=True))
+    before = app.run
+    app.accumulation.value = False
+    assert app.run is before
+    assert "Run failed" in app.status.value and "&lt;b&gt;exploded" in app.status.value
+    assert "<b>exploded" not in app.status.value
+
+
+def test_untrusted_text_is_escaped_everywhere():
+    app, _ = make()
+    sinks = []
+    for i in range(5):
+        app.slider.value = i
+        sinks.append(app.details.value)
+    sinks.append(app.status.value)
+    joined = "".join(sinks)
+    assert "<script" not in joined and "<img" not in joined and "<i>thanks" not in joined
+    assert "&lt;script&gt;" in joined and "&lt;img src=x" in joined
+
+
+def test_pure_renderers_are_cheap_to_call_without_widgets():
+    tr = sample_trace()
+    spec = tools_spec(tr, 1)
+    assert len(spec["data"]) == len(TOOLS_TRACES) and spec["layout"]["shapes"][0]["x0"] == 0.5
+    assert tokens_spec(tr)["layout"]["shapes"] == []
+    assert "Iteration 4 of 4" in details_html(tr, 99)  # clamped
+
+
+def test_repr_mimebundle_is_the_widget():
+    app, _ = make()
+    bundle = app._repr_mimebundle_()
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == app.widget.model_id
+
+
+@pytest.mark.skipif(importlib.util.find_spec("toolsearch_lab.index_factory") is None,
+                    reason="index_factory not available")
+def test_real_scenario_accumulation_changes_exposed_tools():
+    app = IterationStepper(scenario="github", index="lucene")
+    assert app.run.grade is not None and app.slider.max == len(app.trace.iterations) - 1
+    last_with = app.trace.iterations[-1].exposed_tools
+    app.accumulation.value = False
+    last_without = app.trace.iterations[-1].exposed_tools
+    assert set(last_without) < set(last_with)
+    assert "(accumulation off)" in app.tools_fig.layout.title.text

@@ -1,0 +1,502 @@
+"""Exact, offline token counts for chat-completions requests, with and without tool search.
+
+Two layers, kept apart on purpose:
+
+* **Exact**: the token count of any text (``TokenCounter.count``) and of the compact JSON of a ``tools``
+  array (``count_json``, "what you send"). These come from tiktoken with OpenAI's own BPE rank files, shipped
+  gzipped in ``resources/tiktoken`` and verified by sha256, so nothing is ever downloaded.
+* **Estimated**: what a request costs in *prompt* tokens (``count_request``). OpenAI does not send your JSON to
+  the model: it re-renders messages with hidden framing tokens and tool definitions in a hidden compact format.
+  We follow the OpenAI cookbook "How to count tokens with tiktoken"
+  (https://github.com/openai/openai-cookbook/blob/main/examples/How_to_count_tokens_with_tiktoken.ipynb),
+  sections 6 (``num_tokens_from_messages``) and 7 (``num_tokens_for_tools``). The cookbook's own checks against
+  the API: 124 (gpt-4o) / 129 (gpt-4) prompt tokens for its messages example, 101 (gpt-4o) / 105 (gpt-4) for its
+  weather-tool example; ``tests/test_tokens.py`` reproduces all four. Beyond those flat examples (nested
+  objects, arrays, ``anyOf``, non-string enums, tool calls and tool results in the history) the numbers are our
+  sensible extension of the recipe, not something OpenAI documents.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+import threading
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from importlib import resources
+from typing import Any
+
+import tiktoken
+
+from .tool import Tool
+
+DEFAULT_ENCODING = "o200k_base"
+
+# The pattern and special tokens are copied from tiktoken_ext.openai_public (tiktoken 0.14) rather than taken
+# from its constructor functions, because calling those functions downloads the rank file.
+# tests/test_tokens.py checks that the copies still equal what the installed tiktoken defines.
+_O200K_PAT_STR = "|".join(  # noqa: FLY002 - same layout as tiktoken_ext, easy to diff
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+_CL100K_PAT_STR = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]"""
+    r"""|\s+(?!\S)|\s"""
+)
+
+
+@dataclass(frozen=True)
+class _EncodingSpec:
+    rank_file: str
+    sha256: str  # of the *uncompressed* rank file: the expected_hash tiktoken itself checks
+    pat_str: str
+    special_tokens: Mapping[str, int]
+
+
+_SPECS: dict[str, _EncodingSpec] = {
+    "o200k_base": _EncodingSpec(
+        "o200k_base.tiktoken.gz",
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        _O200K_PAT_STR,
+        {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    ),
+    "cl100k_base": _EncodingSpec(
+        "cl100k_base.tiktoken.gz",
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        _CL100K_PAT_STR,
+        {
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+    ),
+}
+ENCODINGS: tuple[str, ...] = tuple(_SPECS)
+
+_ENCODINGS: dict[str, tiktoken.Encoding] = {}
+_LOCK = threading.Lock()
+
+
+def _rank_file_bytes(name: str) -> bytes:
+    """The gzipped rank file shipped with the package (a separate function so tests can swap the file)."""
+    return resources.files(__package__).joinpath("resources", "tiktoken", _SPECS[name].rank_file).read_bytes()
+
+
+def _check_name(name: str) -> _EncodingSpec:
+    try:
+        return _SPECS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown encoding {name!r}; valid encodings: {', '.join(ENCODINGS)}") from None
+
+
+def _load_encoding(name: str) -> tiktoken.Encoding:
+    spec = _check_name(name)
+    try:
+        raw = gzip.decompress(_rank_file_bytes(name))
+    except (OSError, EOFError) as exc:  # missing file, or not gzip / truncated
+        raise RuntimeError(f"tiktoken rank file for {name} is unreadable: {exc}") from exc
+    actual = hashlib.sha256(raw).hexdigest()
+    if actual != spec.sha256:
+        raise RuntimeError(
+            f"tiktoken rank file for {name} failed its integrity check: sha256 {actual}, expected {spec.sha256} "
+            "(the file in toolsearch_lab/resources/tiktoken is corrupt or was replaced; reinstall the package)"
+        )
+    # Same format load_tiktoken_bpe parses ("<base64 token> <rank>" per line); parsed here so tiktoken never
+    # touches its download cache.
+    ranks: dict[bytes, int] = {}
+    for line in raw.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return tiktoken.Encoding(
+        name, pat_str=spec.pat_str, mergeable_ranks=ranks, special_tokens=dict(spec.special_tokens)
+    )
+
+
+def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
+    """The tiktoken ``Encoding`` for ``name``, built once per process from the shipped rank file."""
+    _check_name(name)
+    enc = _ENCODINGS.get(name)
+    if enc is None:
+        with _LOCK:  # o200k takes about a second to build; build it once even if threads race
+            enc = _ENCODINGS.get(name)
+            if enc is None:
+                enc = _ENCODINGS[name] = _load_encoding(name)
+    return enc
+
+
+# Checked in order, so the longer gpt-4 family prefixes win over plain "gpt-4".
+_MODEL_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("gpt-4o", "o200k_base"),
+    ("chatgpt-4o", "o200k_base"),
+    ("gpt-4.1", "o200k_base"),
+    ("gpt-4.5", "o200k_base"),
+    ("gpt-5", "o200k_base"),
+    ("o1", "o200k_base"),
+    ("o3", "o200k_base"),
+    ("o4", "o200k_base"),
+    ("gpt-4", "cl100k_base"),
+    ("gpt-3.5", "cl100k_base"),
+    ("text-embedding-3", "cl100k_base"),
+    ("text-embedding-ada-002", "cl100k_base"),
+)
+
+
+def encoding_for_model(model_name: str) -> str:
+    """The encoding name an OpenAI model uses. Accepts ``openai/gpt-4o`` and ``ft:gpt-4o-mini:...`` forms.
+    Unknown models get ``o200k_base`` (every current OpenAI chat model uses it) and a ``UserWarning``."""
+    model = str(model_name).strip().lower().rsplit("/", 1)[-1]
+    model = model.removeprefix("ft:")
+    for prefix, encoding in _MODEL_PREFIXES:
+        if model.startswith(prefix):
+            return encoding
+    warnings.warn(
+        f"unknown model {model_name!r}: counting with {DEFAULT_ENCODING} (the encoding of all current OpenAI "
+        "chat models); counts for other vendors' models are only indicative",
+        stacklevel=2,
+    )
+    return DEFAULT_ENCODING
+
+
+@dataclass(frozen=True)
+class ToolFormatConstants:
+    """Hidden tokens OpenAI adds around tool definitions, from the cookbook's ``num_tokens_for_tools``.
+    ``func_end`` is added once per request that has any tools, the others per function/property/enum."""
+
+    func_init: int
+    prop_init: int
+    prop_key: int
+    enum_init: int
+    enum_item: int
+    func_end: int
+
+
+# Cookbook section 7: gpt-4o/gpt-4o-mini (o200k) use func_init=7; gpt-3.5-turbo/gpt-4 (cl100k) use 10.
+TOOL_FORMAT: dict[str, ToolFormatConstants] = {
+    "o200k_base": ToolFormatConstants(7, 3, 3, -3, 3, 12),
+    "cl100k_base": ToolFormatConstants(10, 3, 3, -3, 3, 12),
+}
+
+# Cookbook section 6: every message is wrapped as <|start|>{role/name}\n{content}<|end|>\n (3 tokens), a name
+# costs 1 more, and every reply is primed with <|start|>assistant<|message|> (3 tokens).
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_NAME = 1
+REPLY_PRIMING = 3
+
+_SYSTEM_ROLES = ("system", "developer")
+_MAX_SCHEMA_DEPTH = 32  # plain JSON cannot be cyclic; this only bounds absurd nesting
+
+
+@dataclass(frozen=True)
+class RequestTokens:
+    """Prompt tokens of one chat-completions request, split by where they come from.
+
+    ``system``: role, name and content of system/developer messages. ``messages``: the same for every other
+    message, plus function names and arguments of assistant tool calls. ``tools``: the tool definitions in
+    OpenAI's hidden format, including its per-function/property overheads and the once-per-request block end.
+    ``framing``: per-message wrapping (3 each, +1 per name) and the 3-token reply priming.
+    ``total`` = the sum = estimated ``usage.prompt_tokens``.
+    """
+
+    system: int
+    messages: int
+    tools: int
+    framing: int
+    total: int
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class CompletionTokens:
+    """Tokens the model generated: the text content and the function names + arguments of its tool calls.
+    A lower bound of ``usage.completion_tokens``: hidden tool-call framing and reasoning tokens are not seen."""
+
+    content: int
+    tool_calls: int
+    total: int
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+def _as_plain(obj: Any) -> Any:
+    """Accept SDK objects (pydantic models from the openai package) wherever a dict is expected."""
+    dump = getattr(obj, "model_dump", None)
+    return dump(exclude_none=True) if callable(dump) else obj
+
+
+def _tool_definition(tool: Any) -> dict:
+    if isinstance(tool, Tool):
+        return tool.definition()
+    tool = _as_plain(tool)
+    if isinstance(tool, Mapping) and isinstance(tool.get("function"), Mapping):
+        return dict(tool)
+    raise TypeError(
+        "expected a Tool or an OpenAI tools entry {'type': 'function', 'function': {...}}, "
+        f"got {type(tool).__name__}: {tool!r:.80}"
+    )
+
+
+def _strip_one_period(text: str) -> str:
+    # The cookbook drops one trailing period from descriptions; OpenAI's renderer apparently does too.
+    return text.removesuffix(".")
+
+
+class TokenCounter:
+    """Counts tokens with one encoding (``o200k_base`` by default, ``cl100k_base`` available).
+
+    Special-token text such as ``<|endoftext|>`` inside a description is counted as ordinary text, as the API
+    does for user-supplied strings.
+    """
+
+    def __init__(self, encoding: str = DEFAULT_ENCODING) -> None:
+        self.encoding_name = encoding
+        self.encoding = get_encoding(encoding)
+        self.tool_format = TOOL_FORMAT[encoding]
+
+    @classmethod
+    def for_model(cls, model_name: str) -> TokenCounter:
+        return cls(encoding_for_model(model_name))
+
+    def __repr__(self) -> str:
+        return f"TokenCounter({self.encoding_name!r})"
+
+    # -- exact ---------------------------------------------------------------------------------------------
+    def encode(self, text: str) -> list[int]:
+        return self.encoding.encode_ordinary(text)
+
+    def decode(self, tokens: Sequence[int]) -> str:
+        return self.encoding.decode(list(tokens))
+
+    def count(self, text: str) -> int:
+        """Exact number of tokens of ``text``."""
+        return len(self.encoding.encode_ordinary(text)) if text else 0
+
+    def count_json(self, obj: Any) -> int:
+        """Exact tokens of ``obj`` as compact JSON (``Tool`` objects become their OpenAI definitions).
+
+        For a ``tools`` array this is "what you send": a fully exact, model-independent size measure. The model
+        sees a re-rendered, usually smaller form; ``count_request`` estimates that. Non-ASCII text is kept as
+        is (``ensure_ascii=False``) because ``\\uXXXX`` escapes would inflate the count several-fold.
+        """
+        if isinstance(obj, Tool):
+            obj = obj.definition()
+        elif isinstance(obj, (list, tuple)):
+            obj = [t.definition() if isinstance(t, Tool) else t for t in obj]
+        return self.count(json.dumps(obj, separators=(",", ":"), ensure_ascii=False))
+
+    # -- estimated: tool definitions --------------------------------------------------------------------------
+    def tool_tokens(self, tool: Tool | Mapping) -> int:
+        """Estimated prompt tokens one tool definition adds to a request that already has tools.
+
+        The cookbook recipe: ``func_init`` + tokens of ``"name:description"``; if there are properties,
+        ``prop_init`` and per property ``prop_key`` + tokens of ``"key:type:description"`` (+ ``enum_init`` and
+        per enum value ``enum_item`` + its tokens). The recipe only knows flat schemas; our extension applies
+        the same per-property rule recursively to nested object properties, array ``items`` and
+        ``anyOf``/``oneOf``/``allOf`` branches, renders a list ``type`` as ``"a | b"`` and a missing one as
+        ``"any"``. Other keywords (``default``, ``minimum``, ``pattern``, ``additionalProperties``...) are not
+        counted, as in the recipe.
+        """
+        fn = _tool_definition(tool)["function"]
+        fmt = self.tool_format
+        description = fn.get("description") or ""
+        n = fmt.func_init + self.count(f"{fn.get('name', '')}:{_strip_one_period(str(description))}")
+        parameters = fn.get("parameters")
+        if isinstance(parameters, Mapping):
+            n += self._properties_tokens(parameters.get("properties"), 0)
+        return n
+
+    def _properties_tokens(self, properties: Any, depth: int) -> int:
+        if not isinstance(properties, Mapping) or not properties or depth > _MAX_SCHEMA_DEPTH:
+            return 0
+        fmt = self.tool_format
+        n = fmt.prop_init
+        for key, schema in properties.items():
+            schema = schema if isinstance(schema, Mapping) else {}
+            n += fmt.prop_key
+            n += self._enum_tokens(schema.get("enum"))
+            description = _strip_one_period(str(schema.get("description") or ""))
+            n += self.count(f"{key}:{_type_label(schema)}:{description}")
+            n += self._nested_tokens(schema, depth + 1)
+        return n
+
+    def _nested_tokens(self, schema: Mapping, depth: int) -> int:
+        """Sub-schemas of a property (our extension of the recipe, see ``tool_tokens``)."""
+        if depth > _MAX_SCHEMA_DEPTH:
+            return 0
+        n = self._properties_tokens(schema.get("properties"), depth)
+        items = schema.get("items")
+        if isinstance(items, Mapping):
+            n += self._enum_tokens(items.get("enum"))
+            n += self._nested_tokens(items, depth + 1)
+        for keyword in ("anyOf", "oneOf", "allOf"):
+            for branch in schema.get(keyword) or ():
+                if isinstance(branch, Mapping):
+                    n += self._enum_tokens(branch.get("enum"))
+                    n += self._nested_tokens(branch, depth + 1)
+        return n
+
+    def _enum_tokens(self, values: Any) -> int:
+        if not isinstance(values, list) or not values:
+            return 0
+        fmt = self.tool_format
+        n = fmt.enum_init
+        for value in values:
+            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            n += fmt.enum_item + self.count(text)
+        return n
+
+    def tools_tokens(self, tools: Iterable[Tool | Mapping]) -> int:
+        """Estimated prompt tokens of a whole ``tools`` array: per-tool costs + ``func_end`` once (0 if empty)."""
+        costs = [self.tool_tokens(t) for t in tools]
+        return sum(costs) + self.tool_format.func_end if costs else 0
+
+    def catalog_tokens(self, tools: Iterable[Tool | Mapping]) -> tuple[list[tuple[str, int]], int]:
+        """Per-tool estimated costs, most expensive first, and the total for sending them all.
+
+        The total is ``tools_tokens``: the sum of the rows plus ``func_end`` (12) once for the tools block.
+        """
+        rows = []
+        for tool in tools:
+            rows.append((str(_tool_definition(tool)["function"].get("name", "")), self.tool_tokens(tool)))
+        rows.sort(key=lambda row: (-row[1], row[0]))
+        total = sum(cost for _, cost in rows) + (self.tool_format.func_end if rows else 0)
+        return rows, total
+
+    # -- estimated: whole requests ----------------------------------------------------------------------------
+    def _content_tokens(self, content: Any) -> int:
+        if content is None:
+            return 0
+        if isinstance(content, str):
+            return self.count(content)
+        if isinstance(content, list):  # content parts; only text has a tiktoken count
+            n = 0
+            for part in content:
+                part = _as_plain(part)
+                if isinstance(part, str):
+                    n += self.count(part)
+                elif isinstance(part, Mapping) and part.get("type") in ("text", "input_text", "output_text"):
+                    n += self.count(str(part.get("text", "")))
+                elif isinstance(part, Mapping) and part.get("type") == "refusal":
+                    n += self.count(str(part.get("refusal", "")))
+                else:
+                    kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
+                    raise ValueError(f"cannot count tokens of a {kind!r} content part (only text parts)")
+            return n
+        raise ValueError(
+            f"message content must be a string, a list of parts or None, got {type(content).__name__}"
+        )
+
+    def _tool_calls_tokens(self, tool_calls: Any) -> int:
+        n = 0
+        for call in tool_calls or ():
+            call = _as_plain(call)
+            fn = call.get("function") if isinstance(call, Mapping) else None
+            if not isinstance(fn, Mapping):
+                # ValueError, not TypeError: a malformed message is bad input data, reported by the CLI as such
+                raise ValueError(f"tool call without a 'function' object: {call!r:.80}")  # noqa: TRY004
+            arguments = fn.get("arguments") or ""
+            if not isinstance(arguments, str):  # some callers keep parsed arguments; the wire form is JSON
+                arguments = json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
+            n += self.count(str(fn.get("name", ""))) + self.count(arguments)
+        return n
+
+    def message_tokens(self, message: Mapping) -> int:
+        """Tokens of one message's text, framing excluded: role, name, content, and for assistant messages the
+        names and arguments of its tool calls. ``tool_call_id`` is not counted (the model never sees ids)."""
+        message = _as_plain(message)
+        if not isinstance(message, Mapping) or "role" not in message:
+            raise ValueError(f"a message must be a mapping with a 'role', got {message!r:.80}")
+        n = self.count(str(message["role"])) + self._content_tokens(message.get("content"))
+        if message.get("name"):
+            n += self.count(str(message["name"]))
+        return n + self._tool_calls_tokens(message.get("tool_calls"))
+
+    def count_request(
+        self, messages: Iterable[Mapping], tools: Iterable[Tool | Mapping] | None = None
+    ) -> RequestTokens:
+        """Estimated prompt tokens of a chat-completions request ``{messages, tools}``.
+
+        Exact: the token count of every piece of text. Estimated: the framing constants (cookbook section 6,
+        confirmed there against the API for plain messages) and the hidden format of tool definitions
+        (cookbook section 7, see ``tool_tokens``), of tool calls and of tool results.
+        """
+        system = other = framing = 0
+        for message in messages:
+            message = _as_plain(message)
+            tokens = self.message_tokens(message)
+            if message["role"] in _SYSTEM_ROLES:
+                system += tokens
+            else:
+                other += tokens
+            framing += TOKENS_PER_MESSAGE + (TOKENS_PER_NAME if message.get("name") else 0)
+        framing += REPLY_PRIMING
+        tools_cost = self.tools_tokens(tools or ())
+        return RequestTokens(system, other, tools_cost, framing, system + other + tools_cost + framing)
+
+    def count_completion(
+        self, content: str | None = None, tool_calls: Iterable[Any] | None = None
+    ) -> CompletionTokens:
+        """Tokens of a model reply: its text plus each tool call's function name and JSON arguments (exact
+        text counts; the hidden per-call framing OpenAI also bills is not included)."""
+        content_tokens = self._content_tokens(content)
+        call_tokens = self._tool_calls_tokens(tool_calls)
+        return CompletionTokens(content_tokens, call_tokens, content_tokens + call_tokens)
+
+
+def _type_label(schema: Mapping) -> str:
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return kind
+    if isinstance(kind, list):
+        return " | ".join(str(k) for k in kind)
+    branches = schema.get("anyOf") or schema.get("oneOf")
+    if isinstance(branches, list) and branches:
+        return " | ".join(_type_label(b) if isinstance(b, Mapping) else "any" for b in branches)
+    return "any"
+
+
+def tokens_command(args: Any) -> int:
+    """``toolsearch-lab tokens``: per-tool costs of a catalog, most expensive first, and the total."""
+    from .catalog import load_catalog  # written separately; imported lazily so this module stands alone
+
+    catalog = load_catalog(args.catalog)
+    tools = list(getattr(catalog, "tools", catalog))
+    counter = TokenCounter(args.encoding)
+    rows, total = counter.catalog_tokens(tools)
+    if getattr(args, "json", False):
+        payload = {
+            "catalog": str(args.catalog),
+            "encoding": counter.encoding_name,
+            "total": total,
+            "tools": [{"name": name, "tokens": cost} for name, cost in rows],
+        }
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        return 0
+    width = max([len(name) for name, _ in rows] + [4])
+    print(f"catalog {args.catalog}: {len(rows)} tools, encoding {counter.encoding_name}")
+    print(f"{'tool':<{width}}  {'tokens':>7}")
+    for name, cost in rows:
+        print(f"{name:<{width}}  {cost:>7,}")
+    print(
+        f"{'total':<{width}}  {total:>7,}  (estimated prompt tokens of the tool definitions, "
+        f"incl. {counter.tool_format.func_end} once per request)"
+    )
+    print(
+        f"{'json':<{width}}  {counter.count_json(tools):>7,}  (exact tokens of the compact JSON tools array)"
+    )
+    return 0

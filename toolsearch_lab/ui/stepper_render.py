@@ -1,0 +1,293 @@
+"""Pure render functions for the IterationStepper: a RunTrace (and a selected iteration) in, figure specs and
+HTML out. No widgets here, so every picture is unit-testable and cheap to recompute.
+
+Iterations are numbered as in the trace (``Iteration.index``, from 0); each iteration is one model request.
+"""
+
+from __future__ import annotations
+
+from ..tool_search_tool import TOOL_SEARCH_TOOL_NAME
+from ..trace import Iteration, RunTrace
+from . import theme as t
+
+# Trace order of the tools figure; update_figure relies on it never changing.
+TOOLS_TRACES = ("toolSearchTool", "exposed", "newly exposed", "found, exposed next request", "called",
+                "rejected call")
+TOKENS_TRACES = ("tool search", "baseline", "tool search cumulative", "baseline cumulative")
+
+CELL = 24  # marker size of one (iteration, tool) cell
+ROW_PX = 30
+
+
+def trace_of(run) -> RunTrace:
+    """A ScenarioRun, a RunResult or a bare RunTrace → the RunTrace."""
+    if isinstance(run, RunTrace):
+        return run
+    inner = getattr(run, "trace", None)
+    if isinstance(inner, RunTrace):
+        return inner
+    raise TypeError(f"expected a RunTrace or an object with .trace, got {type(run).__name__}")
+
+
+def tool_rows(trace: RunTrace) -> list[str]:
+    """Row order: toolSearchTool, then every tool in the order it first appeared (exposed, found or called)."""
+    rows = [TOOL_SEARCH_TOOL_NAME]
+
+    def add(name: str) -> None:
+        if name not in rows:
+            rows.append(name)
+
+    for it in trace.iterations:
+        for name in it.exposed_tools:
+            add(name)
+        for s in it.searches:
+            for name in s.names:
+                add(name)
+        for c in it.tool_calls:
+            add(c.name)
+    return rows
+
+
+def highlight(selected: int | None, n: int, colour: str = t.NEW_LIGHT) -> list[dict]:
+    if selected is None or not 0 <= selected < n:
+        return []
+    return [{"type": "rect", "xref": "x", "yref": "paper", "x0": selected - 0.5, "x1": selected + 0.5,
+             "y0": 0, "y1": 1, "fillcolor": colour, "opacity": 0.55, "line": {"width": 0}, "layer": "below"}]
+
+
+def tools_spec(trace: RunTrace, selected: int | None = None) -> dict:
+    """The accumulated tool set over iterations: one row per tool, one column per model request."""
+    rows = tool_rows(trace)
+    n = len(trace.iterations)
+    cells: dict[str, tuple[list, list, list]] = {k: ([], [], []) for k in TOOLS_TRACES}
+
+    def put(kind: str, x: int, y: str, hover: str) -> None:
+        xs, ys, hs = cells[kind]
+        xs.append(x)
+        ys.append(y)
+        hs.append(hover)
+
+    for it in trace.iterations:
+        i = it.index
+        new = set(it.newly_exposed)
+        exposed = set(it.exposed_tools)
+        for name in it.exposed_tools:
+            if name == TOOL_SEARCH_TOOL_NAME:
+                put("toolSearchTool", i, name, f"iteration {i}: {name} (always exposed)")
+            elif name in new:
+                put("newly exposed", i, name, f"iteration {i}: {name} newly exposed")
+            else:
+                put("exposed", i, name, f"iteration {i}: {name} exposed (found earlier)")
+        for name in dict.fromkeys(n for s in it.searches for n in s.names):
+            if name not in exposed:
+                put("found, exposed next request", i, name, f"iteration {i}: search returned {name}")
+        for c in it.tool_calls:
+            kind = "rejected call" if c.kind == "rejected" else "called"
+            put(kind, i, c.name, f"iteration {i}: model called {c.name}" + (" (rejected)" if kind != "called" else ""))
+
+    style = {
+        "toolSearchTool": {"symbol": "square", "size": CELL, "color": t.SEARCH},
+        "exposed": {"symbol": "square", "size": CELL, "color": t.FOUND},
+        "newly exposed": {"symbol": "square", "size": CELL, "color": t.NEW},
+        "found, exposed next request": {"symbol": "circle-open", "size": CELL - 10, "color": t.FOUND,
+                                        "line": {"width": 3}},
+        "called": {"symbol": "square-open", "size": CELL + 9, "color": t.CALLED, "line": {"width": 3}},
+        "rejected call": {"symbol": "x-thin-open", "size": CELL, "color": t.BAD, "line": {"width": 4}},
+    }
+    data = []
+    for kind in TOOLS_TRACES:
+        xs, ys, hs = cells[kind]
+        data.append({"type": "scatter", "mode": "markers", "name": kind, "x": xs, "y": ys, "text": hs,
+                     "hovertemplate": "%{text}<extra></extra>", "marker": style[kind], "showlegend": True,
+                     "cliponaxis": False})
+    catalog = trace.catalog_size
+    found = len(rows) - 1
+    title = (f"Tools exposed to the model in each request: {found} of {catalog} tools discovered"
+             f"{'' if trace.config.get('reference_tool_name_accumulation', True) else ' (accumulation off)'}")
+    layout = t.base_layout(
+        title, height=190 + ROW_PX * len(rows),
+        xaxis=t.axis("Iteration (one model request each)", tickmode="array", tickvals=list(range(n)),
+                     ticktext=[str(i) for i in range(n)], range=[-0.6, max(n, 1) - 0.4], showgrid=False),
+        yaxis=t.axis("", type="category", categoryorder="array", categoryarray=rows, autorange="reversed",
+                     tickfont={"family": t.MONO, "size": t.FONT_SIZE - 1}, showgrid=True, range=None),
+        shapes=highlight(selected, n),
+        margin={"l": 40, "r": 30, "t": 110, "b": 60},
+    )
+    return {"data": data, "layout": layout}
+
+
+def tokens_spec(trace: RunTrace, selected: int | None = None) -> dict:
+    """Prompt tokens per model request and cumulative, tool search against sending all tools."""
+    its = trace.iterations
+    x = [it.index for it in its]
+    ts = [it.tokens.tool_search.total for it in its]
+    base = [it.tokens.baseline.total for it in its]
+    cum_ts, cum_base, a, b = [], [], 0, 0
+    for u, v in zip(ts, base):
+        a += u
+        b += v
+        cum_ts.append(a)
+        cum_base.append(b)
+    n_all = trace.catalog_size
+    data = [
+        {"type": "bar", "name": "tool search: this request", "x": x, "y": ts, "marker": {"color": t.SEARCH},
+         "hovertemplate": "iteration %{x}: %{y:,} prompt tokens with tool search<extra></extra>"},
+        {"type": "bar", "name": f"all {n_all} tools: this request", "x": x, "y": base,
+         "marker": {"color": t.BASELINE},
+         "hovertemplate": "iteration %{x}: %{y:,} prompt tokens sending every tool<extra></extra>"},
+        {"type": "scatter", "mode": "lines+markers", "name": "tool search: cumulative", "x": x, "y": cum_ts,
+         "yaxis": "y2", "line": {"color": t.SEARCH, "dash": "dot", "width": 3}, "marker": {"size": 8},
+         "hovertemplate": "after iteration %{x}: %{y:,} prompt tokens in total<extra></extra>"},
+        {"type": "scatter", "mode": "lines+markers", "name": f"all {n_all} tools: cumulative", "x": x,
+         "y": cum_base, "yaxis": "y2", "line": {"color": t.BASELINE, "dash": "dot", "width": 3},
+         "marker": {"size": 8}, "hovertemplate": "after iteration %{x}: %{y:,} prompt tokens in total<extra></extra>"},
+    ]
+    total = trace.tokens_total()
+    n = len(its)
+    subtitle = (f"<span style='font-size:{t.FONT_SIZE - 1}px;color:{t.MUTED}'>whole run: "
+                f"{total['prompt_tool_search']:,} vs {total['prompt_baseline']:,} prompt tokens, "
+                f"{total['prompt_saved_pct']:g}% saved</span>")
+    layout = t.base_layout(
+        f"Prompt tokens per model request: tool search vs all {n_all} tools<br>{subtitle}", height=430,
+        barmode="group", bargap=0.35,
+        xaxis=t.axis("Iteration (one model request each)", tickmode="array", tickvals=list(range(n)),
+                     range=[-0.6, max(n, 1) - 0.4], showgrid=False),
+        yaxis=t.axis("prompt tokens in this request", rangemode="tozero", tickformat=",.0f"),
+        yaxis2=t.axis("cumulative prompt tokens", overlaying="y", side="right", rangemode="tozero",
+                      showgrid=False, tickformat=",.0f"),
+        shapes=highlight(selected, n),
+        margin={"l": 80, "r": 90, "t": 130, "b": 60},
+    )
+    return {"data": data, "layout": layout}
+
+
+def _hit_label(name: str, it: Iteration, next_it: Iteration | None) -> str:
+    if next_it is not None and name in next_it.newly_exposed:
+        return t.chip(name, t.INK, t.NEW_LIGHT, "exposed next")
+    if name in it.exposed_tools:
+        return t.chip(name, t.FOUND, t.FOUND_LIGHT, "already exposed")
+    return t.chip(name, t.FOUND, t.FOUND_LIGHT)
+
+
+def details_html(trace: RunTrace, selected: int) -> str:
+    """Everything about one iteration: exposed tools (new ones highlighted), what the model said, each
+    search with its ranked hits and scores, and each tool call with its result. All text is escaped."""
+    its = trace.iterations
+    if not its:
+        return t.panel(t.muted("This run has no iterations."))
+    selected = max(0, min(selected, len(its) - 1))
+    it = its[selected]
+    next_it = its[selected + 1] if selected + 1 < len(its) else None
+    called = {c.name for c in it.tool_calls}
+    found = len([n for n in it.exposed_tools if n != TOOL_SEARCH_TOOL_NAME])
+    parts = [t.heading(f"Iteration {it.index} of {len(its) - 1}: the model saw toolSearchTool + {found} of "
+                       f"{trace.catalog_size} tools", t.FONT_SIZE + 3)]
+    chips = []
+    new = set(it.newly_exposed)
+    for name in it.exposed_tools:
+        ring = name in called
+        if name == TOOL_SEARCH_TOOL_NAME:
+            chips.append(t.chip(name, t.SEARCH, t.SEARCH_LIGHT, bold=True, ring=ring))
+        elif name in new:
+            chips.append(t.chip(name, t.INK, t.NEW_LIGHT, "new", bold=True, ring=ring))
+        else:
+            chips.append(t.chip(name, t.FOUND, t.FOUND_LIGHT, ring=ring))
+    parts.append("<div><b>Exposed tools</b> " + t.muted("(ring = called in this iteration)") + "<br>"
+                 + "".join(chips) + "</div>")
+    dropped = [n for n in it.accumulated if n not in it.exposed_tools]
+    if dropped:
+        parts.append("<div style='margin-top:4px'><b>Discovered earlier but not sent</b> "
+                     + t.muted("(accumulation off: only the last search's results stay exposed)") + "<br>"
+                     + "".join(t.chip(n, t.MUTED, t.BASELINE_LIGHT) for n in dropped) + "</div>")
+    if it.assistant_content:
+        parts.append(t.heading("The model said")
+                     + f"<div style='white-space:pre-wrap;background:#F9FAFB;padding:6px 10px;border-left:4px "
+                       f"solid {t.BASELINE}'>{t.esc(t.clip(it.assistant_content, 800))}</div>")
+    for s in it.searches:
+        query = t.esc(s.query) if s.query is not None else t.muted("(no query)")
+        extra = f" · maxResults {s.max_results}" if s.max_results is not None else ""
+        if s.category_filter:
+            extra += f" · category {t.esc(s.category_filter)}"
+        parts.append(t.heading(f"<span style='color:{t.SEARCH}'>toolSearchTool</span> query: "
+                               f"<span style='font-family:{t.MONO}'>“{query}”</span>"
+                               f"<span style='font-weight:400;color:{t.MUTED}'>{extra}</span>"))
+        if s.error:
+            parts.append(f"<div style='color:{t.BAD}'>search failed: {t.esc(t.clip(s.error))}</div>")
+        elif not s.hits:
+            parts.append(f"<div style='color:{t.BAD}'>no tools found</div>")
+        else:
+            best = max((h.score for h in s.hits if h.score is not None), default=None)
+            rows = "".join(
+                f"<tr><td style='padding:1px 10px 1px 0;color:{t.MUTED};text-align:right'>{rank}</td>"
+                f"<td style='padding:1px 12px 1px 0'>{_hit_label(h.name, it, next_it)}</td>"
+                f"<td>{t.score_bar(h.score, best)}</td></tr>"
+                for rank, h in enumerate(s.hits, 1)
+            )
+            parts.append(f"<table style='border-collapse:collapse'>{rows}</table>")
+    real_calls = [c for c in it.tool_calls if c.kind != "search"]
+    if real_calls:
+        parts.append(t.heading("Tool calls"))
+        for c in real_calls:
+            colour = t.BAD if c.kind == "rejected" or c.error else t.GOOD
+            status = "rejected" if c.kind == "rejected" else ("error" if c.error else "ran")
+            body = (f"<div style='margin:4px 0 8px 0;padding:6px 10px;border-left:4px solid {colour};"
+                    f"background:#F9FAFB'><b style='font-family:{t.MONO}'>{t.esc(c.name)}</b>"
+                    f" <span style='color:{colour};font-weight:700'>{status}</span><br>"
+                    f"<span style='color:{t.MUTED}'>arguments</span> "
+                    f"<code style='font-family:{t.MONO}'>{t.esc(t.clip(c.arguments, 300))}</code>")
+            if c.error:
+                body += f"<br><span style='color:{t.BAD}'>{t.esc(t.clip(c.error, 300))}</span>"
+            if c.result:
+                body += (f"<br><span style='color:{t.MUTED}'>result</span> "
+                         f"<code style='font-family:{t.MONO};white-space:pre-wrap'>{t.esc(t.clip(c.result, 500))}"
+                         "</code>")
+            parts.append(body + "</div>")
+    if not it.tool_calls and it.assistant_content is not None and next_it is None:
+        parts.append(f"<div style='color:{t.GOOD};font-weight:700'>No tool calls: this is the final answer.</div>")
+    for e in it.errors:
+        if not any(e.endswith(c.error or "\0") for c in it.tool_calls):
+            parts.append(f"<div style='color:{t.BAD}'>{t.esc(t.clip(e, 300))}</div>")
+    tk = it.tokens
+    parts.append(f"<div style='margin-top:8px;color:{t.MUTED}'>Prompt tokens of this request: "
+                 f"<b style='color:{t.SEARCH}'>{tk.tool_search.total:,}</b> with tool search "
+                 f"(tool definitions {tk.tool_search.tools:,}) vs <b style='color:{t.INK}'>{tk.baseline.total:,}"
+                 f"</b> sending all {trace.catalog_size} tools (tool definitions {tk.baseline.tools:,}).</div>")
+    return t.panel("".join(parts))
+
+
+def status_html(run, note: str = "") -> str:
+    """Totals and the grade of a run: the one-line answer to "did it work and what did it cost"."""
+    trace = trace_of(run)
+    total = trace.tokens_total()
+    grade = getattr(run, "grade", None)
+    parts = []
+    if grade is not None:
+        ok = bool(getattr(grade, "success", False))
+        mark = (f"<span style='color:{t.GOOD};font-weight:700'>✔ success</span>" if ok
+                else f"<span style='color:{t.BAD};font-weight:700'>✘ not solved</span>")
+        missing = list(getattr(grade, "missing", []) or [])
+        expected = list(getattr(grade, "expected", []) or [])
+        parts.append(f"{mark} · called {len(expected) - len(missing)} of {len(expected)} expected tools"
+                     + (" · missing " + "".join(t.chip(m, t.BAD, "#FEE2E2") for m in missing) if missing else ""))
+    parts.append(
+        f"<b>{len(trace.iterations)}</b> model requests · {len(trace.searches())} searches · stop: "
+        f"{t.esc(trace.stop_reason)} · prompt tokens <b style='color:{t.SEARCH}'>"
+        f"{total['prompt_tool_search']:,}</b> with tool search vs <b>{total['prompt_baseline']:,}</b> with all "
+        f"{trace.catalog_size} tools: <b style='color:{t.GOOD}'>{total['prompt_saved_pct']:g}% saved</b>"
+    )
+    head = (f"<div style='font-size:{t.FONT_SIZE + 1}px'><b>Request</b> "
+            f"“{t.esc(t.clip(trace.user_request, 300))}” "
+            + t.muted(f"· model {t.esc(trace.model)} · index {t.esc(trace.index)}") + "</div>")
+    body = head + "".join(f"<div>{p}</div>" for p in parts)
+    if trace.final_answer:
+        body += (f"<div style='margin-top:4px'><b>Answer</b> "
+                 f"<span style='white-space:pre-wrap'>{t.esc(t.clip(trace.final_answer, 500))}</span></div>")
+    for e in trace.errors[:3]:
+        body += f"<div style='color:{t.BAD}'>{t.esc(t.clip(e, 300))}</div>"
+    if note:
+        body += f"<div style='color:{t.NEW};font-weight:700'>{note}</div>"
+    return t.panel(body)
+
+
+def error_html(message: str) -> str:
+    return t.panel(f"<div style='color:{t.BAD};font-weight:700'>{t.esc(t.clip(message, 600))}</div>")

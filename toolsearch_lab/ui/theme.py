@@ -1,0 +1,113 @@
+"""One look for every UI: palette, fonts, sizes and the small HTML helpers all views share.
+
+Colour meaning is fixed across views so a room learns it once:
+toolSearchTool = violet, tools found by search = teal, newly exposed in this request = amber,
+"send everything" baseline = grey. Everything drawn from model or tool text goes through :func:`esc`.
+"""
+
+from __future__ import annotations
+
+import html
+
+SEARCH = "#6D28D9"  # the meta-tool toolSearchTool
+SEARCH_LIGHT = "#C4B5FD"
+FOUND = "#0F766E"  # tools the search found and the loop exposed
+FOUND_LIGHT = "#99F6E4"
+NEW = "#F59E0B"  # newly exposed in this request
+NEW_LIGHT = "#FEF3C7"
+CALLED = "#111827"  # ring around a tool the model called
+BASELINE = "#9CA3AF"  # all tools, every request
+BASELINE_LIGHT = "#E5E7EB"
+BAD = "#DC2626"  # evictions, errors, missing tools
+GOOD = "#15803D"  # success, reuse
+INK = "#111827"
+MUTED = "#6B7280"
+GRID = "#E5E7EB"
+PAPER = "#FFFFFF"
+
+# Unquoted family names: these strings go inside both single- and double-quoted style attributes.
+FONT = "Inter, Segoe UI, Helvetica, Arial, sans-serif"
+MONO = "JetBrains Mono, Fira Code, Menlo, Consolas, monospace"
+FONT_SIZE = 15  # readable from the back of a room
+TITLE_SIZE = 19
+
+FIG_WIDTH = 980  # every figure and HTML sink uses a fixed width: Voila squeezes flexible ones
+PANEL_WIDTH = FIG_WIDTH
+
+
+def esc(text) -> str:
+    """HTML-escape untrusted text (tool descriptions, model output, tool results)."""
+    return html.escape("" if text is None else str(text), quote=True)
+
+
+def clip(text, limit: int = 400) -> str:
+    """Shorten long text *before* escaping so an entity is never cut in half."""
+    text = "" if text is None else str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def base_layout(title: str, height: int, width: int = FIG_WIDTH, **extra) -> dict:
+    """Plotly layout shared by every figure: fixed size, large fonts, quiet grid, legend above the plot."""
+    layout = {
+        # Pinned to the top of the figure, so a legend that wraps onto a second row never runs into it.
+        "title": {"text": title, "x": 0.01, "xanchor": "left", "yref": "container", "y": 1.0, "yanchor": "top",
+                  "pad": {"t": 16}, "font": {"size": TITLE_SIZE, "color": INK}},
+        "width": width,
+        "height": height,
+        "font": {"family": FONT, "size": FONT_SIZE, "color": INK},
+        "paper_bgcolor": PAPER,
+        "plot_bgcolor": PAPER,
+        "margin": {"l": 70, "r": 30, "t": 90, "b": 60},
+        "legend": {"orientation": "h", "x": 0.0, "xanchor": "left", "y": 1.02, "yanchor": "bottom",
+                   "font": {"size": FONT_SIZE - 1}},
+        "hoverlabel": {"font": {"family": FONT, "size": FONT_SIZE - 1}},
+    }
+    layout.update(extra)
+    return layout
+
+
+def axis(title: str, **extra) -> dict:
+    out = {"title": {"text": title, "font": {"size": FONT_SIZE}}, "gridcolor": GRID, "zeroline": False,
+           "linecolor": BASELINE, "automargin": True}
+    out.update(extra)
+    return out
+
+
+def panel(body: str, width: int = PANEL_WIDTH) -> str:
+    """Wrap HTML in the fixed-width panel style every text sink uses."""
+    return (f'<div style="width:{width - 24}px;font-family:{FONT};font-size:{FONT_SIZE}px;color:{INK};'
+            f'line-height:1.45;padding:8px 12px">{body}</div>')
+
+
+def chip(name: str, fg: str, bg: str, badge: str = "", bold: bool = False, ring: bool = False) -> str:
+    """A tool-name pill. ``name`` is escaped here."""
+    border = f"2px solid {CALLED}" if ring else f"1px solid {fg}"
+    weight = "700" if bold else "500"
+    tag = (f'<span style="font-size:{FONT_SIZE - 3}px;font-weight:700;margin-left:6px;color:{INK}">{esc(badge)}'
+           "</span>") if badge else ""
+    return (f'<span style="display:inline-block;margin:2px 4px 2px 0;padding:1px 9px;border-radius:12px;'
+            f'border:{border};background:{bg};color:{INK};font-family:{MONO};font-size:{FONT_SIZE - 1}px;'
+            f'font-weight:{weight}">{esc(name)}{tag}</span>')
+
+
+def heading(text: str, size: int = FONT_SIZE + 2) -> str:
+    return f'<div style="font-weight:700;font-size:{size}px;margin:8px 0 4px 0">{text}</div>'
+
+
+def muted(text: str) -> str:
+    return f'<span style="color:{MUTED}">{text}</span>'
+
+
+def score_bar(score: float | None, best: float | None, colour: str = FOUND, width: int = 160) -> str:
+    """A small horizontal bar, relative to the best score in the list, with the number beside it."""
+    if score is None:
+        return muted("no score")
+    frac = 0.0 if not best else max(0.0, min(1.0, score / best))
+    return (f'<span style="display:inline-block;vertical-align:middle;width:{width}px;height:10px;'
+            f'background:{GRID};border-radius:5px;margin-right:8px">'
+            f'<span style="display:block;width:{frac * width:.0f}px;height:10px;background:{colour};'
+            f'border-radius:5px"></span></span><span style="font-family:{MONO}">{score:.3f}</span>')
+
+
+def fmt_int(n) -> str:
+    return f"{int(n):,}"
