@@ -77,13 +77,19 @@ def peer_minilm(dataset: Dataset) -> dict[str, float]:
 
 
 def ablation_configs() -> list[tuple[str, dict]]:
-    """From naive RRF to the default hybrid, one change per row, then sensitivity rows around the default."""
+    """From naive RRF to the default hybrid, one change per row, then sensitivity rows around the default.
+
+    Rows A-F use Spring's keyword index (``BM25ToolIndex``) as the word side; F was the default before the
+    built-in stemmed keyword side. From G on, the word side is the hybrid's own :class:`KeywordScorer`.
+    """
     from toolsearch_lab.lucene_index import BM25ToolIndex
 
     def bm25(split: bool, params: bool) -> BM25ToolIndex:
         return BM25ToolIndex(min_score=0.0, split_identifiers=split, include_parameters=params)
 
-    naive = {"views": ("description",), "strip_stopwords": False, "query_clauses": False}
+    spring = {"char_share": 0.0, "vector_weight": 0.75}
+    naive = dict(spring, views=("description",), strip_stopwords=False, query_clauses=False)
+    f = dict(spring, keyword_index=bm25(True, True))
     return [
         (
             "A naive RRF: BM25 (Spring analyzer) + MiniLM(description)",
@@ -95,17 +101,27 @@ def ablation_configs() -> list[tuple[str, dict]]:
             "D C + stop words removed from the BM25 query",
             dict(naive, strip_stopwords=True, keyword_index=bm25(True, True)),
         ),
-        ("E D + views: description, full, name (mean cosine)", {"query_clauses": False}),
-        ("F E + per-sentence query embedding = DEFAULT", {}),
-        ("  F with z-score instead of min-max", {"normalisation": "zscore"}),
-        ("  F with RRF instead of min-max", {"normalisation": "rrf"}),
-        ("  F with w=0.5", {"vector_weight": 0.5}),
-        ("  F with w=0.6", {"vector_weight": 0.6}),
-        ("  F with w=0.7", {"vector_weight": 0.7}),
-        ("  F with w=0.8", {"vector_weight": 0.8}),
-        ("  F with w=0.9", {"vector_weight": 0.9}),
-        ("  F with w=1.0 (embedding views only)", {"vector_weight": 1.0}),
-        ("  F with w=0.0 (BM25 only, stop words removed)", {"vector_weight": 0.0}),
+        ("E D + views: description, full, name (mean cosine)", dict(f, query_clauses=False)),
+        ("F E + per-sentence query embedding (old default)", f),
+        ("G F, built-in word BM25 on full text, no stemming", dict(spring, stemmer="none")),
+        ("H G + Porter stemming", dict(spring)),
+        ("I H + char 3-5-gram TF-IDF (half the keyword side)", {"vector_weight": 0.75}),
+        ("J I with w=0.7 = DEFAULT", {}),
+        ("  J with the S stemmer (plurals only)", {"stemmer": "s"}),
+        ("  J without stemming", {"stemmer": "none"}),
+        ("  J with Spring's BM25 (split, params) as word side", {"keyword_index": bm25(True, True)}),
+        ("  J with char share 0 (words only)", {"char_share": 0.0}),
+        ("  J with char share 0.25", {"char_share": 0.25}),
+        ("  J with char share 0.75", {"char_share": 0.75}),
+        ("  J with char share 1 (n-grams only)", {"char_share": 1.0}),
+        ("  J with z-score instead of min-max", {"normalisation": "zscore"}),
+        ("  J with RRF instead of min-max", {"normalisation": "rrf"}),
+        ("  J with w=0.5", {"vector_weight": 0.5}),
+        ("  J with w=0.6", {"vector_weight": 0.6}),
+        ("  J with w=0.8", {"vector_weight": 0.8}),
+        ("  J with w=0.9", {"vector_weight": 0.9}),
+        ("  J with w=1.0 (embedding views only)", {"vector_weight": 1.0}),
+        ("  J with w=0.0 (keyword side only)", {"vector_weight": 0.0}),
     ]
 
 

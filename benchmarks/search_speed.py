@@ -9,10 +9,14 @@ port), so the comparison is about scoring and retrieval, not tokenisers.
 
 * BM25ToolIndex: build = ``index_tools`` + the first search (which builds the arrays); a query is a full
   ``search()`` call: analysis, Spring's four-clause query (phrases included), Lucene-exact float32 BM25,
-  top 10, min_score 0.0 so nothing is filtered.
-* bm25s (method="lucene", k1=1.2, b=0.75): build = tokenising + ``index``; a query is tokenising +
-  ``retrieve(k=10)`` of one query. It scores one field with one term clause per token; no phrases.
+  top 10 with Lucene's tie order, ``ToolReference`` objects, min_score 0.0 so nothing is filtered.
+* bm25s (method="lucene", k1=1.2, b=0.75, its default numpy backend): build = tokenising + ``index``; a
+  query is tokenising + ``retrieve([tokens], k=10)`` of one query (sorted top 10, float32 sums). It scores
+  one field with one term clause per token; no phrases, no second field.
 * rank_bm25 (BM25Okapi): ``get_scores`` + top 10; very slow at 100k, so it gets a subsample of queries there.
+
+Every engine answers the same queries once each, in the same order, right after its own build, in one
+process (so the ratios compare like with like on a noisy machine; run it a few times and take medians).
 
 Needs the test extras (bm25s, rank-bm25). Runs in about two to four minutes.
 """
@@ -141,6 +145,23 @@ def check_against_naive(tools: list[Tool], queries: list[str], sample: int) -> s
     return f"OK: {checked} top-10 scores from {len(queries)} queries over {sample} tools match the naive reference (max rel. diff {worst:.1e}, float32 vs float64)"
 
 
+def describe_engines() -> str:
+    """One line per engine: versions and the settings that matter for speed."""
+    import bm25s
+
+    try:
+        import numba  # noqa: F401
+
+        numba_note = "numba installed"
+    except ImportError:
+        numba_note = "numba not installed"
+    backend = bm25s.BM25(method="lucene").backend
+    return (
+        f"numpy {np.__version__}; bm25s {bm25s.__version__} (backend={backend!r}, {numba_note}); "
+        "BM25ToolIndex: pure numpy/scipy, exact float32 scores, MaxScore pruning or full scoring per query"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -153,7 +174,8 @@ def main() -> None:
     rng = random.Random(SEED)
     real = load_real_tools()
     queries = load_queries(args.queries, rng)
-    print(f"{len(real)} real tools recombined; {len(queries)} MetaTool queries; seed {SEED}\n")
+    print(f"{len(real)} real tools recombined; {len(queries)} MetaTool queries; seed {SEED}")
+    print(describe_engines() + "\n")
     header = (
         f"{'tools':>7} | {'engine':<13} | {'build s':>8} | {'p50 ms':>7} | {'p95 ms':>7} | "
         f"{'p50 / bm25s':>11} | queries"

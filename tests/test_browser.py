@@ -164,6 +164,11 @@ def _drive_stepper(page, scope, shot) -> None:
         ".some((h, i) => h !== before[i])",
         arg=[root.element_handle(), svg1], timeout=10_000,
     )
+    # The status, the figures and the details panel arrive as separate widget messages: wait for the last.
+    page.wait_for_function(
+        "el => !el.textContent.includes('Landsmeer') && el.textContent.includes('of 117 tools')",
+        arg=root.element_handle(), timeout=30_000,
+    )
     text2 = root.text_content() or ""
     assert "Landsmeer" not in text2 and "of 117 tools" in text2, text2[:400]
     shot("after_dropdown")

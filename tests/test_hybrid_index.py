@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from toolsearch_lab.hybrid_index import HybridToolIndex, normalise, split_clauses, strip_stop_words
+from toolsearch_lab.hybrid_index import (
+    HybridToolIndex,
+    KeywordScorer,
+    normalise,
+    split_clauses,
+    strip_stop_words,
+)
 from toolsearch_lab.index_factory import INDEX_KINDS, make_index
 from toolsearch_lab.tool import SearchRequest, Tool, ToolIndex, empty_response
 
@@ -109,10 +115,11 @@ def test_explain_matches_search_and_exposes_components():
     assert [h.tool_name for h in hits] == response.tool_names
     for hit, ref in zip(hits, response.tool_references):
         assert hit.score == pytest.approx(ref.relevance_score)
-        expected = 0.75 * hit.vector_normalised + 0.25 * hit.keyword_normalised
+        expected = 0.7 * hit.vector_normalised + 0.3 * hit.keyword_normalised
         assert hit.score == pytest.approx(expected)
         assert set(hit.view_scores) == {"description", "full", "name"}
         assert hit.vector_score == pytest.approx(np.mean(list(hit.view_scores.values())))
+        assert hit.keyword_score >= 0.0 and 0.0 <= hit.char_score <= 1.0 + 1e-9
         assert 0.0 <= hit.vector_normalised <= 1.0 and 0.0 <= hit.keyword_normalised <= 1.0
     assert response.metadata.search_type == "HybridToolIndex"
     assert response.total_matches == 3
@@ -175,3 +182,99 @@ def test_search_racing_a_clear_answers_empty():
 
     index.score_matrix = clear_then_score
     assert index.search(SearchRequest("s", "weather", 5)) == empty_response()
+
+
+def test_keyword_scorer_bm25_by_hand_and_stemming():
+    tools = [
+        Tool("search_papers", "Search academic papers by keyword"),
+        Tool("send_email", "Sends an email"),
+        Tool("misc", "Nothing relevant here at all"),
+    ]
+    scorer = KeywordScorer(char_ngrams=False)
+    scorer.add(tools)
+    s = scorer.word_scores(["searching for a paper"])[0]
+    # "searching" -> "search", "paper" -> "paper": only the first tool shares terms (stop words dropped).
+    assert s[0] > 0 and s[1] == 0 and s[2] == 0
+    # By hand: "search" and "paper" each occur twice in tool 0 (split name + description), df = 1 of N = 3;
+    # BM25 with k1 = 1.2, b = 0.75 over the stemmed, stop-word-free lengths.
+    counts = [dict(scorer._word_counts[i]) for i in range(3)]
+    lengths = np.array([sum(c.values()) for c in counts], dtype=float)
+    assert counts[0]["search"] == 2 and counts[0]["paper"] == 2
+    idf = np.log1p((3 - 1 + 0.5) / (1 + 0.5))
+    tf_part = 2 * 2.2 / (2 + 1.2 * (0.25 + 0.75 * lengths[0] / lengths.mean()))
+    assert s[0] == pytest.approx(2 * idf * tf_part)
+    # Without stemming, the inflected query shares no term with the tool.
+    plain = KeywordScorer(stemmer="none", char_ngrams=False)
+    plain.add(tools)
+    assert plain.word_scores(["searching for a paper"])[0].max() == 0
+
+
+def test_keyword_scorer_char_ngrams_catch_typos_and_derivations():
+    tools = [Tool("StrologyTool", "Povides strology services"), Tool("cooking", "Recipes for dinner")]
+    scorer = KeywordScorer()
+    scorer.add(tools)
+    assert scorer.word_scores(["astrology reading"])[0].max() == 0  # no shared word
+    chars = scorer.char_scores(["astrology reading"])[0]
+    assert chars[0] > 0.1 and chars[0] > chars[1]
+    assert scorer.char_scores(["recipes"])[0][1] == pytest.approx(scorer.char_scores(["recipes"])[0].max())
+
+
+def test_keyword_scorer_incremental_adds_match_one_batch():
+    one = KeywordScorer()
+    one.add(TOOLS)
+    inc = KeywordScorer()
+    for t in TOOLS:
+        inc.add([t])
+    queries = ["stock prices", "synchronising", "meetings on my calendar"]
+    np.testing.assert_allclose(inc.word_scores(queries), one.word_scores(queries))
+    np.testing.assert_allclose(inc.char_scores(queries), one.char_scores(queries))
+    assert len(inc) == len(TOOLS)
+
+
+def test_hybrid_finds_an_inflected_paraphrase_by_keywords():
+    # The embedder knows none of these words (all-zero vectors): only the keyword side can rank, and only
+    # stemming links "translating documents" to "Translate document".
+    tools = [
+        Tool("doc_tool", "Translate document into another language"),
+        Tool("img_tool", "Resize an image"),
+        Tool("db_tool", "Query a database table"),
+    ]
+    index = HybridToolIndex(embedder=AxesEmbedder(), char_share=0.0)
+    index.index_tools("s", tools)
+    hits = index.explain_search(SearchRequest("s", "translating documents", 3))
+    assert hits[0].tool_name == "doc_tool" and hits[0].keyword_rank == 1 and hits[0].keyword_score > 0
+    plain = HybridToolIndex(embedder=AxesEmbedder(), char_share=0.0, stemmer="none")
+    plain.index_tools("s", tools)
+    assert plain.explain_search(SearchRequest("s", "translating documents", 3))[0].keyword_score == 0
+
+
+def test_keyword_side_follows_later_additions_and_clears():
+    index = hybrid()
+    assert index.search(SearchRequest("s", "quantum teleporter", 1)).tool_names != ["qt_tool"]
+    index.index_tool("s", Tool("qt_tool", "Operates the quantum teleporter"))
+    assert index.search(SearchRequest("s", "quantum teleporter", 1)).tool_names == ["qt_tool"]
+    index.clear_index("s")
+    index.index_tools("s", TOOLS[:2])
+    hits = index.explain_search(SearchRequest("s", "quantum teleporter", 5))
+    assert {h.tool_name for h in hits} == {"get_weather", "send_email"}
+
+
+def test_previous_keyword_index_still_pluggable():
+    from toolsearch_lab.lucene_index import BM25ToolIndex
+
+    index = HybridToolIndex(
+        BM25ToolIndex(min_score=0.0, split_identifiers=True),
+        embedder=AxesEmbedder(),
+        char_share=0.0,
+        vector_weight=0.0,
+    )
+    index.index_tools("s", TOOLS)
+    assert index.search(SearchRequest("s", "run xk9 please", 1)).tool_names == ["xk9_sync"]
+    assert index.explain_search(SearchRequest("s", "run xk9 please", 1))[0].char_score == 0.0
+
+
+def test_invalid_keyword_options():
+    with pytest.raises(ValueError, match="char_share"):
+        HybridToolIndex(embedder=AxesEmbedder(), char_share=1.5)
+    with pytest.raises(ValueError, match="stemmer"):
+        HybridToolIndex(embedder=AxesEmbedder(), stemmer="snowball")

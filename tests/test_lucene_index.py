@@ -523,6 +523,7 @@ def test_scores_and_ranking_match_naive_reference():
 def test_pruned_top_k_equals_dense_scoring(monkeypatch):
     """The MaxScore-pruned top k (bounds, finalists, exact rescoring) equals scoring every matching doc."""
     import toolsearch_lab.lucene_index as li
+    from toolsearch_lab import lucene_postings
     from toolsearch_lab.lucene_postings import exact_all
 
     tools = _synthetic(4000, 3)
@@ -534,6 +535,7 @@ def test_pruned_top_k_equals_dense_scoring(monkeypatch):
         for _ in range(40)
     ] + ["the", "a a a", "the of", "data data w3", "for the data of a", "w5 w5 w5 w5 w5"]
     cases = [(q, k) for q in queries for k in (1, 3, 10, 50)]
+    monkeypatch.setattr(lucene_postings, "_pruned_cost", lambda *a: 0)  # always prune
     fast = [hits(index, q, max_results=k) for q, k in cases]
     monkeypatch.setattr(li, "top_k", exact_all)
     dense = [hits(index, q, max_results=k) for q, k in cases]
@@ -543,6 +545,7 @@ def test_pruned_top_k_equals_dense_scoring(monkeypatch):
 @pytest.mark.parametrize("options", [{}, {"split_identifiers": True, "include_parameters": True}])
 def test_pruned_top_k_equals_dense_scoring_with_ties_filters_and_options(monkeypatch, options):
     import toolsearch_lab.lucene_index as li
+    from toolsearch_lab import lucene_postings
     from toolsearch_lab.lucene_postings import exact_all
 
     rng = random.Random(9)
@@ -551,7 +554,10 @@ def test_pruned_top_k_equals_dense_scoring_with_ties_filters_and_options(monkeyp
     for i in range(1500):
         # many identical descriptions: masses of exact ties that must be broken by insertion order
         desc = " ".join(rng.choice(vocab) for _ in range(rng.choice([3, 3, 3, 8, 30])))
-        params = {"type": "object", "properties": {rng.choice(vocab): {"type": "string", "description": desc}}}
+        params = {
+            "type": "object",
+            "properties": {rng.choice(vocab): {"type": "string", "description": desc}},
+        }
         cat = rng.choice([None, "fs", "web"])
         tools.append(Tool(f"{rng.choice(vocab)}_{rng.choice(vocab)}{i % 7}", desc, params, category=cat))
     index = BM25ToolIndex(0.0, **options)
@@ -563,6 +569,58 @@ def test_pruned_top_k_equals_dense_scoring_with_ties_filters_and_options(monkeyp
     def run():
         return [hits(index, q, max_results=k, category_filter=c) for q, k, c in cases]
 
+    monkeypatch.setattr(lucene_postings, "_pruned_cost", lambda *a: 0)  # always prune
     fast = run()
     monkeypatch.setattr(li, "top_k", exact_all)
     assert fast == run()
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"split_identifiers": True, "include_parameters": True, "parameter_boost": 1.5}]
+)
+def test_compiled_query_matches_the_plan(options):
+    """The array form used for searching (``_compile``) has exactly the leaves, boosts and clause order of
+    ``_plan`` (the form explanations use), for Spring's query and the opt-in options."""
+    tools = [
+        Tool(n, d, {"type": "object", "properties": {"city": {"type": "string", "description": d}}})
+        for n, d in DEMO_TOOLS + [("get_weather", "Get weather data for a city"), ("getTime", "time now")]
+    ]
+    index = BM25ToolIndex(0.0, **options)
+    index.index_tools("s", tools)
+    session = index._sessions["s"]
+    for query in [
+        "weather",
+        "weather weather",
+        "get the weather",
+        "getWeather for a city",
+        "time time now",
+        "unknownword weather",
+        "unknownword",
+        "a a a b",
+        "get_weather",
+    ]:
+        phrase, terms = index._analyze_query(query)
+        snap, ids = index._snapshot(session, terms)
+        compiled = index._compile(snap, phrase, terms, ids)
+        expected = []
+        for g, group in enumerate(index._plan(phrase, terms)):
+            for item in group.items:
+                if item.is_phrase:
+                    continue
+                key = index._field_pos[item.field] * snap.postings.n_terms + ids.get(item.terms[0], -1)
+                if ids.get(item.terms[0], -1) >= 0 and snap.fields[item.field].doc_freq(ids[item.terms[0]]):
+                    expected.append((key, np.float32(item.boost), g))
+        got = [
+            (int(k), np.float32(b), int(g))
+            for k, b, g in zip(
+                compiled.keys,
+                compiled.mult
+                * [
+                    index._base_boost[index._field_names[int(k) // snap.postings.n_terms]]
+                    for k in compiled.keys
+                ],
+                compiled.group,
+            )
+        ]
+        assert got == expected, query
+        assert compiled.n_groups == len(index._plan(phrase, terms)), query

@@ -13,10 +13,14 @@ scored with Lucene's BM25 (k1 = 1.2, b = 0.75), including its lossy one-byte doc
 32-bit float arithmetic. Lucene rewrites identical SHOULD clauses into one clause with the summed boost
 (``BooleanQuery.rewrite``), so a one-token query scores as ``desc x2 + name x6``; we do the same.
 
-Per session the index keeps, per field, a CSC term-frequency matrix (docs x terms; its columns are the
-posting lists), Lucene-encoded document lengths and the token stream for phrase matching. Scoring touches
-only the posting lists of the query terms. Tools added with ``index_tool`` mark the session dirty; the
-arrays are rebuilt once, on the next search, so batch indexing stays O(n).
+Per session the index keeps a snapshot (:mod:`toolsearch_lab.lucene_postings`): every field's posting
+lists in one CSC over (field, term) keys with each posting's exact BM25 denominator and score, dense score
+rows for the most frequent keys, Lucene-encoded lengths and the positions for phrase matching. A search
+turns the query into arrays in one go (one row per TermQuery leaf) and ranks with MaxScore pruning and an
+exact rescoring of the survivors, a few dozen numpy calls whatever the query length; the top k equals
+scoring every document (see :func:`toolsearch_lab.lucene_postings.top_k`). Tools added with
+``index_tool`` mark the session dirty; the arrays are rebuilt once, on the next search, so batch indexing
+stays O(n).
 
 Deviations from Spring (all deliberate, see the README section): additions are visible immediately,
 ``search_time_ms`` is filled in, ``category_filter`` is honoured for tools that carry a category,
@@ -79,6 +83,7 @@ def _analyze_query_cached(query: str, split: bool) -> tuple[tuple[str, ...], tup
         positional, extra = analyze_split(query)
         return tuple(positional), tuple(extra)
     return tuple(analyze(query)), ()
+
 
 # Spring's clauses per field: (field, short label, phrase boost, terms boost).
 _SPRING_FIELDS = ((DESCRIPTION_FIELD, "desc", 1.0, 1.0), (NAME_FIELD, "name", 4.0, 2.0))
@@ -362,7 +367,8 @@ class BM25ToolIndex(BaseToolIndex):
     def _build_snapshot(self, session: _Session) -> _Snapshot:
         n_terms = len(session.vocab)
         fields = {
-            name: FieldIndex(session.builders[name], n_terms, self._base_boost[name]) for name in self._field_names
+            name: FieldIndex(session.builders[name], n_terms, self._base_boost[name])
+            for name in self._field_names
         }
         postings = Postings([fields[name] for name in self._field_names], len(session.tools), n_terms)
         lookup: dict[str, int] = {}
@@ -430,23 +436,71 @@ class BM25ToolIndex(BaseToolIndex):
             )
         return groups
 
-    def _compile(self, snap: _Snapshot, groups: list[_Group], ids: dict[str, int]) -> CompiledQuery:
-        """The planned query as arrays: one row per TermQuery leaf, phrase leaves matched right away."""
-        field, term, boost, base, group = [], [], [], [], []
-        phrases = []
-        for g, grp in enumerate(groups):
-            for item in grp.items:
-                if item.is_phrase:
-                    hits = snap.fields[item.field].phrase_scores([ids.get(t, -1) for t in item.terms], item.boost)
+    def _compile(
+        self, snap: _Snapshot, phrase: list[str], terms: list[str], ids: dict[str, int]
+    ) -> CompiledQuery:
+        """:meth:`_plan` as arrays, built without the per-item objects: one row per TermQuery leaf (same
+        clause order, same boosts), unknown terms left out; phrase leaves are matched right away."""
+        counts: dict[str, int] = {}
+        for t in terms:
+            counts[t] = counts.get(t, 0) + 1
+        known = [(ids[t], c) for t, c in counts.items() if ids[t] >= 0]
+        n_terms = snap.postings.n_terms
+        keys: list[int] = []
+        boost: list[float] = []
+        base: list[float] = []
+        group: list[int] = []
+        g = 0
+        single = len(phrase) == 1 and len(counts) == 1
+        pending = []  # (group, field, boost) of PhraseQuery clauses
+        for fname, _, phrase_boost, terms_boost in _SPRING_FIELDS:
+            offset = self._field_pos[fname] * n_terms
+            if single:  # descPhrase == descTerms: one TermQuery, boosts summed
+                for tid, c in known:
+                    keys.append(offset + tid)
+                    boost.append(phrase_boost + terms_boost * c)
+                    base.append(terms_boost)
+                    group.append(g)
+                g += 1
+                continue
+            if len(phrase) == 1:  # (not reachable: one positional token means one term)
+                if ids[phrase[0]] >= 0:
+                    keys.append(offset + ids[phrase[0]])
+                    boost.append(phrase_boost)
+                    base.append(terms_boost)
+                    group.append(g)
+                g += 1
+            elif phrase:
+                pending.append((g, fname, phrase_boost))
+                g += 1
+            for tid, c in known:
+                keys.append(offset + tid)
+                boost.append(terms_boost * c)
+            base += [terms_boost] * len(known)
+            group += [g] * len(known)
+            g += 1
+        if self.include_parameters:
+            offset = self._field_pos[PARAMETERS_FIELD] * n_terms
+            pb = self.parameter_boost
+            for tid, c in known:
+                keys.append(offset + tid)
+                boost.append(pb * c)
+            base += [pb] * len(known)
+            group += [g] * len(known)
+            g += 1
+        query = compile_query(snap.postings, keys, boost, base, group, [], g)
+        if pending:
+            # A phrase can only match where the field has every one of its terms (the terms clause of the
+            # same field holds them all): check that on the compiled keys before touching positions.
+            phrase_ids = [ids[t] for t in phrase]
+            present = set(query.keys.tolist()) if min(phrase_ids) >= 0 else set()
+            for grp, fname, phrase_boost in pending:
+                offset = self._field_pos[fname] * n_terms
+                if present and all(offset + t in present for t in phrase_ids):
+                    hits = snap.fields[fname].phrase_scores(phrase_ids, phrase_boost)
                     if hits is not None:
-                        phrases.append((g, hits[0], hits[1]))
-                    continue
-                field.append(self._field_pos[item.field])
-                term.append(ids.get(item.terms[0], -1))
-                boost.append(item.boost)
-                base.append(self._base_boost[item.field])
-                group.append(g)
-        return compile_query(snap.postings, field, term, boost, base, group, phrases, len(groups))
+                        query.phrases.append((grp, hits[0], hits[1]))
+        return query
 
     def search(self, request: SearchRequest) -> SearchResponse:
         started = time.perf_counter()
@@ -466,7 +520,7 @@ class BM25ToolIndex(BaseToolIndex):
         if request.category_filter and len(snap.category_lookup):
             code = snap.category_lookup.get(request.category_filter.casefold(), -2)
             eligible = (snap.category_codes == -1) | (snap.category_codes == code)
-        query = self._compile(snap, self._plan(phrase, terms), ids)
+        query = self._compile(snap, phrase, terms, ids)
         docs, scores = top_k(snap.postings, query, eligible, max_results)
         keep = scores >= _F32(self.min_score)  # Java compares float with float; equal is kept
         refs = []
@@ -479,7 +533,9 @@ class BM25ToolIndex(BaseToolIndex):
         elapsed_ms = (time.perf_counter() - started) * 1000.0
         return SearchResponse(refs, len(refs), SearchMetadata(self.SEARCH_TYPE, request.query, elapsed_ms))
 
-    def _group_hits(self, snap: _Snapshot, group: _Group, ids: dict[str, int]) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    def _group_hits(
+        self, snap: _Snapshot, group: _Group, ids: dict[str, int]
+    ) -> list[tuple[int, np.ndarray, np.ndarray]]:
         """(item index, docs, float32 scores) of each leaf of one clause that matches something, scored
         one by one (the slow, obvious way; for explanations)."""
         out = []
@@ -610,4 +666,5 @@ __all__ = [
     "encode_lengths",
     "int_to_byte4",
     "naive_scores",
+    "norm_inverse_cache",
 ]

@@ -32,6 +32,7 @@ help (very common terms only, huge ``k``, masses of ties) :func:`exact_all` scor
 
 from __future__ import annotations
 
+import threading
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -179,7 +180,7 @@ class FieldIndex:
             # 1 + freq * normInverse per posting: the only doc-dependent part of a term score.
             self.den = _ONE + self.freqs * self.norm_inverse[self.norms[self.docs]]
             weight = (_F32(base_boost) * idf_array(self.doc_freq_of, self.doc_count)).astype(_F32)
-            self.base = bm25(np.repeat(weight, self.doc_freq_of), self.den)
+            self.base = bm25(np.repeat(weight, self.doc_freq_of), self.den)  # float32, exact
         else:
             self.den = np.empty(0, dtype=_F32)
             self.base = np.empty(0, dtype=_F32)
@@ -284,28 +285,49 @@ class Postings:
             [f.indptr[:-1] + off for f, off in zip(fields, offsets)] + [offsets[-1:]]
         ).astype(np.int64)
         self.docs = np.concatenate([f.docs for f in fields]) if fields else np.empty(0, np.int64)
-        self.base = np.concatenate([f.base for f in fields]) if fields else np.empty(0, _F32)
+        # float64 copies of exact float32 scores: np.add.at only has a fast path for matching dtypes.
+        self.base = np.concatenate([f.base for f in fields]).astype(np.float64) if fields else np.empty(0)
         self.den = np.concatenate([f.den for f in fields]) if fields else np.empty(0, _F32)
         self.key_max = np.concatenate([f.key_max for f in fields]) if fields else np.empty(0)
         self.doc_count = np.array([f.doc_count for f in fields], dtype=np.float64)
+        # BM25Similarity.idf of every key (float32), so a query only multiplies it by its boost
+        self.key_idf = (
+            np.concatenate([idf_array(f.doc_freq_of, f.doc_count) for f in fields])
+            if fields
+            else np.empty(0, _F32)
+        )
         self._build_dense()
+        self._scratch = threading.local()
+
+    def scratch(self) -> tuple[np.ndarray, np.ndarray]:
+        """This thread's (mark, slot) work arrays over all docs: ``mark`` is all False between uses, ``slot``
+        holds garbage (only entries written by the current search are read)."""
+        bufs = getattr(self._scratch, "bufs", None)
+        if bufs is None:
+            bufs = self._scratch.bufs = (
+                np.zeros(self.n_docs, dtype=bool),
+                np.empty(self.n_docs, dtype=np.int64),
+            )
+        return bufs
 
     def _build_dense(self) -> None:
-        """Dense denominator rows (1.0 = absent, which scores exactly 0) for keys in more than
-        1/``_DENSE_FRACTION`` of the docs, most frequent first, within ``_DENSE_BUDGET`` x the postings.
+        """Dense rows of base scores (float32, 0 = absent) for keys in more than 1/``_DENSE_FRACTION`` of
+        the docs, most frequent first, within ``_DENSE_BUDGET`` x the postings.
 
         They answer "what does frequent term t add to each of these candidates?" with one gather."""
         df = np.diff(self.indptr)
         n_keys = len(df)
         self.dense_row = np.full(n_keys, -1, dtype=np.int64)
-        frequent = np.flatnonzero(df * _DENSE_FRACTION > self.n_docs) if self.n_docs >= 64 else np.empty(0, np.int64)
+        frequent = (
+            np.flatnonzero(df * _DENSE_FRACTION > self.n_docs) if self.n_docs >= 64 else np.empty(0, np.int64)
+        )
         max_rows = int(_DENSE_BUDGET * len(self.docs) // max(self.n_docs, 1))
         if len(frequent) > max_rows:
             frequent = frequent[np.argsort(-df[frequent], kind="stable")[:max_rows]]
-        self.dense = np.ones((len(frequent), self.n_docs), dtype=_F32)
+        self.dense = np.zeros((len(frequent), self.n_docs), dtype=_F32)
         for r, key in enumerate(frequent.tolist()):
             a, b = self.indptr[key], self.indptr[key + 1]
-            self.dense[r, self.docs[a:b]] = self.den[a:b]
+            self.dense[r, self.docs[a:b]] = self.base[a:b]
         self.dense_row[frequent] = np.arange(len(frequent))
 
 
@@ -336,59 +358,50 @@ class CompiledQuery:
 
 def compile_query(
     postings: Postings,
-    field: list[int],
-    term: list[int],
+    keys: list[int],
     boost: list[float],
     base: list[float],
     group: list[int],
     phrases: list[tuple[int, np.ndarray, np.ndarray]],
     n_groups: int,
 ) -> CompiledQuery:
-    """Term leaves given as parallel lists (term id -1 = unknown); drops leaves matching nothing."""
-    f = np.array(field, dtype=np.int64)
-    t = np.array(term, dtype=np.int64)
-    keys = f * postings.n_terms + t
-    known = (t >= 0) & (t < postings.n_terms)
-    keys = np.where(known, keys, 0)
-    lo = postings.indptr[keys]
-    hi = postings.indptr[keys + 1]
-    keep = known & (hi > lo)
-    boost_arr = np.array(boost, dtype=np.float64)[keep]
-    f = f[keep]
-    df = (hi - lo)[keep]
-    weight = np.array(boost_arr, dtype=_F32) * idf_array(df, postings.doc_count[f])
-    keys = keys[keep]
-    return CompiledQuery(
-        keys=keys,
-        weight=weight,
-        mult=boost_arr / np.array(base, dtype=np.float64)[keep],
-        group=np.array(group, dtype=np.int64)[keep],
-        lo=lo[keep],
-        hi=hi[keep],
-        phrases=phrases,
-        n_groups=n_groups,
-        unique=len(set(keys.tolist())) == len(keys),
-    )
+    """Term leaves given as parallel lists (``keys`` = field * n_terms + term, known terms only; ``base`` =
+    the field's terms boost); leaves matching nothing are dropped. Computes Lucene's weights."""
+    unique = len(set(keys)) == len(keys)
+    k = np.array(keys, dtype=np.int64)
+    lo = postings.indptr.take(k)
+    hi = postings.indptr.take(k + 1)
+    df = hi - lo
+    b = np.array(boost, dtype=np.float64)
+    m = b / np.array(base, dtype=np.float64)
+    g = np.array(group, dtype=np.int64)
+    keep = df > 0
+    if not keep.all():
+        idx = np.flatnonzero(keep)
+        k, lo, hi, df, b, m, g = k[idx], lo[idx], hi[idx], df[idx], b[idx], m[idx], g[idx]
+    weight = b.astype(_F32) * postings.key_idf.take(k)  # float32 boost * float32 idf, as Lucene
+    return CompiledQuery(k, weight, m, g, lo, hi, phrases, n_groups, unique)
 
 
 # --- scoring -------------------------------------------------------------------------------------------------
 
+_SAMPLE_STRIDE = 8  # top-k preselection: the k-th best of every 8th doc
 _REL = 1e-6  # relative slack on bounds: float32 rounding of leaf, clause and total sums is ~1e-7 each
 _DENSE_FRACTION = 16  # keys in more than N / 16 docs get a dense row ...
 _DENSE_BUDGET = 3  # ... as long as the dense rows hold at most 3x as many cells as there are postings
 
 
 def leaf_scores(postings: Postings, q: CompiledQuery, i: int) -> np.ndarray:
-    """Exact float32 scores of leaf ``i``'s postings.
+    """Exact scores of leaf ``i``'s postings (float32 values, as float64).
 
     The stored ``base`` score is exact for the field's base boost; multiplying weight and score by a power
     of two commutes with float rounding, so ``2 * base`` is exact for twice the boost (a repeated token)."""
-    a, b, m = q.lo[i], q.hi[i], q.mult[i]
+    a, b, m = int(q.lo[i]), int(q.hi[i]), float(q.mult[i])
     if m == 1.0:
         return postings.base[a:b]
     if m in (2.0, 4.0, 8.0):
-        return postings.base[a:b] * _F32(m)
-    return bm25(q.weight[i], postings.den[a:b])
+        return postings.base[a:b] * m
+    return bm25(q.weight[i], postings.den[a:b]).astype(np.float64)
 
 
 def top_k(
@@ -401,26 +414,30 @@ def top_k(
     Frequent leaves whose summed best scores (with a float32 margin) stay below theta are *skipped*: a doc
     matching only them scores below theta, so k docs beat it. The other frequent leaves add their docs
     to the candidates, which are scored again. The result equals scoring every doc; when the candidates
-    would cost more than every posting, :func:`exact_all` does exactly that."""
+    would cost more than that, :func:`exact_all` scores every posting instead."""
     n_leaves = len(q.keys)
     if n_leaves == 0 and not q.phrases:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=_F32)
     if not q.unique:
         return exact_all(postings, q, eligible, k)
     df = q.hi - q.lo
-    budget = int(df.sum()) + 1024  # scoring every posting costs about this many cells
+    n_docs = postings.n_docs
     rows = postings.dense_row[q.keys]
-    is_dense = rows >= 0
-    dense = np.flatnonzero(is_dense)
-    sparse = np.flatnonzero(~is_dense)
-    n_dense = len(dense)
-    sources = [(postings.docs[q.lo[i] : q.hi[i]]) for i in sparse.tolist()] + [d for _, d, _ in q.phrases]
-    cands = _union(sources, postings.n_docs)
-    if len(cands) * n_dense > budget:
+    # a dense row holds base scores: usable when the leaf's score is base * (a power of two), exactly
+    is_dense = (rows >= 0) & ((q.mult == 1.0) | (q.mult == 2.0) | (q.mult == 4.0))
+    n_dense = int(np.count_nonzero(is_dense))
+    sparse_df = int(df[~is_dense].sum())
+    # Rough costs in nanoseconds (numpy on one core): scoring every posting with np.add.at, then a few
+    # passes over all docs; versus scattering the sparse postings and gathering dense rows per candidate.
+    cost_all = int(df.sum()) + 3 * n_docs + 15_000
+    if not n_dense or _pruned_cost(sparse_df, min(sparse_df, n_docs), n_dense, n_docs) >= cost_all:
         return exact_all(postings, q, eligible, k)
+    sparse = np.flatnonzero(~is_dense)
+    dense = np.flatnonzero(is_dense)
+    lo, hi = q.lo.tolist(), q.hi.tolist()
+    sources = [postings.docs[lo[i] : hi[i]] for i in sparse.tolist()] + [d for _, d, _ in q.phrases]
+    cands = _union(postings, sources)
     docs, scores = _eligible(cands, exact_scores(postings, q, cands, sparse, dense), eligible)
-    if not n_dense:
-        return _top(docs, scores, k)
     upper = q.mult[dense] * postings.key_max[q.keys[dense]]
     order = np.argsort(upper, kind="stable")
     slack = float(np.sum(q.weight, dtype=np.float64)) * _REL + 1e-9
@@ -430,23 +447,37 @@ def top_k(
     if n_skip == n_dense:
         return _top(docs, scores, k)
     promoted = dense[order[n_skip:]]
-    if (len(cands) + int(df[promoted].sum())) * n_dense > budget:
+    estimate = min(len(cands) + int(df[promoted].sum()), n_docs)
+    if _pruned_cost(sparse_df, estimate, n_dense, n_docs) >= cost_all:
         return exact_all(postings, q, eligible, k)
-    sources += [postings.docs[q.lo[i] : q.hi[i]] for i in promoted.tolist()]
-    cands = _union(sources, postings.n_docs)
+    sources += [postings.docs[lo[i] : hi[i]] for i in promoted.tolist()]
+    cands = _union(postings, sources)
     docs, scores = _eligible(cands, exact_scores(postings, q, cands, sparse, dense), eligible)
     return _top(docs, scores, k)
 
 
-def _union(sources: list[np.ndarray], n_docs: int) -> np.ndarray:
+def _pruned_cost(sparse_df: int, n_cands: int, n_dense: int, n_docs: int) -> int:
+    return 2 * sparse_df + 2 * n_cands * (n_dense + 1) + n_docs // 4 + 40_000
+
+
+def _union(postings: Postings, sources: list[np.ndarray]) -> np.ndarray:
     """Sorted union of doc-id arrays (a mark array beats sorting the concatenation)."""
     if not sources:
         return np.empty(0, dtype=np.int64)
     if len(sources) == 1:
         return sources[0]  # posting lists and phrase matches are sorted and unique
-    mark = np.zeros(n_docs, dtype=bool)
-    mark[np.concatenate(sources)] = True
-    return np.flatnonzero(mark)
+    mark, _ = postings.scratch()
+    out = None
+    try:
+        for d in sources:
+            mark[d] = True
+        out = np.flatnonzero(mark)
+    finally:
+        if out is None:  # interrupted: clear everything
+            mark[:] = False
+        else:
+            mark[out] = False
+    return out
 
 
 def _eligible(
@@ -468,31 +499,43 @@ def exact_scores(
     """Exact float32 scores of ``docs`` (sorted, unique), which must include every doc matched by a
     ``sparse`` leaf or a phrase: sparse leaves are scattered from their postings, ``dense`` leaves gathered
     from their dense rows. Each clause sums its leaves in double and rounds to float; the total sums the
-    clauses in double and rounds to float (Lucene's BooleanQuery)."""
+    clauses in double and rounds to float (Lucene's BooleanQuery; the double sums of a few dozen floats
+    are exact, so the order of the additions does not matter)."""
     n = len(docs)
     acc = np.zeros((q.n_groups, n), dtype=np.float64)
+    group = q.group.tolist()
     if len(sparse):
-        slot = np.empty(postings.n_docs, dtype=np.int64)
+        _, slot = postings.scratch()
         slot[docs] = np.arange(n)
-        groups = q.group[sparse]
-        for g in np.unique(groups).tolist():
-            leaves = sparse[groups == g].tolist()
+        lo, hi, mult = q.lo.tolist(), q.hi.tolist(), q.mult.tolist()
+        base, pdocs = postings.base, postings.docs
+        per_group: dict[int, list[int]] = {}
+        for i in sparse.tolist():
+            per_group.setdefault(group[i], []).append(i)
+        for g, leaves in per_group.items():
             if len(leaves) == 1:
-                d, s = postings.docs[q.lo[leaves[0]] : q.hi[leaves[0]]], leaf_scores(postings, q, leaves[0])
+                i = leaves[0]
+                d, s = pdocs[lo[i] : hi[i]], leaf_scores(postings, q, i)
             else:
-                d = np.concatenate([postings.docs[q.lo[i] : q.hi[i]] for i in leaves])
-                s = np.concatenate([leaf_scores(postings, q, i) for i in leaves])
-            acc[g] += np.bincount(slot[d], s, minlength=n)
+                d = np.concatenate([pdocs[lo[i] : hi[i]] for i in leaves])
+                s = np.concatenate(
+                    [base[lo[i] : hi[i]] if mult[i] == 1.0 else leaf_scores(postings, q, i) for i in leaves]
+                )
+            np.add.at(acc[g], slot.take(d), s)
     if len(dense):
-        den = postings.dense[postings.dense_row[q.keys[dense]][:, None], docs[None, :]]
-        w = q.weight[dense][:, None]
-        s = (w - w / den).astype(np.float64)  # 0 where the doc lacks the term (den 1)
+        rows = postings.dense_row[q.keys[dense]].tolist()
+        scores = np.empty((len(rows), n), dtype=_F32)
+        for j, r in enumerate(rows):
+            postings.dense[r].take(docs, out=scores[j])
+        mult = q.mult[dense]
+        if (mult != 1.0).any():
+            scores *= mult.astype(_F32)[:, None]  # powers of two: exact
         groups = q.group[dense]
         if (groups == groups[0]).all():
-            acc[groups[0]] += s.sum(axis=0)
+            acc[groups[0]] += scores.sum(axis=0, dtype=np.float64)
         else:
-            onehot = (np.arange(q.n_groups)[:, None] == groups[None, :]).astype(np.float64)
-            acc += onehot @ s
+            for g in np.unique(groups).tolist():
+                acc[g] += scores[groups == g].sum(axis=0, dtype=np.float64)
     clauses = acc.astype(_F32)
     for g, pdocs, pscores in q.phrases:
         i = np.minimum(np.searchsorted(pdocs, docs), len(pdocs) - 1)
@@ -504,22 +547,65 @@ def exact_scores(
 def exact_all(
     postings: Postings, q: CompiledQuery, eligible: np.ndarray | None, k: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Score every matching doc exactly (one bincount per clause) and keep the top k."""
+    """Score every matching doc exactly and keep the top k.
+
+    The clause with the most postings is accumulated over all docs (``np.add.at``, float64, rounded to
+    float); the other clauses (name terms, phrases: few postings) only over the docs they match."""
     n_docs = postings.n_docs
-    total = np.zeros(n_docs, dtype=np.float64)
-    for g in range(q.n_groups):
-        leaves = np.flatnonzero(q.group == g).tolist()
-        if leaves:
-            docs = np.concatenate([postings.docs[q.lo[i] : q.hi[i]] for i in leaves])
-            scores = np.concatenate([leaf_scores(postings, q, i) for i in leaves])
-            total += np.bincount(docs, scores, minlength=n_docs).astype(_F32)
-        for pg, pdocs, pscores in q.phrases:
-            if pg == g:
-                total[pdocs] += pscores
-    cands = np.flatnonzero(total)
+    lo, hi, group, mult = q.lo.tolist(), q.hi.tolist(), q.group.tolist(), q.mult.tolist()
+    docs, base = postings.docs, postings.base
+    main = group[int(np.argmax(q.hi - q.lo))] if group else -1
+    acc = np.zeros(n_docs, dtype=np.float64)
+    others: dict[int, list[int]] = {}
+    mine = []
+    for i, g in enumerate(group):
+        if g == main:
+            mine.append(i)
+        else:
+            others.setdefault(g, []).append(i)
+    if len(mine) == 1:
+        np.add.at(acc, docs[lo[mine[0]] : hi[mine[0]]], leaf_scores(postings, q, mine[0]))
+    elif mine:
+        np.add.at(
+            acc,
+            np.concatenate([docs[lo[i] : hi[i]] for i in mine]),
+            np.concatenate(
+                [base[lo[i] : hi[i]] if mult[i] == 1.0 else leaf_scores(postings, q, i) for i in mine]
+            ),
+        )
+    total = acc.astype(_F32)
+    if others or q.phrases:
+        # the small clauses, as (docs, float32 clause scores); then total = float(sum of the clauses)
+        small = [(pdocs, pscores) for _, pdocs, pscores in q.phrases]
+        for leaves in others.values():
+            d = np.concatenate([docs[lo[i] : hi[i]] for i in leaves])
+            s = np.concatenate([leaf_scores(postings, q, i) for i in leaves])
+            u, inv = np.unique(d, return_inverse=True)
+            small.append((u, np.bincount(inv, s, minlength=len(u)).astype(_F32)))
+        touched = small[0][0] if len(small) == 1 else np.unique(np.concatenate([d for d, _ in small]))
+        extra = total[touched].astype(np.float64)
+        for d, s in small:
+            extra[np.searchsorted(touched, d)] += s
+        total[touched] = extra.astype(_F32)
     if eligible is not None:
-        cands = cands[eligible[cands]]
-    return _top(cands, total[cands].astype(_F32), k)
+        total[~eligible] = 0
+    return _top_dense(total, k)
+
+
+def _top_dense(total: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top k of a float32 score per doc (0 = no match). The k-th best score of every 8th doc is a lower
+    bound of the k-th best overall: only docs at or above it (about 8k) go to the exact selection."""
+    n_docs = len(total)
+    sample = total[::_SAMPLE_STRIDE]
+    if len(sample) > k:
+        floor = np.partition(sample, len(sample) - k)[len(sample) - k]
+        cands = np.flatnonzero(total >= floor) if floor > 0 else np.flatnonzero(total)
+    else:
+        cands = np.flatnonzero(total)
+    if len(cands) > 64 * k and n_docs > k:  # a sample far from typical (e.g. scores sorted by doc id)
+        kth = np.partition(total, n_docs - k)[n_docs - k]
+        cands = np.flatnonzero(total >= kth) if kth > 0 else np.flatnonzero(total)
+    return _top(cands, total[cands], k)
 
 
 def _top(docs: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -104,14 +104,17 @@ def tools_spec(trace: RunTrace, selected: int | None = None) -> dict:
     found = len(rows) - 1
     title = (f"Tools exposed to the model in each request: {found} of {catalog} tools discovered"
              f"{'' if trace.config.get('reference_tool_name_accumulation', True) else ' (accumulation off)'}")
+    # Long tool names widen the label column and shrink the plot area; the legend (anchored to the plot
+    # area) then wraps onto extra rows above it, so leave room for them below the title.
+    top = 110 if max((len(r) for r in rows), default=0) <= 16 else 170
     layout = t.base_layout(
-        title, height=190 + ROW_PX * len(rows),
+        title, height=top + 80 + ROW_PX * len(rows),
         xaxis=t.axis("Iteration (one model request each)", tickmode="array", tickvals=list(range(n)),
                      ticktext=[str(i) for i in range(n)], range=[-0.6, max(n, 1) - 0.4], showgrid=False),
         yaxis=t.axis("", type="category", categoryorder="array", categoryarray=rows, autorange="reversed",
                      tickfont={"family": t.MONO, "size": t.FONT_SIZE - 1}, showgrid=True, range=None),
         shapes=highlight(selected, n),
-        margin={"l": 40, "r": 30, "t": 110, "b": 60},
+        margin={"l": 40, "r": 30, "t": top, "b": 60},
     )
     return {"data": data, "layout": layout}
 
