@@ -502,3 +502,24 @@ def test_trace_json_round_trips_exactly():
     assert again == result.trace and again.to_json() == text
     with pytest.raises(ValueError, match="unknown field"):
         RunTrace.from_dict({**json.loads(text), "apiKey": "sk-x"})
+
+
+def test_one_advisor_serves_many_sessions_on_many_threads():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from toolsearch_lab.scenarios import grade, load_scenario
+    from toolsearch_lab.simulated_agent import SimulatedAgent
+
+    scenario = load_scenario("spring-demo")
+    advisor = ToolSearchAdvisor(RegexToolIndex())
+
+    def one(i):
+        agent = SimulatedAgent(scenario.agent_steps())
+        return advisor.run(agent, scenario.messages(), scenario.tools, {"chat_memory_conversation_id": f"s{i % 5}"})
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(one, range(40)))
+    for result in results:
+        assert grade(scenario, result.trace).success
+        assert [len(it.searches) for it in result.trace.iterations] == [1, 0, 0, 0, 0]
+        assert result.trace.searches()[0].names[:3] == ["currentTime", "weather", "clothing"]

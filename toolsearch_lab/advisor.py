@@ -281,12 +281,13 @@ class ToolSearchAdvisor:
 
             exposed_set = set(exposed_names)
             for call in turn.tool_calls:
-                record, content = self._execute(call, exposed_set, registered, session_id, context, search_counts)
+                record, content, search = self._execute(
+                    call, exposed_set, registered, session_id, context, search_counts
+                )
                 iteration.tool_calls.append(record)
-                if record.kind == "search":
-                    outcome_record = self._last_search
-                    iteration.searches.append(outcome_record)
-                    for name in outcome_record.names:
+                if search is not None:
+                    iteration.searches.append(search)
+                    for name in search.names:
                         if name in registered and name not in discovered_order and name not in iteration.discovered:
                             iteration.discovered.append(name)
                 if record.error:
@@ -296,12 +297,13 @@ class ToolSearchAdvisor:
 
     # ---- helpers ----------------------------------------------------------------------------------------
     def _execute(self, call, exposed: set[str], registered, session_id, context, search_counts):
-        """Run one tool call; returns (record, tool-message content). Never raises unless ``strict``."""
+        """Run one tool call; returns (record, tool-message content, search record or None). Never raises
+        unless ``strict``. Everything stays local: one advisor serves many sessions on many threads."""
         started = time.perf_counter()
 
-        def done(kind: str, content: str, error: str | None = None) -> tuple[ToolCallRecord, str]:
+        def done(kind: str, content: str, error: str | None = None, search: SearchRecord | None = None):
             ms = (time.perf_counter() - started) * 1000
-            return ToolCallRecord(call.id, call.name, call.arguments, kind, content, error, ms), content
+            return ToolCallRecord(call.id, call.name, call.arguments, kind, content, error, ms), content, search
 
         if call.name == TOOL_SEARCH_TOOL_NAME:
             args, _ = parse_arguments(call.arguments)
@@ -314,11 +316,10 @@ class ToolSearchAdvisor:
                         "results will not change; call one of the tools found, search for something different, "
                         "or answer"
                     )
-                    self._last_search = SearchRecord(call.id, args["query"], None, error=message)
-                    return done("search", error_result(message), message)
+                    refused = SearchRecord(call.id, args["query"], None, error=message)
+                    return done("search", error_result(message), message, refused)
             outcome = self.search_tool.call(call.arguments, session_id, call.id)
-            self._last_search = outcome.record
-            return done("search", outcome.result, outcome.record.error)
+            return done("search", outcome.result, outcome.record.error, outcome.record)
 
         if call.name not in exposed:
             if self.strict:
