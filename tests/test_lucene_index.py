@@ -624,3 +624,15 @@ def test_compiled_query_matches_the_plan(options):
         ]
         assert got == expected, query
         assert compiled.n_groups == len(index._plan(phrase, terms)), query
+
+
+def test_hot_path_tool_references_equal_constructed_ones():
+    """search() builds ToolReference objects without the dataclass constructor: same value, hash, repr."""
+    index = make_index(DEMO_TOOLS)
+    refs = index.search(SearchRequest("s", "weather", max_results=10)).tool_references
+    assert refs
+    for r in refs:
+        built = ToolReference(r.tool_name, r.relevance_score, r.summary)
+        assert type(r) is ToolReference
+        assert r == built and hash(r) == hash(built) and repr(r) == repr(built)
+        assert r.to_dict() == built.to_dict()

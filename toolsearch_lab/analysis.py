@@ -34,6 +34,9 @@ MAX_TOKEN_LENGTH = 255
 # A token is a run of [A-Za-z0-9_], where a single ':' '.' or "'" joins two letters and a single
 # ',' ';' '.' or "'" joins two digits. Runs made only of '_' are not tokens (UAX #29 needs a letter or digit).
 _ASCII_TOKEN = re.compile(r"(?:[A-Za-z0-9_]|(?<=[A-Za-z])[:.'](?=[A-Za-z])|(?<=[0-9])[,;.'](?=[0-9]))+")
+# The same tokens, on text already lower-cased (ASCII lower-casing keeps every character's class), with the
+# lookarounds only tried at punctuation: about twice as fast as matching character by character.
+_ASCII_TOKEN_LOWER = re.compile(r"(?:[a-z0-9_]+(?:(?<=[a-z])[:.'](?=[a-z])|(?<=[0-9])[,;.'](?=[0-9]))?)+")
 
 # --- General Unicode path ------------------------------------------------------------------------------
 _EX = r"[\p{WB=Extend}\p{WB=Format}\p{WB=ZWJ}]*"  # WB4: these ride along with the previous character
@@ -97,6 +100,13 @@ def raw_tokens(text: str) -> list[str]:
 
 def analyze(text: str) -> list[str]:
     """StandardAnalyzer: tokens, lower-cased, in order (one position each)."""
+    if isinstance(text, str) and text.isascii():  # fast path: lower-case first, then tokenise
+        tokens = _ASCII_TOKEN_LOWER.findall(text.lower())
+        if "_" in text:
+            tokens = [t for t in tokens if t.strip("_")]
+        if len(text) > MAX_TOKEN_LENGTH and any(len(t) > MAX_TOKEN_LENGTH for t in tokens):
+            tokens = [piece for t in tokens for piece in _chop(t)]
+        return tokens
     return [_lower(t) for t in raw_tokens(text)]
 
 

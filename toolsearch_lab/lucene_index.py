@@ -49,7 +49,7 @@ from .lucene_postings import (
     Postings,
     bm25,
     byte4_to_int,
-    compile_query,
+    compile_leaves,
     encode_lengths,
     idf,
     idf_array,
@@ -83,6 +83,23 @@ def _analyze_query_cached(query: str, split: bool) -> tuple[tuple[str, ...], tup
         positional, extra = analyze_split(query)
         return tuple(positional), tuple(extra)
     return tuple(analyze(query)), ()
+
+
+def _tool_reference(name: str, score: float, description: str) -> ToolReference:
+    """``ToolReference(name, score, description)`` without the dataclass machinery (the hot path builds
+    one per hit). Safe: the fields come from a validated ``Tool``, so ``__post_init__`` has nothing to
+    reject; falls back to the constructor if ``ToolReference`` ever stops having a plain ``__dict__``."""
+    ref = _new_object(ToolReference)
+    fields = ref.__dict__
+    fields["tool_name"] = name
+    fields["relevance_score"] = score
+    fields["summary"] = description
+    return ref
+
+
+_new_object = object.__new__
+if hasattr(ToolReference, "__slots__"):  # pragma: no cover
+    _tool_reference = ToolReference  # type: ignore[assignment]
 
 
 # Spring's clauses per field: (field, short label, phrase boost, terms boost).
@@ -440,66 +457,68 @@ class BM25ToolIndex(BaseToolIndex):
         self, snap: _Snapshot, phrase: list[str], terms: list[str], ids: dict[str, int]
     ) -> CompiledQuery:
         """:meth:`_plan` as arrays, built without the per-item objects: one row per TermQuery leaf (same
-        clause order, same boosts), unknown terms left out; phrase leaves are matched right away."""
+        clause order, same boosts), terms without postings in a field left out; phrase leaves are matched
+        right away."""
         counts: dict[str, int] = {}
         for t in terms:
             counts[t] = counts.get(t, 0) + 1
-        known = [(ids[t], c) for t, c in counts.items() if ids[t] >= 0]
-        n_terms = snap.postings.n_terms
+        tids = [ids[t] for t in counts]
+        cnts = list(counts.values())
+        postings = snap.postings
+        has = postings.has_postings
+        n_terms = postings.n_terms
         keys: list[int] = []
         boost: list[float] = []
-        base: list[float] = []
+        mult: list[float] = []
         group: list[int] = []
         g = 0
         single = len(phrase) == 1 and len(counts) == 1
         pending = []  # (group, field, boost) of PhraseQuery clauses
-        for fname, _, phrase_boost, terms_boost in _SPRING_FIELDS:
+        clauses = [(fname, pb, tb) for fname, _, pb, tb in _SPRING_FIELDS]
+        if self.include_parameters:
+            clauses.append((PARAMETERS_FIELD, None, self.parameter_boost))
+        for fname, phrase_boost, terms_boost in clauses:
             offset = self._field_pos[fname] * n_terms
-            if single:  # descPhrase == descTerms: one TermQuery, boosts summed
-                for tid, c in known:
-                    keys.append(offset + tid)
-                    boost.append(phrase_boost + terms_boost * c)
-                    base.append(terms_boost)
+            if phrase_boost is not None and single:  # xPhrase == xTerms: one TermQuery, boosts summed
+                if tids[0] >= 0 and has[offset + tids[0]]:
+                    b = phrase_boost + terms_boost * cnts[0]
+                    keys.append(offset + tids[0])
+                    boost.append(b)
+                    mult.append(b / terms_boost)
                     group.append(g)
                 g += 1
                 continue
-            if len(phrase) == 1:  # (not reachable: one positional token means one term)
-                if ids[phrase[0]] >= 0:
-                    keys.append(offset + ids[phrase[0]])
+            if phrase_boost is not None and len(phrase) == 1:  # (unreachable: one token, one term)
+                tid = ids[phrase[0]]
+                if tid >= 0 and has[offset + tid]:
+                    keys.append(offset + tid)
                     boost.append(phrase_boost)
-                    base.append(terms_boost)
+                    mult.append(phrase_boost / terms_boost)
                     group.append(g)
                 g += 1
-            elif phrase:
+            elif phrase_boost is not None and phrase:
                 pending.append((g, fname, phrase_boost))
                 g += 1
-            for tid, c in known:
-                keys.append(offset + tid)
-                boost.append(terms_boost * c)
-            base += [terms_boost] * len(known)
-            group += [g] * len(known)
+            leaves = [(offset + t, c) for t, c in zip(tids, cnts) if t >= 0 and has[offset + t]]
+            if leaves:
+                keys += [key for key, _ in leaves]
+                bs = [terms_boost * c for _, c in leaves]
+                boost += bs
+                mult += [b / terms_boost for b in bs]
+                group += [g] * len(leaves)
             g += 1
-        if self.include_parameters:
-            offset = self._field_pos[PARAMETERS_FIELD] * n_terms
-            pb = self.parameter_boost
-            for tid, c in known:
-                keys.append(offset + tid)
-                boost.append(pb * c)
-            base += [pb] * len(known)
-            group += [g] * len(known)
-            g += 1
-        query = compile_query(snap.postings, keys, boost, base, group, [], g)
+        query = compile_leaves(postings, keys, boost, mult, group, g)
         if pending:
-            # A phrase can only match where the field has every one of its terms (the terms clause of the
-            # same field holds them all): check that on the compiled keys before touching positions.
+            # A phrase can only match where the field has every one of its terms: check that on the
+            # posting lists before touching positions.
             phrase_ids = [ids[t] for t in phrase]
-            present = set(query.keys.tolist()) if min(phrase_ids) >= 0 else set()
-            for grp, fname, phrase_boost in pending:
-                offset = self._field_pos[fname] * n_terms
-                if present and all(offset + t in present for t in phrase_ids):
-                    hits = snap.fields[fname].phrase_scores(phrase_ids, phrase_boost)
-                    if hits is not None:
-                        query.phrases.append((grp, hits[0], hits[1]))
+            if min(phrase_ids) >= 0:
+                for grp, fname, phrase_boost in pending:
+                    offset = self._field_pos[fname] * n_terms
+                    if all(has[offset + t] for t in phrase_ids):
+                        hits = snap.fields[fname].phrase_scores(phrase_ids, phrase_boost)
+                        if hits is not None:
+                            query.phrases.append((grp, hits[0], hits[1]))
         return query
 
     def search(self, request: SearchRequest) -> SearchResponse:
@@ -522,14 +541,18 @@ class BM25ToolIndex(BaseToolIndex):
             eligible = (snap.category_codes == -1) | (snap.category_codes == code)
         query = self._compile(snap, phrase, terms, ids)
         docs, scores = top_k(snap.postings, query, eligible, max_results)
-        keep = scores >= _F32(self.min_score)  # Java compares float with float; equal is kept
-        refs = []
-        debug = log.isEnabledFor(logging.DEBUG)
-        for doc, score in zip(docs[keep].tolist(), scores[keep].tolist()):
-            tool = snap.tools[doc]
-            if debug:
-                log.debug("hit %s score %.5f", tool.name, score)
-            refs.append(ToolReference(tool.name, score, tool.description))
+        # Java compares float with float and keeps equality: the float32 scores, as Python floats, are
+        # compared with the float32 threshold, as a Python float (the same comparison, no numpy call).
+        threshold = float(_F32(self.min_score))
+        tools = snap.tools
+        refs = [
+            _tool_reference(tools[doc].name, score, tools[doc].description)
+            for doc, score in zip(docs.tolist(), scores.tolist())
+            if score >= threshold
+        ]
+        if log.isEnabledFor(logging.DEBUG):
+            for ref in refs:
+                log.debug("hit %s score %.5f", ref.tool_name, ref.relevance_score)
         elapsed_ms = (time.perf_counter() - started) * 1000.0
         return SearchResponse(refs, len(refs), SearchMetadata(self.SEARCH_TYPE, request.query, elapsed_ms))
 

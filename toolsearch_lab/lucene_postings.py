@@ -296,6 +296,10 @@ class Postings:
             if fields
             else np.empty(0, _F32)
         )
+        # (start, end) of each key's postings, and whether it has any (a bytes object: fast to index
+        # from Python while a query is compiled)
+        self.bounds = np.stack([self.indptr[:-1], self.indptr[1:]], axis=1)
+        self.has_postings = (np.diff(self.indptr) > 0).astype(np.uint8).tobytes()
         self._build_dense()
         self._scratch = threading.local()
 
@@ -309,6 +313,13 @@ class Postings:
                 np.empty(self.n_docs, dtype=np.int64),
             )
         return bufs
+
+    def scratch_f64(self) -> np.ndarray:
+        """This thread's float64 work array over all docs, all zeros between uses."""
+        buf = getattr(self._scratch, "f64", None)
+        if buf is None:
+            buf = self._scratch.f64 = np.zeros(self.n_docs, dtype=np.float64)
+        return buf
 
     def _build_dense(self) -> None:
         """Dense rows of base scores (float32, 0 = absent) for keys in more than 1/``_DENSE_FRACTION`` of
@@ -383,6 +394,33 @@ def compile_query(
     return CompiledQuery(k, weight, m, g, lo, hi, phrases, n_groups, unique)
 
 
+def compile_leaves(
+    postings: Postings,
+    keys: list[int],
+    boost: list[float],
+    mult: list[float],
+    group: list[int],
+    n_groups: int,
+) -> CompiledQuery:
+    """:func:`compile_query` for leaves already restricted to keys with postings (``postings.has_postings``)
+    and with ``mult`` = boost / the field's terms boost computed by the caller: four small arrays and two
+    gathers, for the search hot path."""
+    k = np.array(keys, dtype=np.int64)
+    bounds = postings.bounds.take(k, axis=0)
+    weight = np.array(boost, dtype=_F32) * postings.key_idf.take(k)  # float32 boost * float32 idf
+    return CompiledQuery(
+        k,
+        weight,
+        np.array(mult, dtype=np.float64),
+        np.array(group, dtype=np.int64),
+        bounds[:, 0],
+        bounds[:, 1],
+        [],
+        n_groups,
+        len(set(keys)) == len(keys),
+    )
+
+
 # --- scoring -------------------------------------------------------------------------------------------------
 
 _SAMPLE_STRIDE = 8  # top-k preselection: the k-th best of every 8th doc
@@ -422,14 +460,17 @@ def top_k(
         return exact_all(postings, q, eligible, k)
     df = q.hi - q.lo
     n_docs = postings.n_docs
+    # Rough costs in nanoseconds (numpy on one core, fitted on the MetaTool benchmark at 1k-100k tools):
+    # scoring every posting with np.add.at, then a pass over all docs; versus scattering the sparse
+    # postings and gathering dense rows per candidate, with a larger fixed cost (more numpy calls).
+    cost_all = (14 * int(df.sum())) // 10 + n_docs // 4 + 21_000
+    if _pruned_cost(0, 0, 0, n_docs) >= cost_all:  # pruning cannot pay off: skip the planning too
+        return exact_all(postings, q, eligible, k)
     rows = postings.dense_row[q.keys]
     # a dense row holds base scores: usable when the leaf's score is base * (a power of two), exactly
     is_dense = (rows >= 0) & ((q.mult == 1.0) | (q.mult == 2.0) | (q.mult == 4.0))
     n_dense = int(np.count_nonzero(is_dense))
     sparse_df = int(df[~is_dense].sum())
-    # Rough costs in nanoseconds (numpy on one core): scoring every posting with np.add.at, then a few
-    # passes over all docs; versus scattering the sparse postings and gathering dense rows per candidate.
-    cost_all = int(df.sum()) + 3 * n_docs + 15_000
     if not n_dense or _pruned_cost(sparse_df, min(sparse_df, n_docs), n_dense, n_docs) >= cost_all:
         return exact_all(postings, q, eligible, k)
     sparse = np.flatnonzero(~is_dense)
@@ -457,7 +498,7 @@ def top_k(
 
 
 def _pruned_cost(sparse_df: int, n_cands: int, n_dense: int, n_docs: int) -> int:
-    return 2 * sparse_df + 2 * n_cands * (n_dense + 1) + n_docs // 4 + 40_000
+    return 2 * sparse_df + 2 * n_cands * (n_dense + 1) + n_docs // 4 + 80_000
 
 
 def _union(postings: Postings, sources: list[np.ndarray]) -> np.ndarray:
@@ -549,12 +590,16 @@ def exact_all(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Score every matching doc exactly and keep the top k.
 
-    The clause with the most postings is accumulated over all docs (``np.add.at``, float64, rounded to
-    float); the other clauses (name terms, phrases: few postings) only over the docs they match."""
+    The clause with the most postings is accumulated over all docs (one ``np.add.at``, float64, rounded
+    to float); the other clauses (name terms, phrases: few postings) only over the docs they match, each
+    summed in a zeroed per-thread float64 buffer, rounded to float and added (in double) to the total."""
     n_docs = postings.n_docs
     lo, hi, group, mult = q.lo.tolist(), q.hi.tolist(), q.group.tolist(), q.mult.tolist()
     docs, base = postings.docs, postings.base
-    main = group[int(np.argmax(q.hi - q.lo))] if group else -1
+    if group:
+        main = group[max(range(len(group)), key=lambda i: hi[i] - lo[i])]
+    else:
+        main = -1
     acc = np.zeros(n_docs, dtype=np.float64)
     others: dict[int, list[int]] = {}
     mine = []
@@ -575,17 +620,34 @@ def exact_all(
         )
     total = acc.astype(_F32)
     if others or q.phrases:
-        # the small clauses, as (docs, float32 clause scores); then total = float(sum of the clauses)
-        small = [(pdocs, pscores) for _, pdocs, pscores in q.phrases]
+        # the small clauses: (docs, float32 clause scores) each; then total = float(sum of the clauses)
+        small: list[tuple[np.ndarray, np.ndarray | None, list[int]]] = []
         for leaves in others.values():
-            d = np.concatenate([docs[lo[i] : hi[i]] for i in leaves])
-            s = np.concatenate([leaf_scores(postings, q, i) for i in leaves])
-            u, inv = np.unique(d, return_inverse=True)
-            small.append((u, np.bincount(inv, s, minlength=len(u)).astype(_F32)))
-        touched = small[0][0] if len(small) == 1 else np.unique(np.concatenate([d for d, _ in small]))
-        extra = total[touched].astype(np.float64)
-        for d, s in small:
-            extra[np.searchsorted(touched, d)] += s
+            if len(leaves) == 1:
+                i = leaves[0]
+                small.append((docs[lo[i] : hi[i]], leaf_scores(postings, q, i), leaves))
+            else:
+                small.append((np.concatenate([docs[lo[i] : hi[i]] for i in leaves]), None, leaves))
+        for _, pdocs, pscores in q.phrases:
+            small.append((pdocs, pscores, []))
+        if len(small) == 1 and small[0][1] is not None:
+            touched = small[0][0]  # one leaf or one phrase: sorted, unique
+        else:
+            touched = np.unique(np.concatenate([d for d, _, _ in small]))
+        extra = total.take(touched).astype(np.float64)
+        buf = postings.scratch_f64()
+        for d, s, leaves in small:
+            if s is not None:  # one leaf (its float32 score is the clause score) or one phrase
+                if d is touched:
+                    extra += s
+                else:
+                    extra[np.searchsorted(touched, d)] += s
+                continue
+            try:
+                np.add.at(buf, d, np.concatenate([leaf_scores(postings, q, i) for i in leaves]))
+                extra += buf.take(touched).astype(_F32)
+            finally:
+                buf[d] = 0.0
         total[touched] = extra.astype(_F32)
     if eligible is not None:
         total[~eligible] = 0
