@@ -636,3 +636,34 @@ def test_hot_path_tool_references_equal_constructed_ones():
         assert type(r) is ToolReference
         assert r == built and hash(r) == hash(built) and repr(r) == repr(built)
         assert r.to_dict() == built.to_dict()
+
+
+@pytest.mark.parametrize("options", [{}, {"split_identifiers": True, "include_parameters": True}])
+def test_exact_all_clause_rows_equal_sparse_clauses(monkeypatch, options):
+    """exact_all's small-index variant (one row per clause, two clauses added in float) scores exactly like
+    its sparse variant: phrases, repeated tokens (boosts x2, x3), category filters, 2-5 clauses."""
+    import toolsearch_lab.lucene_index as li
+    from toolsearch_lab import lucene_postings
+    from toolsearch_lab.lucene_postings import exact_all
+
+    rng = random.Random(21)
+    vocab = ["the", "a", "get", "list", "data", "file", "user", "repo"] + [f"w{i}" for i in range(40)]
+    tools = []
+    for i in range(800):
+        desc = " ".join(rng.choice(vocab) for _ in range(rng.choice([2, 5, 12, 40])))
+        params = {"type": "object", "properties": {rng.choice(vocab): {"type": "string", "description": desc}}}
+        name = f"{rng.choice(vocab)}_{rng.choice(vocab)}{i % 5}"
+        tools.append(Tool(name, desc, params, category=rng.choice([None, "fs"])))
+    index = BM25ToolIndex(0.0, **options)
+    index.index_tools("s", tools)
+    queries = [" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 7))) for _ in range(80)]
+    queries += ["get list", "get_list data", "the the the", "w1 w1 w2", "data file user repo get"]
+    cases = [(q, k, c) for q in queries for k in (1, 10, 300) for c in (None, "fs")]
+
+    def run():
+        return [hits(index, q, max_results=k, category_filter=c) for q, k, c in cases]
+
+    monkeypatch.setattr(li, "top_k", exact_all)
+    rows = run()
+    monkeypatch.setattr(lucene_postings, "_DENSE_CLAUSES_MAX", -1)  # always the sparse variant
+    assert rows == run()

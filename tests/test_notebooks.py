@@ -20,7 +20,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = REPO / "notebooks"
 sys.path.insert(0, str(REPO / "tools"))
-from strip_notebooks import problems
+from strip_notebooks import problems  # noqa: E402  (tools/ is not a package)
 
 NOTEBOOK_FILES = sorted(NOTEBOOKS.glob("*.ipynb"))
 NAMES = [p.name for p in NOTEBOOK_FILES]

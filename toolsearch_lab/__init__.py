@@ -73,5 +73,5 @@ __all__ = [
     "TtlEviction",
     "Usage",
     "fingerprint",
-    *_LAZY,
 ]
+__all__ += list(_LAZY)
