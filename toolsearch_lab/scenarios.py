@@ -193,7 +193,10 @@ def run_scenario(
     if advisor is None:
         options = {}
         if min_score is not None:
-            options["min_score" if index == "lucene" else "similarity_threshold"] = min_score
+            threshold_option = {"lucene": "min_score", "hybrid": "min_score", "vector": "similarity_threshold"}
+            if index not in threshold_option:
+                raise ValueError(f"the {index!r} index has no score threshold; min_score applies to lucene, vector, hybrid")
+            options[threshold_option[index]] = min_score
         advisor = ToolSearchAdvisor(
             make_index(index, **options),
             max_results=max_results,
