@@ -7,12 +7,14 @@ variables are removed so the live cells of ``07_real_models`` take their "not co
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from unittest import mock
 
 import nbformat
 import pytest
@@ -56,28 +58,28 @@ def _run_one(name: str) -> tuple[float, object]:
     return time.perf_counter() - start, outcome
 
 
+@contextlib.contextmanager
+def _environment(**values: str):
+    """Run with the OpenAI variables removed and ``values`` set; restore the environment afterwards."""
+    with mock.patch.dict(os.environ):
+        for key in SECRET_ENV:
+            os.environ.pop(key, None)
+        os.environ.update(values)
+        yield
+
+
 def _execute_all() -> dict[str, tuple[float, object]]:
     """Execute every notebook once per session, in memory, a few kernels in parallel (each notebook runs in
     its own kernel process, so they do not share state). Offline: the OpenAI variables are removed."""
     if _results:
         return _results
-    saved = {k: os.environ.get(k) for k in (*SECRET_ENV, "TOOLSEARCH_LAB_FAST")}
-    for key in SECRET_ENV:
-        os.environ.pop(key, None)
-    os.environ["TOOLSEARCH_LAB_FAST"] = "1"
     start = time.perf_counter()
-    try:
+    with _environment(TOOLSEARCH_LAB_FAST="1"):
         # Longest first, so the slow ones do not start last.
         order = sorted(NAMES, key=lambda n: n[:2] not in ("05", "06", "08", "03"))
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
             for name, result in zip(order, pool.map(_run_one, order)):
                 _results[name] = result
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
     _wall.append(time.perf_counter() - start)
     return _results
 
@@ -171,21 +173,11 @@ def test_real_models_notebook_live_path_never_prints_the_key():
                       usage=(680, 15)),
         chat_response("Wear a light jacket; Foo, Bar and Baz are open.", usage=(760, 12)),
     ]
-    saved = {k: os.environ.get(k) for k in (*SECRET_ENV, "TOOLSEARCH_LAB_FAST")}
     with FakeOpenAIServer() as server:
         server.enqueue(*replies)
-        try:
-            for key in SECRET_ENV:
-                os.environ.pop(key, None)
-            os.environ.update(OPENAI_API_KEY=secret, OPENAI_BASE_URL=server.base_url, OPENAI_MODEL="fake-model",
-                              TOOLSEARCH_LAB_FAST="1")
+        with _environment(OPENAI_API_KEY=secret, OPENAI_BASE_URL=server.base_url, OPENAI_MODEL="fake-model",
+                          TOOLSEARCH_LAB_FAST="1"):
             _, outcome = _run_one("07_real_models.ipynb")
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
         requests = list(server.requests)
     if isinstance(outcome, Exception):
         pytest.fail(f"07 failed with a configured model: {type(outcome).__name__}: {str(outcome)[-3000:]}")

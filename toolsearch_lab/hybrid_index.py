@@ -400,8 +400,7 @@ class HybridToolIndex(BaseToolIndex):
         self.index_tools(session_id, [tool])
 
     def index_tools(self, session_id: str, tools: Iterable[Tool]) -> None:
-        self.check_session_id(session_id)
-        tools = [self.check_tool(t) for t in tools]
+        tools = self.checked_batch(session_id, tools)
         if not tools:
             return
         with self._lock:

@@ -330,8 +330,7 @@ class BM25ToolIndex(BaseToolIndex):
         self.index_tools(session_id, [tool])
 
     def index_tools(self, session_id: str, tools: Iterable[Tool]) -> None:
-        self.check_session_id(session_id)
-        tools = [self.check_tool(t) for t in tools]
+        tools = self.checked_batch(session_id, tools)
         if not tools:
             return
         # Analyse outside the lock: it is the expensive part and touches no shared state.

@@ -153,6 +153,11 @@ class BaseToolIndex:
             raise TypeError(f"expected a Tool, got {type(tool).__name__}: {tool!r:.80}")
         return tool
 
+    def checked_batch(self, session_id: Any, tools: Iterable[Any]) -> list[Tool]:
+        """Validate an ``index_tools`` call up front, so a bad entry leaves the session untouched."""
+        self.check_session_id(session_id)
+        return [self.check_tool(t) for t in tools]
+
     @staticmethod
     def check_session_id(session_id: Any) -> str:
         if not isinstance(session_id, str) or not session_id.strip():

@@ -136,8 +136,7 @@ class VectorToolIndex(BaseToolIndex):
         self.index_tools(session_id, [tool])
 
     def index_tools(self, session_id: str, tools: Iterable[Tool]) -> None:
-        self.check_session_id(session_id)
-        tools = [self.check_tool(t) for t in tools]
+        tools = self.checked_batch(session_id, tools)
         if not tools:
             return  # Spring: an empty batch makes no store (embedding) call
         texts = [tool_text(t, self.text) for t in tools]
