@@ -10,7 +10,7 @@ Peers, computed in the same run over the same tool text (``tool_text(tool, "full
 description, parameters): scikit-learn TF-IDF cosine (English stop words, sublinear tf), ``bm25s`` (English
 stop words), and raw MiniLM cosine over the description without Spring's 0.2 threshold.
 
-All metrics: see ``toolsearch_lab.evaluation`` (k = 5, rankings 10 deep).
+All metrics: see ``toolsearch_lab.eval.metrics`` (k = 5, rankings 10 deep).
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from toolsearch_lab.datasets import Dataset, load_dataset
-from toolsearch_lab.evaluation import QueryResult, aggregate, evaluate
-from toolsearch_lab.hybrid_index import HybridToolIndex
-from toolsearch_lab.index_factory import INDEX_KINDS, make_index
-from toolsearch_lab.vector_index import tool_text
+from toolsearch_lab.eval.datasets import Dataset, load_dataset
+from toolsearch_lab.eval.metrics import QueryResult, aggregate, evaluate
+from toolsearch_lab.index.hybrid import HybridToolIndex
+from toolsearch_lab.index.factory import INDEX_KINDS, make_index
+from toolsearch_lab.index.vector import tool_text
 
 K = 5
 DEPTH = 10
@@ -82,7 +82,7 @@ def ablation_configs() -> list[tuple[str, dict]]:
     Rows A-F use Spring's keyword index (``BM25ToolIndex``) as the word side; F was the default before the
     built-in stemmed keyword side. From G on, the word side is the hybrid's own :class:`KeywordScorer`.
     """
-    from toolsearch_lab.lucene_index import BM25ToolIndex
+    from toolsearch_lab.index.bm25.index import BM25ToolIndex
 
     def bm25(split: bool, params: bool) -> BM25ToolIndex:
         return BM25ToolIndex(min_score=0.0, split_identifiers=split, include_parameters=params)

@@ -37,9 +37,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from toolsearch_lab.analysis import analyze
-from toolsearch_lab.lucene_index import BM25ToolIndex, naive_scores
-from toolsearch_lab.tool import SearchRequest, Tool
+from toolsearch_lab.text.lucene import analyze
+from toolsearch_lab.index.bm25.index import BM25ToolIndex, naive_scores
+from toolsearch_lab.model import SearchRequest, Tool
 
 SEED = 20260521
 INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.:-]")

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import plotly.graph_objects as go
 
-from toolsearch_lab.scenarios import list_scenarios
+from toolsearch_lab.eval.scenarios import list_scenarios
 from toolsearch_lab.ui import EvictionSimulator, IndexExplorer, IterationStepper, TokenDashboard
 
 TARGET_MS = 100.0

@@ -1,4 +1,4 @@
-"""A small real MCP server (official SDK, stdio) for the integration tests of ``toolsearch_lab.mcp_catalog``.
+"""A small real MCP server (official SDK, stdio) for the integration tests of ``toolsearch_lab.catalog.mcp``.
 
 Run: ``python tests/mcp_test_server.py``. Tools: ``add``, ``get_weather`` (structured output), ``fail``
 (raises, so the result has is_error), ``slow`` (sleeps) and ``crash`` (the process exits at once, to simulate

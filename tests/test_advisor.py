@@ -11,16 +11,16 @@ import json
 
 import pytest
 
-from toolsearch_lab.advisor import (
+from toolsearch_lab.loop.advisor import (
     DEFAULT_SYSTEM_MESSAGE_SUFFIX,
     ToolNotFoundError,
     ToolSearchAdvisor,
 )
-from toolsearch_lab.chat_model import AssistantTurn, ScriptedModel, ToolCall, Usage
-from toolsearch_lab.eviction import AlwaysEvict, LruEviction
-from toolsearch_lab.regex_index import RegexToolIndex
-from toolsearch_lab.tool import SearchRequest, Tool
-from toolsearch_lab.tool_search_tool import ToolSearchTool
+from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall, Usage
+from toolsearch_lab.session.eviction import AlwaysEvict, LruEviction
+from toolsearch_lab.index.regex import RegexToolIndex
+from toolsearch_lab.model import SearchRequest, Tool
+from toolsearch_lab.loop.search_tool import ToolSearchTool
 from toolsearch_lab.trace import RunTrace
 
 CTX = {"chat_memory_conversation_id": "conv-1"}
@@ -507,8 +507,8 @@ def test_trace_json_round_trips_exactly():
 def test_one_advisor_serves_many_sessions_on_many_threads():
     from concurrent.futures import ThreadPoolExecutor
 
-    from toolsearch_lab.scenarios import grade, load_scenario
-    from toolsearch_lab.simulated_agent import SimulatedAgent
+    from toolsearch_lab.eval.scenarios import grade, load_scenario
+    from toolsearch_lab.models.simulated import SimulatedAgent
 
     scenario = load_scenario("spring-demo")
     advisor = ToolSearchAdvisor(RegexToolIndex())

@@ -6,10 +6,10 @@ import json
 
 from openai_fake_server import FakeOpenAIServer, chat_response, rate_limited, tool_call
 
-from toolsearch_lab.advisor import ToolSearchAdvisor
-from toolsearch_lab.lucene_index import BM25ToolIndex
-from toolsearch_lab.openai_chat import OpenAIChatModel
-from toolsearch_lab.scenarios import grade, load_scenario
+from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+from toolsearch_lab.index.bm25.index import BM25ToolIndex
+from toolsearch_lab.models.openai import OpenAIChatModel
+from toolsearch_lab.eval.scenarios import grade, load_scenario
 
 KEY = "sk-test-DO-NOT-LEAK-4242"
 
@@ -84,7 +84,7 @@ def test_malformed_arguments_and_hallucinated_tool_are_answered_with_errors():
 
 
 def test_simulated_agent_grades_the_same_scenario_successfully():
-    from toolsearch_lab.scenarios import run_scenario
+    from toolsearch_lab.eval.scenarios import run_scenario
 
     run = run_scenario("spring-demo", index="lucene")
     assert grade(run.scenario, run.trace).success

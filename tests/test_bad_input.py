@@ -8,12 +8,12 @@ import time
 
 import pytest
 
-from toolsearch_lab.advisor import ToolSearchAdvisor
-from toolsearch_lab.catalog import CatalogError, load_catalog, tools_from_json
-from toolsearch_lab.chat_model import AssistantTurn, ScriptedModel, ToolCall
-from toolsearch_lab.lucene_index import BM25ToolIndex
-from toolsearch_lab.regex_index import RegexToolIndex
-from toolsearch_lab.tool import SearchRequest, Tool
+from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+from toolsearch_lab.catalog.container import CatalogError, load_catalog, tools_from_json
+from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall
+from toolsearch_lab.index.bm25.index import BM25ToolIndex
+from toolsearch_lab.index.regex import RegexToolIndex
+from toolsearch_lab.model import SearchRequest, Tool
 from toolsearch_lab.trace import RunTrace
 
 MB = 1_000_000
@@ -130,7 +130,7 @@ def _dataset(**overrides):
 
 
 def test_dataset_unknown_relevant_tools_are_named_with_the_query():
-    from toolsearch_lab.datasets import DatasetError, parse_dataset
+    from toolsearch_lab.eval.datasets import DatasetError, parse_dataset
 
     with pytest.raises(DatasetError, match=r"queries\[1\] \(id 'q2'\): unknown relevant tool\(s\) 'ghost'"):
         parse_dataset(_dataset(), name="mini")
@@ -143,7 +143,7 @@ def test_dataset_unknown_relevant_tools_are_named_with_the_query():
 
 
 def test_dataset_bad_tools_duplicates_and_empty():
-    from toolsearch_lab.datasets import DatasetError, parse_dataset
+    from toolsearch_lab.eval.datasets import DatasetError, parse_dataset
 
     tools = [{"name": "a", "description": "x"}, {"name": "a", "description": "y"}, {"name": "c"}]
     ds = parse_dataset(_dataset(tools=tools, queries=[{"query": "q", "relevant_tools": ["a"]}]), strict=False)
@@ -157,7 +157,7 @@ def test_dataset_bad_tools_duplicates_and_empty():
 
 
 def test_dataset_file_with_bad_utf8_is_a_dataset_error(tmp_path):
-    from toolsearch_lab.datasets import DatasetError, load_dataset
+    from toolsearch_lab.eval.datasets import DatasetError, load_dataset
 
     path = tmp_path / "normalized.json"
     path.write_bytes(b'{"tools": [{"name": "a", "description": "\xff"}], "queries": []}')
@@ -185,7 +185,7 @@ def test_trace_with_a_lone_surrogate_can_still_be_saved_and_loaded(tmp_path):
 
 
 def test_recording_with_a_lone_surrogate_can_be_saved(tmp_path):
-    from toolsearch_lab.openai_chat import OpenAIChatModel, load_recording
+    from toolsearch_lab.models.openai import OpenAIChatModel, load_recording
 
     model = OpenAIChatModel(model="m", base_url="http://127.0.0.1:9/v1", api_key="k", record=True)
     model.recording.append(AssistantTurn(None, [ToolCall("c", "toolSearchTool", '{"query": "\ud800"}')]).to_message())

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from toolsearch_lab.catalog import (
+from toolsearch_lab.catalog.container import (
     CatalogError,
     ToolCatalog,
     detect_format,
@@ -15,8 +15,8 @@ from toolsearch_lab.catalog import (
     tools_from_json,
     validate_schema_refs,
 )
-from toolsearch_lab.data_files import data_path
-from toolsearch_lab.tool import Tool
+from toolsearch_lab.catalog.shipped import data_path
+from toolsearch_lab.model import Tool
 
 WEATHER_SCHEMA = {
     "type": "object",

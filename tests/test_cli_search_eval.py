@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from toolsearch_lab.cli import main
+from toolsearch_lab.cli.main import main
 
 DOC = {
     "source": "cli-test",

@@ -4,10 +4,10 @@ from datetime import timedelta
 
 import pytest
 
-from toolsearch_lab.config import PREFIX, ToolSearchConfig, parse_duration
-from toolsearch_lab.eviction import CompositeEviction, LruEviction, TtlEviction
-from toolsearch_lab.lucene_index import BM25ToolIndex
-from toolsearch_lab.regex_index import RegexToolIndex
+from toolsearch_lab.loop.config import PREFIX, ToolSearchConfig, parse_duration
+from toolsearch_lab.session.eviction import CompositeEviction, LruEviction, TtlEviction
+from toolsearch_lab.index.bm25.index import BM25ToolIndex
+from toolsearch_lab.index.regex import RegexToolIndex
 
 
 def props(**kv):

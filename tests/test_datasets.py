@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from toolsearch_lab.datasets import Dataset, DatasetError, Query, load_dataset, parse_dataset
+from toolsearch_lab.eval.datasets import Dataset, DatasetError, Query, load_dataset, parse_dataset
 
 
 def good_doc() -> dict:

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from toolsearch_lab.embedders import (
+from toolsearch_lab.embed.base import (
     EmbeddingError,
     MiniLMEmbedder,
     OpenAIEmbedder,
@@ -19,7 +19,7 @@ from toolsearch_lab.embedders import (
     split_identifiers,
     verify_model_file,
 )
-from toolsearch_lab.embedding_cache import CachedEmbedder, EmbeddingCache, default_cache_dir
+from toolsearch_lab.embed.cache import CachedEmbedder, EmbeddingCache, default_cache_dir
 
 
 class CountingEmbedder:

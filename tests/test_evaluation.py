@@ -7,17 +7,17 @@ import math
 import numpy as np
 import pytest
 
-from toolsearch_lab.datasets import Dataset, Query
-from toolsearch_lab.evaluation import (
+from toolsearch_lab.eval.datasets import Dataset, Query
+from toolsearch_lab.eval.metrics import (
     evaluate,
     hit_at_k,
     ndcg_at_k,
     recall_at_k,
     reciprocal_rank,
 )
-from toolsearch_lab.lucene_index import BM25ToolIndex
-from toolsearch_lab.tool import Tool
-from toolsearch_lab.vector_index import VectorToolIndex
+from toolsearch_lab.index.bm25.index import BM25ToolIndex
+from toolsearch_lab.model import Tool
+from toolsearch_lab.index.vector import VectorToolIndex
 
 RANKED = ["a", "b", "c", "d", "e", "f"]
 

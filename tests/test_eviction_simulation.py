@@ -2,7 +2,7 @@
 
 import pytest
 
-from toolsearch_lab.eviction_simulation import (
+from toolsearch_lab.eval.eviction_simulation import (
     EVICT,
     FIRST_INDEX,
     REINDEX_CHANGED,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from toolsearch_lab.catalog import tools_from_json
-from toolsearch_lab.export import (
+from toolsearch_lab.catalog.container import tools_from_json
+from toolsearch_lab.catalog.export import (
     DEFAULT_SEARCH_PARAMETERS,
     anthropic_tool_reference_result,
     openai_tool_search_output,
@@ -20,7 +20,7 @@ from toolsearch_lab.export import (
     to_openai_responses_tools,
     to_openai_tools,
 )
-from toolsearch_lab.tool import Tool
+from toolsearch_lab.model import Tool
 
 GOLDEN = Path(__file__).parent / "golden"
 

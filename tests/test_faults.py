@@ -23,11 +23,11 @@ from openai_fake_server import (
     truncated,
 )
 
-from toolsearch_lab.advisor import ToolSearchAdvisor
-from toolsearch_lab.lucene_index import BM25ToolIndex
-from toolsearch_lab.openai_chat import OpenAIChatModel
-from toolsearch_lab.regex_index import RegexToolIndex
-from toolsearch_lab.tool import Tool
+from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+from toolsearch_lab.index.bm25.index import BM25ToolIndex
+from toolsearch_lab.models.openai import OpenAIChatModel
+from toolsearch_lab.index.regex import RegexToolIndex
+from toolsearch_lab.model import Tool
 from toolsearch_lab.trace import RunTrace
 
 HANG_GUARD_S = 20.0
@@ -221,7 +221,7 @@ def test_raising_tool_and_one_megabyte_result():
 
 @pytest.fixture()
 def mcp_catalog():
-    from toolsearch_lab.catalog import ToolCatalog
+    from toolsearch_lab.catalog.container import ToolCatalog
 
     catalog = ToolCatalog.from_mcp_stdio(sys.executable, [MCP_SERVER], timeout=1.5)
     yield catalog
@@ -276,7 +276,7 @@ def test_zz_print_measurements():
 
 
 def _embedder(server):
-    from toolsearch_lab.embedders import OpenAIEmbedder
+    from toolsearch_lab.embed.base import OpenAIEmbedder
 
     return OpenAIEmbedder(model="emb", base_url=server.base_url, api_key="k", max_retries=0, timeout=0.5)
 
@@ -284,7 +284,7 @@ def _embedder(server):
 @pytest.mark.parametrize("reply", [error_response(500, "down"), truncated(), slow(Reply(json={}), 3.0)],
                          ids=["500", "truncated", "timeout"])
 def test_embedder_http_faults_are_embedding_errors(reply):
-    from toolsearch_lab.embedders import EmbeddingError
+    from toolsearch_lab.embed.base import EmbeddingError
 
     with FakeOpenAIServer() as server:
         server.enqueue(reply)
@@ -297,7 +297,7 @@ def test_embedder_http_faults_are_embedding_errors(reply):
     Reply(status=200, json={"data": "x"}),  # found by this suite (escaped as AttributeError); fixed likewise
 ], ids=["invalid-json", "wrong-shape"])
 def test_embedder_unreadable_bodies_are_embedding_errors(reply):
-    from toolsearch_lab.embedders import EmbeddingError
+    from toolsearch_lab.embed.base import EmbeddingError
 
     with FakeOpenAIServer() as server:
         server.enqueue(reply)

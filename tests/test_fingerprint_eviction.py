@@ -5,9 +5,9 @@ from datetime import timedelta
 
 import pytest
 
-from toolsearch_lab.eviction import AlwaysEvict, CompositeEviction, LruEviction, NeverEvict, TtlEviction
-from toolsearch_lab.fingerprint import fingerprint
-from toolsearch_lab.tool import Tool, ToolReference
+from toolsearch_lab.session.eviction import AlwaysEvict, CompositeEviction, LruEviction, NeverEvict, TtlEviction
+from toolsearch_lab.session.fingerprint import fingerprint
+from toolsearch_lab.model import Tool, ToolReference
 
 
 class FakeClock:

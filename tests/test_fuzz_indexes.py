@@ -23,10 +23,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolsearch_lab.lucene_index import BM25ToolIndex
-from toolsearch_lab.regex_index import PatternError, PatternTimeoutError, RegexToolIndex
-from toolsearch_lab.tool import SearchRequest, SearchResponse, Tool
-from toolsearch_lab.tool_search_tool import ToolSearchTool
+from toolsearch_lab.index.bm25.index import BM25ToolIndex
+from toolsearch_lab.index.regex import PatternError, PatternTimeoutError, RegexToolIndex
+from toolsearch_lab.model import SearchRequest, SearchResponse, Tool
+from toolsearch_lab.loop.search_tool import ToolSearchTool
 
 HANG_GUARD_S = 5.0  # generous: only catches hangs, not slowness
 SESSION = "fuzz"
@@ -207,7 +207,7 @@ for _name in INDEXES:
 @pytest.fixture(scope="module")
 def minilm():
     try:
-        from toolsearch_lab.embedders import MiniLMEmbedder
+        from toolsearch_lab.embed.base import MiniLMEmbedder
 
         embedder = MiniLMEmbedder()
         embedder.embed(["probe"])
@@ -218,7 +218,7 @@ def minilm():
 
 @pytest.fixture(scope="module")
 def vector_index(minilm):
-    from toolsearch_lab.vector_index import VectorToolIndex
+    from toolsearch_lab.index.vector import VectorToolIndex
 
     return _indexed(VectorToolIndex(minilm))
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from toolsearch_lab.hybrid_index import (
+from toolsearch_lab.index.hybrid import (
     HybridToolIndex,
     KeywordScorer,
     normalise,
     split_clauses,
     strip_stop_words,
 )
-from toolsearch_lab.index_factory import INDEX_KINDS, make_index
-from toolsearch_lab.tool import SearchRequest, Tool, ToolIndex, empty_response
+from toolsearch_lab.index.factory import INDEX_KINDS, make_index
+from toolsearch_lab.model import SearchRequest, Tool, ToolIndex, empty_response
 
 
 class AxesEmbedder:
@@ -155,7 +155,7 @@ def test_search_many_matches_search_and_embeds_once():
 
 
 def test_single_view_from_a_vector_index():
-    from toolsearch_lab.vector_index import VectorToolIndex
+    from toolsearch_lab.index.vector import VectorToolIndex
 
     index = HybridToolIndex(vector_index=VectorToolIndex(AxesEmbedder()))
     index.index_tools("s", TOOLS)
@@ -260,7 +260,7 @@ def test_keyword_side_follows_later_additions_and_clears():
 
 
 def test_previous_keyword_index_still_pluggable():
-    from toolsearch_lab.lucene_index import BM25ToolIndex
+    from toolsearch_lab.index.bm25.index import BM25ToolIndex
 
     index = HybridToolIndex(
         BM25ToolIndex(min_score=0.0, split_identifiers=True),

@@ -9,8 +9,8 @@ import threading
 import numpy as np
 import pytest
 
-from toolsearch_lab.analysis import analyze, analyze_split, split_identifier
-from toolsearch_lab.lucene_index import (
+from toolsearch_lab.text.lucene import analyze, analyze_split, split_identifier
+from toolsearch_lab.index.bm25.index import (
     LENGTH_TABLE,
     BM25ToolIndex,
     LuceneToolIndex,
@@ -19,7 +19,7 @@ from toolsearch_lab.lucene_index import (
     int_to_byte4,
     naive_scores,
 )
-from toolsearch_lab.tool import SearchRequest, Tool, ToolIndex, ToolReference
+from toolsearch_lab.model import SearchRequest, Tool, ToolIndex, ToolReference
 
 # Spring's demo tools ([COM] examples/tool-search-tool-demo, Application.MyTools): these exact descriptions
 # reproduce the §4 demo reference scores.
@@ -522,9 +522,9 @@ def test_scores_and_ranking_match_naive_reference():
 
 def test_pruned_top_k_equals_dense_scoring(monkeypatch):
     """The MaxScore-pruned top k (bounds, finalists, exact rescoring) equals scoring every matching doc."""
-    import toolsearch_lab.lucene_index as li
-    from toolsearch_lab import lucene_postings
-    from toolsearch_lab.lucene_postings import exact_all
+    import toolsearch_lab.index.bm25.index as li
+    from toolsearch_lab.index.bm25 import postings as lucene_postings
+    from toolsearch_lab.index.bm25.postings import exact_all
 
     tools = _synthetic(4000, 3)
     index = make_index(tools)
@@ -544,9 +544,9 @@ def test_pruned_top_k_equals_dense_scoring(monkeypatch):
 
 @pytest.mark.parametrize("options", [{}, {"split_identifiers": True, "include_parameters": True}])
 def test_pruned_top_k_equals_dense_scoring_with_ties_filters_and_options(monkeypatch, options):
-    import toolsearch_lab.lucene_index as li
-    from toolsearch_lab import lucene_postings
-    from toolsearch_lab.lucene_postings import exact_all
+    import toolsearch_lab.index.bm25.index as li
+    from toolsearch_lab.index.bm25 import postings as lucene_postings
+    from toolsearch_lab.index.bm25.postings import exact_all
 
     rng = random.Random(9)
     vocab = ["the", "a", "get", "list", "data", "file", "user", "repo"] + [f"w{i}" for i in range(60)]
@@ -642,9 +642,9 @@ def test_hot_path_tool_references_equal_constructed_ones():
 def test_exact_all_clause_rows_equal_sparse_clauses(monkeypatch, options):
     """exact_all's small-index variant (one row per clause, two clauses added in float) scores exactly like
     its sparse variant: phrases, repeated tokens (boosts x2, x3), category filters, 2-5 clauses."""
-    import toolsearch_lab.lucene_index as li
-    from toolsearch_lab import lucene_postings
-    from toolsearch_lab.lucene_postings import exact_all
+    import toolsearch_lab.index.bm25.index as li
+    from toolsearch_lab.index.bm25 import postings as lucene_postings
+    from toolsearch_lab.index.bm25.postings import exact_all
 
     rng = random.Random(21)
     vocab = ["the", "a", "get", "list", "data", "file", "user", "repo"] + [f"w{i}" for i in range(40)]

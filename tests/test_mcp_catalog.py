@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from toolsearch_lab.catalog import ToolCatalog
-from toolsearch_lab.mcp_catalog import McpConnection, McpToolError
+from toolsearch_lab.catalog.container import ToolCatalog
+from toolsearch_lab.catalog.mcp import McpConnection, McpToolError
 
 SERVER = str(Path(__file__).with_name("mcp_test_server.py"))
 

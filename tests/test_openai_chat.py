@@ -19,8 +19,8 @@ from openai_fake_server import (
     truncated,
 )
 
-from toolsearch_lab.chat_model import AssistantTurn, ChatModel, ToolCall, Usage
-from toolsearch_lab.openai_chat import (
+from toolsearch_lab.models.base import AssistantTurn, ChatModel, ToolCall, Usage
+from toolsearch_lab.models.openai import (
     DEFAULT_MODEL,
     ModelConnectionError,
     ModelError,
@@ -309,7 +309,7 @@ def test_record_and_replay(server, tmp_path):
     assert replay.name == "replay:openai:fake-model"
     assert [replay.complete(USER, [WEATHER_TOOL]) for _ in range(2)] == live
     # The saved turns are plain assistant messages, so ScriptedModel takes them directly too.
-    from toolsearch_lab.chat_model import ScriptedModel
+    from toolsearch_lab.models.base import ScriptedModel
 
     turns = json.loads(text)["turns"]
     assert ScriptedModel(turns).complete(USER, []).tool_calls == live[0].tool_calls

@@ -14,14 +14,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolsearch_lab.advisor import ToolSearchAdvisor
-from toolsearch_lab.chat_model import AssistantTurn, ScriptedModel, ToolCall
-from toolsearch_lab.eviction import LruEviction, NeverEvict
-from toolsearch_lab.fingerprint import fingerprint
-from toolsearch_lab.lucene_index import BM25ToolIndex
-from toolsearch_lab.regex_index import RegexToolIndex
-from toolsearch_lab.tool import SearchRequest, Tool
-from toolsearch_lab.tool_search_tool import ToolSearchTool
+from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall
+from toolsearch_lab.session.eviction import LruEviction, NeverEvict
+from toolsearch_lab.session.fingerprint import fingerprint
+from toolsearch_lab.index.bm25.index import BM25ToolIndex
+from toolsearch_lab.index.regex import RegexToolIndex
+from toolsearch_lab.model import SearchRequest, Tool
+from toolsearch_lab.loop.search_tool import ToolSearchTool
 from toolsearch_lab.trace import RunTrace
 
 
@@ -50,13 +50,13 @@ class HashEmbedder:
 
 
 def _vector_index():
-    from toolsearch_lab.vector_index import VectorToolIndex
+    from toolsearch_lab.index.vector import VectorToolIndex
 
     return VectorToolIndex(HashEmbedder(), similarity_threshold=-1.0)
 
 
 def _hybrid_index():
-    from toolsearch_lab.hybrid_index import HybridToolIndex
+    from toolsearch_lab.index.hybrid import HybridToolIndex
 
     return HybridToolIndex(embedder=HashEmbedder())
 

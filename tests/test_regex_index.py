@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from toolsearch_lab.regex_index import (
+from toolsearch_lab.index.regex import (
     STOP_WORDS,
     MatchSpan,
     PatternError,
@@ -20,7 +20,7 @@ from toolsearch_lab.regex_index import (
     java_root_lower,
     spring_escape,
 )
-from toolsearch_lab.tool import (
+from toolsearch_lab.model import (
     BaseToolIndex,
     SearchMetadata,
     SearchRequest,

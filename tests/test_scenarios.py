@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from toolsearch_lab.advisor import ToolSearchAdvisor
-from toolsearch_lab.chat_model import AssistantTurn
-from toolsearch_lab.cli import main
-from toolsearch_lab.lucene_index import BM25ToolIndex
-from toolsearch_lab.regex_index import RegexToolIndex
-from toolsearch_lab.scenarios import grade, list_scenarios, load_scenario, run_scenario, scenario_from_dict
-from toolsearch_lab.simulated_agent import SimulatedAgent, fill_arguments, tool_fit
-from toolsearch_lab.tool import Tool
+from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+from toolsearch_lab.models.base import AssistantTurn
+from toolsearch_lab.cli.main import main
+from toolsearch_lab.index.bm25.index import BM25ToolIndex
+from toolsearch_lab.index.regex import RegexToolIndex
+from toolsearch_lab.eval.scenarios import grade, list_scenarios, load_scenario, run_scenario, scenario_from_dict
+from toolsearch_lab.models.simulated import SimulatedAgent, fill_arguments, tool_fit
+from toolsearch_lab.model import Tool
 
 # Prompt-token savings the shipped scenarios must keep (issue targets), with the demo's defaults:
 # BM25 index, accumulation off as in Spring's demo app, the agent asking for 5 results.
@@ -147,7 +147,7 @@ def test_unknown_model_is_rejected():
 
 
 def test_scripted_model_object_can_drive_a_scenario():
-    from toolsearch_lab.chat_model import ScriptedModel
+    from toolsearch_lab.models.base import ScriptedModel
 
     run = run_scenario("spring-demo", model=ScriptedModel([AssistantTurn("no tools needed")]))
     assert run.trace.final_answer == "no tools needed" and not run.grade.success

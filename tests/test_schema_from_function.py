@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal, Optional, TypedDict, Union
 
 import pytest
 
-from toolsearch_lab.catalog import ToolCatalog, tool
-from toolsearch_lab.schema_from_function import (
+from toolsearch_lab.catalog.container import ToolCatalog, tool
+from toolsearch_lab.catalog.functions import (
     SchemaFromFunctionError,
     parse_docstring,
     schema_from_function,

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from openai_fake_server import FakeOpenAIServer, chat_response, error_response, tool_call
 
-from toolsearch_lab.advisor import ToolSearchAdvisor
-from toolsearch_lab.embedders import EmbeddingError, OpenAIEmbedder
-from toolsearch_lab.openai_chat import ModelError, OpenAIChatModel
-from toolsearch_lab.regex_index import RegexToolIndex
-from toolsearch_lab.tool import Tool
+from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+from toolsearch_lab.embed.base import EmbeddingError, OpenAIEmbedder
+from toolsearch_lab.models.openai import ModelError, OpenAIChatModel
+from toolsearch_lab.index.regex import RegexToolIndex
+from toolsearch_lab.model import Tool
 
 KEY = "sk-live-SECRET-5f2c9a7e1b3d8c4a6e0f"
 KEY_PART = "SECRET-5f2c9a7e1b3d"  # a partial leak counts too
@@ -166,7 +166,7 @@ def test_embedder_error_chain_holds_no_key(server):
 
 
 def test_vector_index_repr_holds_no_key(server):
-    from toolsearch_lab.vector_index import VectorToolIndex
+    from toolsearch_lab.index.vector import VectorToolIndex
 
     index = VectorToolIndex(OpenAIEmbedder(model="emb", base_url=server.base_url, api_key=KEY, max_retries=0))
     index.index_tools("s", [Tool("get_weather", "Get the weather")])
@@ -183,11 +183,11 @@ sys.path.insert(0, {repo!r})
 logging.basicConfig(level=logging.DEBUG, stream=sys.stdout, force=True)
 for name in {loggers!r}:
     logging.getLogger(name).setLevel(logging.DEBUG)
-from toolsearch_lab.openai_chat import OpenAIChatModel
-from toolsearch_lab.embedders import OpenAIEmbedder
-from toolsearch_lab.advisor import ToolSearchAdvisor
-from toolsearch_lab.regex_index import RegexToolIndex
-from toolsearch_lab.tool import Tool
+from toolsearch_lab.models.openai import OpenAIChatModel
+from toolsearch_lab.embed.base import OpenAIEmbedder
+from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+from toolsearch_lab.index.regex import RegexToolIndex
+from toolsearch_lab.model import Tool
 KEY = {key!r}""",
     """model = OpenAIChatModel(model="m", base_url={url!r}, api_key=KEY, max_retries=0)
 embedder = OpenAIEmbedder(model="emb", base_url={url!r}, api_key=KEY, max_retries=0)

@@ -1,10 +1,10 @@
-"""The keyword tokenizer and the two stemmers of toolsearch_lab.text_normalise."""
+"""The keyword tokenizer and the two stemmers of toolsearch_lab.text.normalise."""
 
 from __future__ import annotations
 
 import pytest
 
-from toolsearch_lab.text_normalise import STEMMERS, keyword_tokens, porter_stem, s_stem, stem_tokens
+from toolsearch_lab.text.normalise import STEMMERS, keyword_tokens, porter_stem, s_stem, stem_tokens
 
 # Porter's published examples (the 1980 paper and the reference vocabulary/output lists).
 PORTER = {

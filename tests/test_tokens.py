@@ -20,7 +20,7 @@ from toolsearch_lab.tokens import (
     encoding_for_model,
     get_encoding,
 )
-from toolsearch_lab.tool import Tool
+from toolsearch_lab.model import Tool
 
 
 @pytest.fixture(scope="module")
@@ -467,9 +467,9 @@ def test_catalog_tokens_sorted_with_total(cl100k):
 
 # ------------------------------------------------------------------------------------------------- CLI
 def _fake_catalog(monkeypatch, tools):
-    module = types.ModuleType("toolsearch_lab.catalog")
+    module = types.ModuleType("toolsearch_lab.catalog.container")
     module.load_catalog = lambda name_or_path: list(tools)
-    monkeypatch.setitem(sys.modules, "toolsearch_lab.catalog", module)
+    monkeypatch.setitem(sys.modules, "toolsearch_lab.catalog.container", module)
 
 
 def test_tokens_command_text_and_json(monkeypatch, capsys):
@@ -496,8 +496,8 @@ def test_tokens_command_text_and_json(monkeypatch, capsys):
 
 
 def test_tokens_cli_with_real_catalog_loader(tmp_path, capsys):
-    pytest.importorskip("toolsearch_lab.catalog")
-    from toolsearch_lab.cli import main
+    pytest.importorskip("toolsearch_lab.catalog.container")
+    from toolsearch_lab.cli.main import main
 
     path = tmp_path / "tools.json"
     path.write_text(json.dumps([weather_tool().definition()]), encoding="utf-8")

@@ -1,6 +1,6 @@
 """EvictionSimulator widget: controls re-simulate, the timeline and counts follow the strategy."""
 
-from toolsearch_lab.eviction_simulation import EVICT, REUSE, STRATEGIES
+from toolsearch_lab.eval.eviction_simulation import EVICT, REUSE, STRATEGIES
 from toolsearch_lab.ui import EvictionSimulator, theme
 
 

@@ -2,14 +2,14 @@
 
 import pytest
 
-from toolsearch_lab.embedders import TfidfEmbedder
-from toolsearch_lab.hybrid_index import HybridToolIndex
-from toolsearch_lab.lucene_index import BM25ToolIndex
-from toolsearch_lab.regex_index import RegexToolIndex
-from toolsearch_lab.tool import Tool
+from toolsearch_lab.embed.base import TfidfEmbedder
+from toolsearch_lab.index.hybrid import HybridToolIndex
+from toolsearch_lab.index.bm25.index import BM25ToolIndex
+from toolsearch_lab.index.regex import RegexToolIndex
+from toolsearch_lab.model import Tool
 from toolsearch_lab.ui import IndexExplorer
 from toolsearch_lab.ui.index_explorer import marked
-from toolsearch_lab.vector_index import VectorToolIndex
+from toolsearch_lab.index.vector import VectorToolIndex
 
 TOOLS = [
     Tool("create_pull_request", "Open a new pull request from a branch into a base branch."),

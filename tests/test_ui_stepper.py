@@ -143,7 +143,7 @@ def test_repr_mimebundle_is_the_widget():
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == app.widget.model_id
 
 
-@pytest.mark.skipif(importlib.util.find_spec("toolsearch_lab.index_factory") is None,
+@pytest.mark.skipif(importlib.util.find_spec("toolsearch_lab.index.factory") is None,
                     reason="index_factory not available")
 def test_real_scenario_accumulation_changes_exposed_tools():
     app = IterationStepper(scenario="github", index="lucene")

@@ -1,6 +1,6 @@
 """TokenDashboard: per-tool costs sorted, totals equal TokenCounter's, run and prefix views follow the run."""
 
-from toolsearch_lab.catalog import load_catalog
+from toolsearch_lab.catalog.container import load_catalog
 from toolsearch_lab.tokens import TokenCounter
 from toolsearch_lab.ui import TokenDashboard, theme
 from toolsearch_lab.ui.sample import SAMPLE_COSTS, sample_trace

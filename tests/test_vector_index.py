@@ -8,9 +8,9 @@ import threading
 import numpy as np
 import pytest
 
-from toolsearch_lab.embedders import MiniLMEmbedder
-from toolsearch_lab.tool import SearchRequest, Tool, empty_response
-from toolsearch_lab.vector_index import VectorToolIndex, tool_text
+from toolsearch_lab.embed.base import MiniLMEmbedder
+from toolsearch_lab.model import SearchRequest, Tool, empty_response
+from toolsearch_lab.index.vector import VectorToolIndex, tool_text
 
 
 class CountingEmbedder:

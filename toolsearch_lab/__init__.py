@@ -7,39 +7,39 @@ from __future__ import annotations
 
 import importlib
 
-from .advisor import RunResult, ToolNotFoundError, ToolSearchAdvisor
-from .chat_model import AssistantTurn, ChatModel, ScriptedModel, ToolCall, Usage
-from .eviction import AlwaysEvict, CompositeEviction, LruEviction, NeverEvict, TtlEviction
-from .fingerprint import fingerprint
-from .tool import SearchMetadata, SearchRequest, SearchResponse, Tool, ToolIndex, ToolReference
-from .tool_search_tool import ToolSearchTool
-from .trace import RunTrace
+from toolsearch_lab.loop.advisor import RunResult, ToolNotFoundError, ToolSearchAdvisor
+from toolsearch_lab.models.base import AssistantTurn, ChatModel, ScriptedModel, ToolCall, Usage
+from toolsearch_lab.session.eviction import AlwaysEvict, CompositeEviction, LruEviction, NeverEvict, TtlEviction
+from toolsearch_lab.session.fingerprint import fingerprint
+from toolsearch_lab.model import SearchMetadata, SearchRequest, SearchResponse, Tool, ToolIndex, ToolReference
+from toolsearch_lab.loop.search_tool import ToolSearchTool
+from toolsearch_lab.trace import RunTrace
 
 __version__ = "0.1.0"
 
 # name -> module, imported lazily so `import toolsearch_lab` stays fast and needs no model files.
 _LAZY = {
-    "RegexToolIndex": "regex_index",
-    "BM25ToolIndex": "lucene_index",
-    "LuceneToolIndex": "lucene_index",
-    "VectorToolIndex": "vector_index",
-    "HybridToolIndex": "hybrid_index",
-    "make_index": "index_factory",
-    "MiniLMEmbedder": "embedders",
-    "OpenAIEmbedder": "embedders",
-    "TfidfEmbedder": "embedders",
+    "RegexToolIndex": "index.regex",
+    "BM25ToolIndex": "index.bm25.index",
+    "LuceneToolIndex": "index.bm25.index",
+    "VectorToolIndex": "index.vector",
+    "HybridToolIndex": "index.hybrid",
+    "make_index": "index.factory",
+    "MiniLMEmbedder": "embed.base",
+    "OpenAIEmbedder": "embed.base",
+    "TfidfEmbedder": "embed.base",
     "TokenCounter": "tokens",
-    "ToolCatalog": "catalog",
-    "load_catalog": "catalog",
-    "tool": "catalog",
-    "load_dataset": "datasets",
-    "evaluate": "evaluation",
-    "ToolSearchConfig": "config",
-    "OpenAIChatModel": "openai_chat",
-    "SimulatedAgent": "simulated_agent",
-    "load_scenario": "scenarios",
-    "run_scenario": "scenarios",
-    "list_scenarios": "scenarios",
+    "ToolCatalog": "catalog.container",
+    "load_catalog": "catalog.container",
+    "tool": "catalog.container",
+    "load_dataset": "eval.datasets",
+    "evaluate": "eval.metrics",
+    "ToolSearchConfig": "loop.config",
+    "OpenAIChatModel": "models.openai",
+    "SimulatedAgent": "models.simulated",
+    "load_scenario": "eval.scenarios",
+    "run_scenario": "eval.scenarios",
+    "list_scenarios": "eval.scenarios",
 }
 
 

@@ -3,9 +3,9 @@
 The core package never imports this one; it needs the ``ui`` extra (ipywidgets, plotly).
 """
 
-from .eviction_view import EvictionSimulator
-from .index_explorer import IndexExplorer
-from .stepper import IterationStepper
-from .tokens_dashboard import TokenDashboard
+from toolsearch_lab.ui.eviction_view import EvictionSimulator
+from toolsearch_lab.ui.index_explorer import IndexExplorer
+from toolsearch_lab.ui.stepper import IterationStepper
+from toolsearch_lab.ui.tokens_dashboard import TokenDashboard
 
 __all__ = ["EvictionSimulator", "IndexExplorer", "IterationStepper", "TokenDashboard"]

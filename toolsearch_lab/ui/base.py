@@ -7,7 +7,7 @@ from copy import deepcopy
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
-from .theme import FIG_WIDTH
+from toolsearch_lab.ui.theme import FIG_WIDTH
 
 
 class Displayable:

@@ -1,11 +1,11 @@
 """EvictionSimulator: many sessions, one advisor, one eviction strategy; watch indexes being built, reused
-and evicted over simulated time. The simulation itself is toolsearch_lab.eviction_simulation."""
+and evicted over simulated time. The simulation itself is toolsearch_lab.eval.eviction_simulation."""
 
 from __future__ import annotations
 
 import ipywidgets as widgets
 
-from ..eviction_simulation import (
+from toolsearch_lab.eval.eviction_simulation import (
     EVENT_KINDS,
     EVICT,
     FIRST_INDEX,
@@ -17,8 +17,8 @@ from ..eviction_simulation import (
     SimulationResult,
     simulate,
 )
-from . import theme as t
-from .base import Displayable, figure_box, html_sink, new_figure, update_figure
+from toolsearch_lab.ui import theme as t
+from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
 
 STYLE = {
     FIRST_INDEX: {"symbol": "square", "size": 16, "color": t.FOUND},

@@ -8,9 +8,9 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from ..tool import SearchRequest
-from . import theme as t
-from .base import Displayable, html_sink
+from toolsearch_lab.model import SearchRequest
+from toolsearch_lab.ui import theme as t
+from toolsearch_lab.ui.base import Displayable, html_sink
 
 SESSION = "index-explorer"
 KIND_TITLES = {
@@ -24,7 +24,7 @@ COLUMN_WIDTH = (t.FIG_WIDTH - 10) // 2
 
 
 def make_index(kind: str):
-    from ..index_factory import make_index as factory
+    from toolsearch_lab.index.factory import make_index as factory
 
     return factory(kind)
 
@@ -136,7 +136,7 @@ def column_html(kind: str, hits: list[tuple[Any, float | None, str]], elapsed_ms
 
 
 def _catalog_names(current: str) -> list[str]:
-    from ..catalog import SHIPPED_CATALOGS
+    from toolsearch_lab.catalog.container import SHIPPED_CATALOGS
 
     names = list(SHIPPED_CATALOGS)
     return names if current in names else [current] + names
@@ -182,7 +182,7 @@ class IndexExplorer(Displayable):
             if self._tools_given is not None:
                 tools = self._tools_given
             else:
-                from ..catalog import load_catalog
+                from toolsearch_lab.catalog.container import load_catalog
 
                 tools = load_catalog(catalog).tools
             self._tools[catalog] = {tool.name: tool for tool in tools}

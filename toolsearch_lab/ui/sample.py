@@ -7,8 +7,8 @@ Some text deliberately contains HTML, to prove the views escape it.
 
 from __future__ import annotations
 
-from ..tool_search_tool import TOOL_SEARCH_TOOL_NAME as TST
-from ..trace import (
+from toolsearch_lab.loop.search_tool import TOOL_SEARCH_TOOL_NAME as TST
+from toolsearch_lab.trace import (
     Iteration,
     IterationTokens,
     RunTrace,

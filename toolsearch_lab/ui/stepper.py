@@ -12,9 +12,9 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from . import theme as t
-from .base import Displayable, figure_box, html_sink, new_figure, resync, update_figure
-from .stepper_render import (
+from toolsearch_lab.ui import theme as t
+from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, resync, update_figure
+from toolsearch_lab.ui.stepper_render import (
     details_html,
     error_html,
     highlight,
@@ -37,7 +37,7 @@ DEFAULT_MAX_RESULTS = 5  # what the simulated agent asks for when nobody moves t
 
 def openai_configured() -> bool:
     try:
-        from ..openai_chat import OpenAIChatModel
+        from toolsearch_lab.models.openai import OpenAIChatModel
     except Exception:  # noqa: BLE001 - a missing optional dependency only hides the choice
         return False
     try:
@@ -48,7 +48,7 @@ def openai_configured() -> bool:
 
 def _scenario_names(current: str) -> list[str]:
     try:
-        from ..scenarios import list_scenarios
+        from toolsearch_lab.eval.scenarios import list_scenarios
 
         names = list(list_scenarios())
     except Exception:  # noqa: BLE001 - a hand-made run still displays without the scenario files
@@ -62,12 +62,12 @@ def default_runner(scenario: str, index: str, accumulation: bool, model: str, ma
                    threshold: float | None):
     """Run a shipped scenario. With the simulated agent the slider's max_results is what the agent asks for
     (it always sends maxResults, and the model's value wins over the advisor's, as in Spring)."""
-    from ..scenarios import load_scenario, run_scenario
+    from toolsearch_lab.eval.scenarios import load_scenario, run_scenario
 
     sc = load_scenario(scenario)
     chat_model: Any = model
     if model == "simulated":
-        from ..simulated_agent import SimulatedAgent
+        from toolsearch_lab.models.simulated import SimulatedAgent
 
         chat_model = SimulatedAgent(sc.agent_steps(), max_results=max_results)
     return run_scenario(sc, index=index, accumulation=accumulation, model=chat_model, max_results=max_results,

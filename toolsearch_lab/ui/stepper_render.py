@@ -6,9 +6,9 @@ Iterations are numbered as in the trace (``Iteration.index``, from 0); each iter
 
 from __future__ import annotations
 
-from ..tool_search_tool import TOOL_SEARCH_TOOL_NAME
-from ..trace import Iteration, RunTrace
-from . import theme as t
+from toolsearch_lab.loop.search_tool import TOOL_SEARCH_TOOL_NAME
+from toolsearch_lab.trace import Iteration, RunTrace
+from toolsearch_lab.ui import theme as t
 
 # Trace order of the tools figure; update_figure relies on it never changing.
 TOOLS_TRACES = ("toolSearchTool", "exposed", "newly exposed", "found, exposed next request", "called",

@@ -7,12 +7,12 @@ from functools import lru_cache
 
 import ipywidgets as widgets
 
-from ..tokens import ENCODINGS, TokenCounter
-from ..tool_search_tool import ToolSearchTool
-from . import theme as t
-from .base import Displayable, figure_box, html_sink, new_figure, update_figure
-from .stepper_render import trace_of
-from .tokens_render import per_tool_spec, prefix_html, run_spec
+from toolsearch_lab.tokens import ENCODINGS, TokenCounter
+from toolsearch_lab.loop.search_tool import ToolSearchTool
+from toolsearch_lab.ui import theme as t
+from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
+from toolsearch_lab.ui.stepper_render import trace_of
+from toolsearch_lab.ui.tokens_render import per_tool_spec, prefix_html, run_spec
 
 
 @lru_cache(maxsize=8)
@@ -24,14 +24,14 @@ def _counter(encoding: str) -> TokenCounter:
 def catalog_costs(catalog: str, encoding: str) -> tuple[tuple[tuple[str, int], ...], int, dict]:
     """(rows most expensive first, total for sending all, name → cost) of a shipped catalog; cached because
     switching back and forth between catalogs must be instant."""
-    from ..catalog import load_catalog
+    from toolsearch_lab.catalog.container import load_catalog
 
     rows, total = _counter(encoding).catalog_tokens(load_catalog(catalog).tools)
     return tuple(rows), total, dict(rows)
 
 
 def _catalog_names(current: str) -> list[str]:
-    from ..catalog import SHIPPED_CATALOGS
+    from toolsearch_lab.catalog.container import SHIPPED_CATALOGS
 
     names = list(SHIPPED_CATALOGS)
     return names if current in names else [current] + names

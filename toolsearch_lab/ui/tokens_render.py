@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..tokens import REPLY_PRIMING
-from ..tool_search_tool import TOOL_SEARCH_TOOL_NAME
-from ..trace import RunTrace
-from . import theme as t
+from toolsearch_lab.tokens import REPLY_PRIMING
+from toolsearch_lab.loop.search_tool import TOOL_SEARCH_TOOL_NAME
+from toolsearch_lab.trace import RunTrace
+from toolsearch_lab.ui import theme as t
 
 MAX_TICK_LABELS = 40  # more tool names than this on one axis are unreadable on a projector
 

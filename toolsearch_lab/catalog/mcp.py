@@ -1,0 +1,269 @@
+"""Tools from a live MCP server (stdio), callable from ordinary synchronous code.
+
+The official ``mcp`` SDK is async and its session must live in one task for its whole life. The advisor
+loop and notebooks are synchronous, so :class:`McpConnection` owns a background thread running an event loop
+that holds the session; sync callers submit coroutines to it and wait with a deadline. Every wait is
+bounded: the session's ``read_timeout_seconds`` (an alive-but-stuck server) plus a wall-clock limit here (in
+case the SDK itself never answers). A server that exits makes the SDK fail pending and later calls with
+"Connection closed" at once; we turn that into :class:`McpToolError` with the tail of the server's stderr.
+
+Tool results become text (what a model reads): the text blocks joined with newlines; when there is no text,
+``structured_content`` as JSON; other blocks (images, audio, resources) as a one-line placeholder.
+``is_error=True`` results (unknown tool, bad arguments, the tool raised) **raise** :class:`McpToolError`
+carrying the server's message; the advisor turns a raised exception into an error tool result for the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import json
+import tempfile
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import jsonschema  # noqa: F401  (the mcp client imports it lazily on the first call_tool: ~1 s; pay it here)
+from mcp import ClientSession, MCPError, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from toolsearch_lab.catalog.container import ToolCatalog, tools_from_json
+
+__all__ = ["McpConnection", "McpToolError", "catalog_from_mcp_stdio", "result_to_text"]
+
+# Extra wall-clock allowance on top of the SDK's own read timeout before a sync wait gives up.
+_GRACE_SECONDS = 5.0
+
+
+class McpToolError(RuntimeError):
+    """An MCP server could not be started, reached, or it reported a tool error. The message says which
+    server (command) and which tool."""
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """The real errors inside (nested) exception groups, which anyio task groups wrap everything in."""
+    inner = getattr(exc, "exceptions", None)
+    if isinstance(inner, (list, tuple)) and inner:
+        return [leaf for e in inner for leaf in _leaves(e)]
+    return [exc]
+
+
+def result_to_text(result: Any) -> str:
+    """A ``CallToolResult``'s content as the text a model gets (see the module docstring)."""
+    parts: list[str] = []
+    for block in result.content or []:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            parts.append(block.text)
+        elif kind in ("image", "audio"):
+            parts.append(f"[{kind} content: {getattr(block, 'mime_type', '?')}, {len(block.data or '')} base64 chars]")
+        elif kind == "resource_link":
+            parts.append(f"[resource link: {block.uri}]")
+        elif kind == "resource":
+            resource = block.resource
+            text = getattr(resource, "text", None)
+            parts.append(text if isinstance(text, str) else f"[embedded resource: {resource.uri}]")
+        else:
+            parts.append(f"[{kind} content]")
+    text = "\n".join(parts)
+    if not text and result.structured_content is not None:
+        return json.dumps(result.structured_content, ensure_ascii=False)
+    return text
+
+
+class McpConnection:
+    """A running MCP server process and an initialised client session, usable from synchronous code.
+
+    ``timeout`` bounds each request (seconds), ``startup_timeout`` the spawn + initialize. Use it as a
+    context manager or call :meth:`close`; closing twice is fine. The server's stderr is kept in a temporary
+    file (its last lines appear in error messages) instead of mixing into the notebook output.
+    """
+
+    def __init__(self, command: str, args: Sequence[str] = (), env: Mapping[str, str] | None = None, *,
+                 cwd: str | None = None, timeout: float = 30.0, startup_timeout: float = 30.0) -> None:
+        if timeout <= 0 or startup_timeout <= 0:
+            raise ValueError(f"timeouts must be > 0, got timeout={timeout}, startup_timeout={startup_timeout}")
+        self.command = command
+        self.args = list(args)
+        self.timeout = float(timeout)
+        self.label = " ".join([command, *self.args])
+        self.server_info: Any = None
+        self._params = StdioServerParameters(command=command, args=self.args, env=dict(env) if env else None,
+                                             cwd=cwd)
+        # Lives as long as the connection (closed in close()), so no context manager.
+        self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        self._session: ClientSession | None = None
+        self._closed = False
+        self._server_gone = False  # set when a call finds the server process gone ("Connection closed")
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name=f"mcp:{command}", daemon=True)
+        self._thread.start()
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._startup_error: BaseException | None = None
+        self._serve_future = asyncio.run_coroutine_threadsafe(self._serve(), self._loop)
+        if not self._ready.wait(startup_timeout):
+            tail = self._stderr_tail()
+            self.close()
+            raise McpToolError(f"MCP server {self.label!r} did not start within {startup_timeout:g} s{tail}")
+        if self._startup_error is not None:
+            tail = self._stderr_tail()
+            self.close()
+            reasons = "; ".join(f"{type(e).__name__}: {e}" for e in _leaves(self._startup_error))
+            raise McpToolError(f"MCP server {self.label!r} failed to start: {reasons}{tail}") from None
+
+    async def _serve(self) -> None:
+        """Holds the transport and session open (they must be entered and left in one task) until close."""
+        self._stop = asyncio.Event()
+        try:
+            async with (
+                stdio_client(self._params, errlog=self._stderr) as (read, write),
+                ClientSession(read, write, read_timeout_seconds=self.timeout) as session,
+            ):
+                initialized = await session.initialize()
+                self.server_info = initialized.server_info
+                self._session = session
+                self._ready.set()
+                await self._stop.wait()
+        except BaseException as exc:  # noqa: BLE001  (reported to the waiting caller, never lost)
+            if not self._ready.is_set():
+                self._startup_error = exc
+        finally:
+            self._session = None
+            self._ready.set()
+
+    # -- sync API ----------------------------------------------------------------------------------------
+    def _run(self, coro_factory: Callable[[ClientSession], Any], what: str) -> Any:
+        if self._closed:
+            raise McpToolError(f"MCP server {self.label!r}: connection is closed ({what})")
+        session = self._session
+        if session is None:
+            raise McpToolError(f"MCP server {self.label!r} is not connected ({what}){self._stderr_tail()}")
+        future = asyncio.run_coroutine_threadsafe(coro_factory(session), self._loop)
+        try:
+            return future.result(self.timeout + _GRACE_SECONDS)
+        except concurrent.futures.TimeoutError:  # the builtin TimeoutError on 3.11+, its own class on 3.10
+            future.cancel()
+            raise McpToolError(f"MCP server {self.label!r}: {what} gave no answer within "
+                               f"{self.timeout + _GRACE_SECONDS:g} s") from None
+        except MCPError as exc:
+            code = getattr(getattr(exc, "error", None), "code", None)
+            if code == -32000:  # fix (issue 6): remember the server is gone, so ``alive`` stops saying True
+                self._server_gone = True
+            reason = {-32000: "the server closed the connection (did it exit?)",
+                      -32001: f"no answer within the {self.timeout:g} s timeout"}.get(code, str(exc))
+            raise McpToolError(f"MCP server {self.label!r}: {what} failed: {reason} [{exc}]"
+                               f"{self._stderr_tail()}") from None
+        except Exception as exc:
+            raise McpToolError(f"MCP server {self.label!r}: {what} failed: {type(exc).__name__}: {exc}"
+                               f"{self._stderr_tail()}") from exc
+
+    def list_tools(self) -> list[Any]:
+        """The server's tools as SDK ``Tool`` objects, following pagination cursors."""
+
+        async def list_all(session: ClientSession) -> list[Any]:
+            from mcp.types import PaginatedRequestParams
+
+            tools: list[Any] = []
+            cursor = None
+            while True:
+                params = PaginatedRequestParams(cursor=cursor) if cursor else None
+                page = await session.list_tools(params=params)
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    return tools
+
+        return self._run(list_all, "tools/list")
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> str:
+        """Call ``name`` and return its result as text; raise :class:`McpToolError` on ``is_error``, a dead
+        or silent server, or a closed connection."""
+        args = dict(arguments or {})
+        result = self._run(lambda s: s.call_tool(name, args), f"tool {name!r}")
+        text = result_to_text(result)
+        if result.is_error:
+            raise McpToolError(f"MCP tool {name!r} reported an error: {text or '(no message)'}")
+        return text
+
+    def tool_function(self, name: str) -> Callable[..., str]:
+        """A plain function ``f(**arguments) -> str`` that calls tool ``name`` (what ``Tool.function`` holds)."""
+
+        def call(**arguments: Any) -> str:
+            return self.call_tool(name, arguments)
+
+        call.__name__ = call.__qualname__ = name if name.isidentifier() else "mcp_tool"
+        call.__doc__ = f"Calls MCP tool {name!r} on {self.label!r}."
+        return call
+
+    def tools(self, *, strict: bool = True, category: str | None = None) -> ToolCatalog:
+        """The server's tools as a :class:`ToolCatalog` whose ``Tool.function`` calls the server. A tool with
+        no description (optional in MCP) gets ``""`` and a note in ``catalog.report``."""
+        records, notes = [], []
+        for t in self.list_tools():
+            description = t.description
+            if description is None:
+                description = ""
+                notes.append(t.name)
+            records.append({"name": t.name, "description": description, "inputSchema": t.input_schema})
+        catalog = tools_from_json(records, format="mcp", strict=strict, source=f"mcp:{self.label}")
+        for name in notes:
+            catalog.report.add_note(repr(name), "the server gives no description; using \"\"")
+        tools = [dataclasses.replace(t, category=category, function=self.tool_function(t.name)) for t in catalog]
+        out = ToolCatalog(tools, source=catalog.source, report=catalog.report)
+        out.connection = self
+        return out
+
+    @property
+    def alive(self) -> bool:
+        return (not self._closed and not self._server_gone and self._session is not None
+                and not self._serve_future.done())
+
+    def close(self) -> None:
+        """Ends the session and the server process (the SDK closes stdin, then terminates it), bounded."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        try:
+            self._serve_future.result(_GRACE_SECONDS + 5)
+        except Exception:  # noqa: BLE001  (a shutdown problem must not hide the caller's own error)
+            self._serve_future.cancel()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(_GRACE_SECONDS)
+        if not self._thread.is_alive():
+            self._loop.close()
+        self._stderr.close()
+
+    def __enter__(self) -> McpConnection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"McpConnection({self.label!r}, {'alive' if self.alive else 'closed'})"
+
+    def _stderr_tail(self, lines: int = 8) -> str:
+        try:
+            self._stderr.flush()
+            self._stderr.seek(0)
+            tail = self._stderr.read().strip().splitlines()[-lines:]
+        except (OSError, ValueError):
+            return ""
+        return ("\nserver stderr (last lines):\n  " + "\n  ".join(tail)) if tail else ""
+
+
+def catalog_from_mcp_stdio(command: str, args: Sequence[str] = (), env: Mapping[str, str] | None = None, *,
+                           cwd: str | None = None, timeout: float = 30.0, startup_timeout: float = 30.0,
+                           strict: bool = True, category: str | None = None) -> ToolCatalog:
+    """Start ``command args`` as an MCP stdio server and return its tools as a catalog. The catalog holds the
+    connection (``catalog.connection``); ``with ToolCatalog.from_mcp_stdio(...) as catalog:`` closes it."""
+    connection = McpConnection(command, args, env, cwd=cwd, timeout=timeout, startup_timeout=startup_timeout)
+    try:
+        return connection.tools(strict=strict, category=category)
+    except BaseException:
+        connection.close()
+        raise

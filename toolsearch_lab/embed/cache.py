@@ -1,0 +1,296 @@
+"""On-disk embedding cache: vectors keyed by (embedder name, sha256 of the text).
+
+Layout: ``<cache root>/embeddings/<embedder dir>/<shard>.npz``. Each shard holds ``keys`` (sha256 hex of each
+text) and ``vectors`` (float32). Writers never modify a file: they write a new shard to a temporary name and
+``os.replace`` it into place, which is atomic on POSIX and Windows, so concurrent processes never see a torn
+file and never lose each other's work. Readers load every shard they have not seen yet. When a directory
+holds many shards, a writer merges them into one (also via a temporary file) and deletes the originals;
+a reader that races with that simply skips the vanished file and finds the same vectors in the merged one.
+
+The root is, in order: the ``cache_dir`` argument, ``$TOOLSEARCH_LAB_CACHE/embeddings``, or
+``~/.cache/toolsearch-lab/embeddings``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import logging
+import os
+import re
+import tempfile
+import threading
+import uuid
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from toolsearch_lab.embed.base import Embedder, _check_texts
+
+log = logging.getLogger(__name__)
+
+CACHE_ENV = "TOOLSEARCH_LAB_CACHE"
+_MAX_SHARDS = 32  # merge beyond this many shard files, so start-up stays a handful of reads
+_PROGRESS_THRESHOLD = 256  # show a tqdm bar when at least this many texts need the model
+_CHUNK = 1024  # texts embedded (and persisted) per step: an interrupted run keeps its finished chunks
+_FLUSH_AT = 256  # small misses (single queries) are buffered in memory and written in groups of this size
+
+
+def default_cache_dir() -> Path:
+    root = os.environ.get(CACHE_ENV)
+    if root:
+        return Path(root).expanduser() / "embeddings"
+    return Path.home() / ".cache" / "toolsearch-lab" / "embeddings"
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _dir_name(embedder_name: str) -> str:
+    # Embedder names can hold URLs (OpenAI-compatible endpoints); keep a readable slug plus a hash so two
+    # names never collide after slugging.
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", embedder_name)[:80]
+    return f"{slug}-{hashlib.sha256(embedder_name.encode('utf-8')).hexdigest()[:10]}"
+
+
+class EmbeddingCache:
+    """Vectors of one embedder on disk. Thread-safe; safe with concurrent writer processes."""
+
+    def __init__(
+        self, embedder_name: str, dim: int | None = None, cache_dir: str | os.PathLike | None = None
+    ):
+        self.embedder_name = embedder_name
+        self.dim = dim
+        root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+        self.directory = root / _dir_name(embedder_name)
+        self._vectors: dict[str, np.ndarray] = {}
+        self._seen_shards: set[str] = set()
+        self._pending: dict[str, np.ndarray] = {}
+        self._lock = threading.RLock()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._vectors)
+
+    # ------------------------------------------------------------------ reading
+    def refresh(self) -> None:
+        """Load shards written since the last refresh (by this or another process)."""
+        with self._lock:
+            if not self.directory.is_dir():
+                return
+            for path in sorted(self.directory.glob("*.npz")):
+                if path.name in self._seen_shards:
+                    continue
+                self._seen_shards.add(path.name)
+                try:
+                    with np.load(path, allow_pickle=False) as data:
+                        keys, vectors = data["keys"], data["vectors"]
+                except FileNotFoundError:
+                    continue  # merged away by another writer between glob and open
+                except Exception as exc:  # noqa: BLE001 - a corrupt shard must not break embedding
+                    log.warning("embedding cache: ignoring unreadable shard %s (%s)", path, exc)
+                    continue
+                if vectors.ndim != 2 or len(keys) != len(vectors):
+                    log.warning("embedding cache: ignoring malformed shard %s", path)
+                    continue
+                if self.dim is not None and vectors.shape[1] != self.dim:
+                    log.warning(
+                        "embedding cache: ignoring shard %s with dim %d (expected %d)",
+                        path,
+                        vectors.shape[1],
+                        self.dim,
+                    )
+                    continue
+                for key, vec in zip(keys.tolist(), vectors.astype(np.float32, copy=False)):
+                    self._vectors[key] = vec
+
+    def get_many(self, keys: Sequence[str]) -> list[np.ndarray | None]:
+        with self._lock:
+            if any(k not in self._vectors for k in keys):
+                self.refresh()
+            return [self._vectors.get(k) for k in keys]
+
+    # ------------------------------------------------------------------ writing
+    def put_many(self, keys: Sequence[str], vectors: np.ndarray, *, buffer: bool = False) -> None:
+        """Remember vectors in memory and persist them. ``buffer=True`` delays the write until enough small
+        additions accumulate (or :meth:`flush`/interpreter exit), so interactive single queries do not each
+        create a file."""
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or len(vectors) != len(keys):
+            raise ValueError(f"embedding cache: {len(keys)} keys but vectors of shape {vectors.shape}")
+        with self._lock:
+            if self.dim is None:
+                self.dim = int(vectors.shape[1])  # later shards of another size are ignored on load
+            for key, vec in zip(keys, vectors):
+                self._vectors[key] = vec
+            if buffer:
+                for key, vec in zip(keys, vectors):
+                    self._pending[key] = vec
+                if len(self._pending) >= _FLUSH_AT:
+                    self.flush()
+                return
+        self._write_shard(list(keys), vectors)
+
+    def flush(self) -> None:
+        with self._lock:
+            if not self._pending:
+                return
+            keys = list(self._pending)
+            vectors = np.stack([self._pending[k] for k in keys])
+            self._pending.clear()
+        self._write_shard(keys, vectors)
+
+    def _write_shard(self, keys: list[str], vectors: np.ndarray) -> None:
+        if not keys:
+            return
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            name = f"{uuid.uuid4().hex}.npz"
+            self._atomic_save(self.directory / name, np.asarray(keys), vectors)
+            with self._lock:
+                self._seen_shards.add(name)
+            self._maybe_compact()
+        except OSError as exc:
+            # A read-only or full disk degrades to an in-memory cache; embedding itself must still work.
+            log.warning(
+                "embedding cache: cannot write to %s (%s); continuing without persistence",
+                self.directory,
+                exc,
+            )
+
+    def _atomic_save(self, target: Path, keys: np.ndarray, vectors: np.ndarray) -> None:
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".npz")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, keys=keys, vectors=vectors.astype(np.float32, copy=False))
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    def _maybe_compact(self) -> None:
+        shards = sorted(self.directory.glob("*.npz"))
+        if len(shards) <= _MAX_SHARDS:
+            return
+        with self._lock:
+            self.refresh()
+            keys = list(self._vectors)
+            vectors = np.stack([self._vectors[k] for k in keys])
+            name = f"{uuid.uuid4().hex}.npz"
+            self._atomic_save(self.directory / name, np.asarray(keys), vectors)
+            self._seen_shards.add(name)
+        # Only delete shards we had loaded before merging: anything newer may hold vectors we have not seen.
+        for path in shards:
+            if path.name in self._seen_shards and path.name != name:
+                try:
+                    path.unlink()
+                except OSError:
+                    pass
+
+    def clear(self) -> None:
+        """Delete this embedder's cached vectors (memory and disk)."""
+        with self._lock:
+            self._vectors.clear()
+            self._pending.clear()
+            self._seen_shards.clear()
+            if self.directory.is_dir():
+                for path in self.directory.glob("*.npz"):
+                    try:
+                        path.unlink()
+                    except OSError:
+                        pass
+
+
+def _flush_at_exit(ref: weakref.ReferenceType[EmbeddingCache]) -> None:
+    cache = ref()
+    if cache is not None:
+        cache.flush()
+
+
+class CachedEmbedder:
+    """Wraps an :class:`Embedder` so each distinct text is embedded once, ever (per embedder name).
+
+    Duplicate texts inside one call are embedded once too. Misses are embedded in chunks with a tqdm bar
+    when there are many, and each chunk is persisted as soon as it is done.
+    """
+
+    def __init__(
+        self, embedder: Embedder, cache_dir: str | os.PathLike | None = None, *, progress: bool = True
+    ):
+        self.embedder = embedder
+        self.cache_dir = cache_dir
+        self.progress = progress
+        self._cache: EmbeddingCache | None = None
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def name(self) -> str:
+        # Read through: a TfidfEmbedder only gets its final name when fitted.
+        return self.embedder.name
+
+    @property
+    def dim(self) -> int:
+        return self.embedder.dim
+
+    def __repr__(self) -> str:
+        return f"CachedEmbedder({self.embedder!r})"
+
+    @property
+    def cache(self) -> EmbeddingCache:
+        with self._lock:
+            if self._cache is None or self._cache.embedder_name != self.embedder.name:
+                self._cache = EmbeddingCache(self.embedder.name, cache_dir=self.cache_dir)
+                atexit.register(_flush_at_exit, weakref.ref(self._cache))
+            return self._cache
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        texts = _check_texts(texts, "CachedEmbedder")
+        cache = self.cache
+        keys = [text_key(t) for t in texts]
+        found = cache.get_many(keys)
+        missing: dict[str, str] = {}
+        for key, text, vec in zip(keys, texts, found):
+            if vec is None:
+                missing.setdefault(key, text)
+        self.hits += len(texts) - sum(1 for v in found if v is None)
+        self.misses += len(missing)
+        if missing:
+            self._compute(cache, list(missing.items()))
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = cache.get_many(keys)
+        return np.stack(vectors).astype(np.float32, copy=False)
+
+    def _compute(self, cache: EmbeddingCache, items: list[tuple[str, str]]) -> None:
+        small = len(items) < _PROGRESS_THRESHOLD
+        bar = None
+        if self.progress and not small:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(items), desc=f"embedding ({self.embedder.name[:30]})", unit="text")
+        try:
+            for start in range(0, len(items), _CHUNK):
+                chunk = items[start : start + _CHUNK]
+                vectors = self.embedder.embed([t for _, t in chunk])
+                if vectors.shape[0] != len(chunk):
+                    raise RuntimeError(
+                        f"{self.embedder.name}: embed() returned {vectors.shape[0]} vectors for {len(chunk)} texts"
+                    )
+                cache.put_many([k for k, _ in chunk], vectors, buffer=small)
+                if bar is not None:
+                    bar.update(len(chunk))
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def flush(self) -> None:
+        if self._cache is not None:
+            self._cache.flush()

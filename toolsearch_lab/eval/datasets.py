@@ -1,0 +1,201 @@
+"""Retrieval datasets: a tool catalog plus queries labelled with the tools that answer them.
+
+File format (``normalized.json``)::
+
+    {"source": "...",
+     "tools":   [{"name", "description", "parameters", "category"?}, ...],
+     "queries": [{"id"?, "query", "relevant_tools": [tool name, ...]}, ...]}
+
+Shipped: ``metatool`` (199 tools, 21,111 single-intent queries) and ``livemcpbench`` (510 MCP tools, 94
+multi-step tasks). The shipped datasets take their tools from :func:`catalog.load_catalog`, so they carry the
+same fixes as the shipped catalogs (MetaTool's ``PDF&URLTool`` -> ``PDF_URLTool``, LiveMCPBench server
+categories); query labels are mapped through the same renames.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolsearch_lab.model import Tool
+
+SHIPPED_DATASETS = {
+    "metatool": "MetaTool: 199 ChatGPT-plugin tools, 21,111 queries (1-2 relevant tools each)",
+    "livemcpbench": "LiveMCPBench: 510 MCP tools, 94 multi-step tasks (1-7 relevant tools each)",
+}
+
+
+class DatasetError(ValueError):
+    """A dataset file is malformed. ``problems`` lists every problem found (one line each)."""
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems or [message]
+
+
+@dataclass(frozen=True)
+class Query:
+    id: str
+    query: str
+    relevant_tools: tuple[str, ...]
+
+
+@dataclass
+class Dataset:
+    tools: list[Tool]
+    queries: list[Query]
+    name: str
+    problems: list[str] = field(default_factory=list)  # filled only by strict=False loads
+
+    def __repr__(self) -> str:
+        extra = f", {len(self.problems)} problems" if self.problems else ""
+        return f"Dataset({self.name!r}, {len(self.tools)} tools, {len(self.queries)} queries{extra})"
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [t.name for t in self.tools]
+
+    def subset(self, n: int, *, seed: int = 0) -> Dataset:
+        """A reproducible random sample of ``n`` queries over the same tools (quick notebook runs)."""
+        import random
+
+        if n >= len(self.queries):
+            return self
+        picked = sorted(random.Random(seed).sample(range(len(self.queries)), n))
+        return Dataset(self.tools, [self.queries[i] for i in picked], f"{self.name}[{n}]")
+
+
+def load_dataset(name_or_path: str | os.PathLike, *, strict: bool = True) -> Dataset:
+    """A shipped dataset by name or a ``normalized.json``-shaped file.
+
+    ``strict=True`` raises :class:`DatasetError` at the first problem, naming the entry (``tools[3]
+    'x'``, ``queries[17] (id 'q9')``) and what is wrong. ``strict=False`` skips bad entries and returns the
+    rest with every problem listed in ``dataset.problems``.
+    """
+    if isinstance(name_or_path, str) and name_or_path in SHIPPED_DATASETS:
+        return _load_shipped(name_or_path, strict)
+    path = Path(name_or_path)
+    if not path.is_file():
+        shipped = ", ".join(repr(k) for k in SHIPPED_DATASETS)
+        raise DatasetError(
+            f"unknown dataset {str(name_or_path)!r}: not a shipped dataset ({shipped}) and no such file"
+        )
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{path}: not valid JSON: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{path}: not UTF-8 text: {exc}") from None
+    return parse_dataset(
+        doc, name=path.stem if path.stem != "normalized" else path.parent.name, strict=strict
+    )
+
+
+def _load_shipped(name: str, strict: bool) -> Dataset:
+    from toolsearch_lab.catalog.container import load_catalog
+    from toolsearch_lab.catalog.shipped import data_path
+
+    catalog = load_catalog(name)
+    doc = json.loads(data_path(name, "normalized.json").read_text(encoding="utf-8"))
+    renames = getattr(catalog, "renames", {}) or {}
+    for q in doc.get("queries", []):
+        if isinstance(q, dict) and isinstance(q.get("relevant_tools"), list):
+            q["relevant_tools"] = [renames.get(r, r) for r in q["relevant_tools"]]
+    return _parse_queries(doc, list(catalog.tools), name=name, strict=strict, problems=[])
+
+
+def parse_dataset(doc: Any, *, name: str = "dataset", strict: bool = True) -> Dataset:
+    """A :class:`Dataset` from an already-parsed JSON document (see :func:`load_dataset`)."""
+    from toolsearch_lab.catalog.container import CatalogError, tool_from_record
+
+    problems: list[str] = []
+
+    def problem(message: str) -> None:
+        if strict:
+            raise DatasetError(f"{name}: {message}")
+        problems.append(message)
+
+    if not isinstance(doc, dict):
+        raise DatasetError(
+            f"{name}: expected a JSON object with 'tools' and 'queries', got {type(doc).__name__}"
+        )
+    for key in ("tools", "queries"):
+        if key not in doc:
+            raise DatasetError(f"{name}: missing top-level field {key!r}")
+        if not isinstance(doc[key], list):
+            raise DatasetError(f"{name}: field {key!r} must be a list, got {type(doc[key]).__name__}")
+
+    tools: list[Tool] = []
+    seen: dict[str, int] = {}
+    for i, record in enumerate(doc["tools"]):
+        label = f"tools[{i}]" + (
+            f" {record.get('name')!r}" if isinstance(record, dict) and "name" in record else ""
+        )
+        try:
+            tool = tool_from_record(record, "dataset", index=i)
+        except CatalogError as exc:
+            problem(f"{label}: {exc.problem}")
+            continue
+        if tool.name in seen:
+            problem(f"{label}: duplicate tool name (first defined at tools[{seen[tool.name]}])")
+            continue
+        seen[tool.name] = i
+        tools.append(tool)
+    return _parse_queries(doc, tools, name=name, strict=strict, problems=problems)
+
+
+def _parse_queries(doc: dict, tools: list[Tool], *, name: str, strict: bool, problems: list[str]) -> Dataset:
+    def problem(message: str) -> None:
+        if strict:
+            raise DatasetError(f"{name}: {message}")
+        problems.append(message)
+
+    known = {t.name for t in tools}
+    queries: list[Query] = []
+    ids: set[str] = set()
+    for i, record in enumerate(doc.get("queries", [])):
+        label = f"queries[{i}]"
+        if not isinstance(record, dict):
+            problem(f"{label}: expected an object, got {type(record).__name__}")
+            continue
+        qid = record.get("id", str(i))
+        if not isinstance(qid, (str, int)) or isinstance(qid, bool):
+            problem(f"{label}: 'id' must be a string, got {type(qid).__name__}")
+            continue
+        qid = str(qid)
+        if "id" in record:
+            label += f" (id {qid!r})"
+        text = record.get("query")
+        rel = record.get("relevant_tools")
+        if "query" not in record:
+            problem(f"{label}: missing field 'query'")
+            continue
+        if not isinstance(text, str) or not text.strip():
+            problem(f"{label}: 'query' must be a non-empty string, got {text!r:.60}")
+            continue
+        if "relevant_tools" not in record:
+            problem(f"{label}: missing field 'relevant_tools'")
+            continue
+        if not isinstance(rel, list) or not rel or not all(isinstance(r, str) for r in rel):
+            problem(f"{label}: 'relevant_tools' must be a non-empty list of tool names, got {rel!r:.80}")
+            continue
+        unknown = [r for r in rel if r not in known]
+        if unknown:
+            problem(
+                f"{label}: unknown relevant tool(s) {', '.join(repr(u) for u in unknown)} (not in 'tools')"
+            )
+            continue
+        if qid in ids:
+            problem(f"{label}: duplicate query id {qid!r}")
+            continue
+        ids.add(qid)
+        # Order kept, duplicates dropped: a tool counted twice would inflate recall.
+        queries.append(Query(qid, text, tuple(dict.fromkeys(rel))))
+    if not tools:
+        problem("no usable tools")
+    if not queries:
+        problem("no usable queries")
+    return Dataset(tools, queries, name, problems)

@@ -1,0 +1,209 @@
+"""One object holding every advisor setting, readable from Spring Boot properties (spec §10).
+
+A Spring user can paste their ``spring.ai.chat.client.tool-search-advisor.*`` properties and get the same
+setup::
+
+    config = ToolSearchConfig.from_spring_properties({
+        "spring.ai.chat.client.tool-search-advisor.enabled": "true",
+        "spring.ai.chat.client.tool-search-advisor.tool-index-type": "lucene",
+        "spring.ai.chat.client.tool-search-advisor.eviction.ttl": "10m",
+    })
+    advisor = config.build_advisor()
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+from typing import Any, Mapping
+
+from toolsearch_lab.loop.advisor import (
+    DEFAULT_MAX_CALLS_PER_TOOL,
+    DEFAULT_MAX_TOTAL_TOOL_CALLS,
+    DEFAULT_SESSION_ID_KEY,
+    DEFAULT_SYSTEM_MESSAGE_SUFFIX,
+    ToolSearchAdvisor,
+)
+from toolsearch_lab.session.eviction import CompositeEviction, LruEviction, TtlEviction
+
+PREFIX = "spring.ai.chat.client.tool-search-advisor."
+INDEX_TYPES = ("regex", "lucene", "vector", "hybrid")
+_KNOWN = {
+    "enabled",
+    "tool-index-type",
+    "max-results",
+    "system-message-suffix",
+    "reference-tool-name-accumulation",
+    "session-id-key-name",
+    "advisor-order",
+    "eviction.lru-max-sessions",
+    "eviction.ttl",
+    "lucene.min-score-threshold",
+}
+
+
+@dataclass(frozen=True)
+class ToolSearchConfig:
+    enabled: bool = False  # Spring: nothing is registered unless enabled
+    index_type: str = "regex"  # Spring's default index
+    max_results: int | None = None
+    system_message_suffix: str = DEFAULT_SYSTEM_MESSAGE_SUFFIX
+    reference_tool_name_accumulation: bool = True
+    session_id_key: str = DEFAULT_SESSION_ID_KEY
+    lru_max_sessions: int = 1000
+    ttl: timedelta | None = None
+    lucene_min_score: float = 0.25
+    max_calls_per_tool: int = DEFAULT_MAX_CALLS_PER_TOOL
+    max_total_tool_calls: int = DEFAULT_MAX_TOTAL_TOOL_CALLS
+    strict: bool = False
+    index_options: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.max_results is not None and (isinstance(self.max_results, bool) or not isinstance(self.max_results, int) or self.max_results < 1):
+            raise ValueError(f"ToolSearchConfig.max_results must be a positive integer or None, got {self.max_results!r}")
+        if not isinstance(self.lru_max_sessions, int) or self.lru_max_sessions <= 0:
+            raise ValueError(f"ToolSearchConfig.lru_max_sessions must be a positive integer, got {self.lru_max_sessions!r}")
+        if self.ttl is not None and self.ttl <= timedelta(0):
+            raise ValueError(f"ToolSearchConfig.ttl must be positive, got {self.ttl!r}")
+        if not self.system_message_suffix or not self.system_message_suffix.strip():
+            raise ValueError("ToolSearchConfig.system_message_suffix must be non-blank text")
+        if not self.session_id_key or not self.session_id_key.strip():
+            raise ValueError("ToolSearchConfig.session_id_key must be non-blank text")
+        if self.lucene_min_score < 0:
+            raise ValueError(f"ToolSearchConfig.lucene_min_score must be >= 0, got {self.lucene_min_score!r}")
+
+    # ---- building -------------------------------------------------------------------------------------
+    def eviction(self):
+        """LRU(lru_max_sessions), or Composite(LRU, TTL) when a ttl is set — as Spring Boot wires it."""
+        lru = LruEviction(self.lru_max_sessions)
+        return CompositeEviction(lru, TtlEviction(self.ttl)) if self.ttl is not None else lru
+
+    def build_index(self):
+        from toolsearch_lab.index.factory import make_index
+
+        if self.index_type not in INDEX_TYPES:
+            raise ValueError(f"ToolSearchConfig.index_type {self.index_type!r} is not one of {list(INDEX_TYPES)}")
+        options = dict(self.index_options)
+        if self.index_type == "lucene":
+            options.setdefault("min_score", self.lucene_min_score)
+        return make_index(self.index_type, **options)
+
+    def build_advisor(self, index=None, token_counter=None) -> ToolSearchAdvisor:
+        """A user-supplied index always wins over ``index_type`` (Spring: a custom ToolIndex bean wins)."""
+        return ToolSearchAdvisor(
+            index if index is not None else self.build_index(),
+            max_results=self.max_results,
+            system_message_suffix=self.system_message_suffix,
+            reference_tool_name_accumulation=self.reference_tool_name_accumulation,
+            session_id_key=self.session_id_key,
+            eviction=self.eviction(),
+            max_calls_per_tool=self.max_calls_per_tool,
+            max_total_tool_calls=self.max_total_tool_calls,
+            strict=self.strict,
+            token_counter=token_counter,
+            index_name=None if index is not None else self.index_type,
+        )
+
+    def with_options(self, **changes) -> "ToolSearchConfig":
+        return replace(self, **changes)
+
+    # ---- Spring properties ----------------------------------------------------------------------------
+    @classmethod
+    def from_spring_properties(cls, properties: Mapping[str, Any]) -> "ToolSearchConfig":
+        """Read ``spring.ai.chat.client.tool-search-advisor.*`` keys (other keys are ignored).
+
+        Defaults and validation follow Spring: disabled unless ``enabled``; ``tool-index-type`` is matched
+        case-insensitively and an unknown value only warns (and leaves the default index); ``eviction.ttl``
+        takes Spring durations like ``10m``, ``30s``, ``1h``, ``500ms`` or ISO-8601 ``PT10M``.
+        ``advisor-order`` has no meaning here (there is one advisor) and is accepted and ignored.
+        """
+        values = {}
+        for key, value in properties.items():
+            if not isinstance(key, str) or not key.startswith(PREFIX):
+                continue
+            name = _relaxed(key[len(PREFIX):])
+            if name not in _KNOWN:
+                raise ValueError(f"unknown Spring property {key!r}; known: {sorted(PREFIX + k for k in _KNOWN)}")
+            values[name] = value
+        kwargs: dict[str, Any] = {}
+        if "enabled" in values:
+            kwargs["enabled"] = _bool(values["enabled"], "enabled")
+        if "tool-index-type" in values:
+            kind = str(values["tool-index-type"]).strip().lower()
+            if kind in INDEX_TYPES:
+                kwargs["index_type"] = kind
+            else:
+                warnings.warn(
+                    f"{PREFIX}tool-index-type={values['tool-index-type']!r} is not one of {list(INDEX_TYPES)}; "
+                    "keeping the default 'regex' (Spring logs a warning and registers no index)",
+                    stacklevel=2,
+                )
+        if values.get("max-results") not in (None, ""):
+            kwargs["max_results"] = _int(values["max-results"], "max-results")
+        if str(values.get("system-message-suffix") or "").strip():
+            kwargs["system_message_suffix"] = str(values["system-message-suffix"])
+        if "reference-tool-name-accumulation" in values:
+            kwargs["reference_tool_name_accumulation"] = _bool(
+                values["reference-tool-name-accumulation"], "reference-tool-name-accumulation"
+            )
+        if "session-id-key-name" in values:
+            kwargs["session_id_key"] = str(values["session-id-key-name"])
+        if "eviction.lru-max-sessions" in values:
+            kwargs["lru_max_sessions"] = _int(values["eviction.lru-max-sessions"], "eviction.lru-max-sessions")
+        if values.get("eviction.ttl") not in (None, ""):
+            kwargs["ttl"] = parse_duration(values["eviction.ttl"], PREFIX + "eviction.ttl")
+        if "lucene.min-score-threshold" in values:
+            try:
+                kwargs["lucene_min_score"] = float(values["lucene.min-score-threshold"])
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"{PREFIX}lucene.min-score-threshold must be a number, got {values['lucene.min-score-threshold']!r}"
+                ) from None
+        return cls(**kwargs)
+
+
+def _relaxed(name: str) -> str:
+    # Spring's relaxed binding: maxResults, max_results and max-results are the same property.
+    name = re.sub(r"([a-z0-9])([A-Z])", r"\1-\2", name).replace("_", "-")
+    return name.lower()
+
+
+def _bool(value: Any, name: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "false"):
+        return text == "true"
+    raise ValueError(f"{PREFIX}{name} must be true or false, got {value!r}")
+
+
+def _int(value: Any, name: str) -> int:
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        return int(str(value).strip())
+    except ValueError:
+        raise ValueError(f"{PREFIX}{name} must be an integer, got {value!r}") from None
+
+
+_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(value: Any, name: str = "duration") -> timedelta:
+    """Spring Boot's simple (``10m``, ``500ms``; a bare number is milliseconds) and ISO-8601 (``PT10M``)."""
+    if isinstance(value, timedelta):
+        return value
+    text = str(value).strip()
+    simple = re.fullmatch(r"([+-]?\d+)\s*(ns|us|ms|s|m|h|d)?", text, re.IGNORECASE)
+    if simple:
+        unit = (simple.group(2) or "ms").lower()
+        return timedelta(seconds=int(simple.group(1)) * _UNITS[unit])
+    iso = re.fullmatch(
+        r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?", text.upper()
+    )
+    if iso and text.upper() not in ("P", "PT"):
+        d, h, m, s = (float(g) if g else 0.0 for g in iso.groups())
+        return timedelta(days=d, hours=h, minutes=m, seconds=s)
+    raise ValueError(f"{name} must be a duration like 10m, 30s, 1h, 500ms or PT10M, got {value!r}")

@@ -1,0 +1,36 @@
+"""The catalog fingerprint Spring uses to decide whether a session must be re-indexed (spec §8)."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Iterable
+
+from toolsearch_lab.model import Tool, ToolReference
+
+
+def _name_desc(item) -> tuple[str, str]:
+    if isinstance(item, Tool):
+        return item.name, item.description
+    if isinstance(item, ToolReference):
+        return item.tool_name, item.summary
+    if isinstance(item, tuple) and len(item) == 2:
+        return item[0], item[1]
+    raise TypeError(f"fingerprint: expected Tool, ToolReference or (name, description), got {item!r:.80}")
+
+
+def fingerprint(tools: Iterable) -> str:
+    """SHA-256 over name, 0x00, description, 0x01 for each tool sorted by name; lower-case hex.
+
+    Only names and descriptions count: a schema-only change keeps the fingerprint (Spring parity).
+    Sorting uses UTF-16 code units like Java's ``String.compareTo`` so the hash is bit-exact with Spring
+    even when names mix astral and high-BMP characters; ``sorted`` is stable like Java's sort.
+    """
+    pairs = [_name_desc(t) for t in tools]
+    pairs.sort(key=lambda p: p[0].encode("utf-16-be", "surrogatepass"))
+    digest = hashlib.sha256()
+    for name, description in pairs:
+        digest.update(name.encode("utf-8", "surrogatepass"))
+        digest.update(b"\x00")
+        digest.update(description.encode("utf-8", "surrogatepass"))
+        digest.update(b"\x01")
+    return digest.hexdigest()
