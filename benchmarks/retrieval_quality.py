@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from toolsearch_lab.eval.datasets import Dataset, load_dataset
 from toolsearch_lab.eval.metrics import QueryResult, aggregate, evaluate
-from toolsearch_lab.index.hybrid import HybridToolIndex
 from toolsearch_lab.index.factory import INDEX_KINDS, make_index
+from toolsearch_lab.index.hybrid import HybridToolIndex
 from toolsearch_lab.index.vector import tool_text
 
 K = 5
@@ -43,7 +43,7 @@ def metrics_from_scores(scores: np.ndarray, dataset: Dataset) -> dict[str, float
         QueryResult(
             q.id, q.query, q.relevant_tools, [names[j] for j in row], [float(scores[i, j]) for j in row], K
         )
-        for i, (q, row) in enumerate(zip(dataset.queries, top))
+        for i, (q, row) in enumerate(zip(dataset.queries, top, strict=False))
     ]
     return aggregate(results, K)
 

@@ -37,9 +37,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from toolsearch_lab.text.lucene import analyze
 from toolsearch_lab.index.bm25.index import BM25ToolIndex, naive_scores
 from toolsearch_lab.model import SearchRequest, Tool
+from toolsearch_lab.text.lucene import analyze
 
 SEED = 20260521
 INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.:-]")
@@ -139,7 +139,7 @@ def check_against_naive(tools: list[Tool], queries: list[str], sample: int) -> s
         want = [i for i in want if expected[i] > 0][:10]
         if [r.tool_name for r in got] != [pairs[i][0] for i in want]:
             return f"MISMATCH in ranking for query {q!r}"
-        for r, i in zip(got, want):
+        for r, i in zip(got, want, strict=False):
             worst = max(worst, abs(r.relevance_score - expected[i]) / expected[i])
             checked += 1
     return f"OK: {checked} top-10 scores from {len(queries)} queries over {sample} tools match the naive reference (max rel. diff {worst:.1e}, float32 vs float64)"

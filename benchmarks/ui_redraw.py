@@ -59,35 +59,63 @@ def main(argv=None) -> int:
     for name in list_scenarios():
         app = IterationStepper(scenario=name, index="lucene")
         n = len(app.trace.iterations)
-        rows.append((f"stepper[{name}] slider move ({n} iterations)",
-                     *timed(lambda i, app=app, n=n: setattr(app.slider, "value", (i + 1) % n), args.repeat)))
+        rows.append(
+            (
+                f"stepper[{name}] slider move ({n} iterations)",
+                *timed(lambda i, app=app, n=n: setattr(app.slider, "value", (i + 1) % n), args.repeat),
+            )
+        )
         app.accumulation.value = False  # fill the cache for both settings, then time the redraw alone
         app.accumulation.value = True
-        rows.append((f"stepper[{name}] accumulation toggle (cached run)",
-                     *timed(lambda i, app=app: setattr(app.accumulation, "value", bool(i % 2)), args.repeat)))
+        rows.append(
+            (
+                f"stepper[{name}] accumulation toggle (cached run)",
+                *timed(lambda i, app=app: setattr(app.accumulation, "value", bool(i % 2)), args.repeat),
+            )
+        )
 
     dash = TokenDashboard("github-mcp")
     catalogs = list(dash.catalog_dropdown.options)
     for c in catalogs:  # warm the per-catalog cost cache
         dash.catalog_dropdown.value = c
-    rows.append(("tokens catalog switch (cached costs)",
-                 *timed(lambda i: setattr(dash.catalog_dropdown, "value", catalogs[i % len(catalogs)]), args.repeat)))
+    rows.append(
+        (
+            "tokens catalog switch (cached costs)",
+            *timed(
+                lambda i: setattr(dash.catalog_dropdown, "value", catalogs[i % len(catalogs)]), args.repeat
+            ),
+        )
+    )
 
     sim = EvictionSimulator(sessions=8, requests=100)
     strategies = list(sim.strategy_dropdown.options)
-    rows.append(("eviction strategy change (100 requests, 8 sessions)",
-                 *timed(lambda i: setattr(sim.strategy_dropdown, "value", strategies[i % len(strategies)]),
-                        args.repeat)))
+    rows.append(
+        (
+            "eviction strategy change (100 requests, 8 sessions)",
+            *timed(
+                lambda i: setattr(sim.strategy_dropdown, "value", strategies[i % len(strategies)]),
+                args.repeat,
+            ),
+        )
+    )
 
     explorer = IndexExplorer("github-mcp", kinds=("regex", "lucene"))
     queries = ["create a pull request", "list issues", "merge branch", "search code", "add a comment"]
-    rows.append(("explorer query change (regex + BM25, 117 tools)",
-                 *timed(lambda i: setattr(explorer.query_box, "value", queries[i % len(queries)] + " " * (i // 5)),
-                        args.repeat)))
+    rows.append(
+        (
+            "explorer query change (regex + BM25, 117 tools)",
+            *timed(
+                lambda i: setattr(explorer.query_box, "value", queries[i % len(queries)] + " " * (i // 5)),
+                args.repeat,
+            ),
+        )
+    )
 
     width = max(len(r[0]) for r in rows)
-    print(f"reference: bare FigureWidget trace update = {ref:.2f} ms (median); "
-          f"building a new 4-trace FigureWidget = {rebuild:.1f} ms")
+    print(
+        f"reference: bare FigureWidget trace update = {ref:.2f} ms (median); "
+        f"building a new 4-trace FigureWidget = {rebuild:.1f} ms"
+    )
     print("(no browser attached: the cost of sending the update over a kernel comm is not included)")
     print(f"{'redraw':<{width}}  {'median ms':>9}  {'max ms':>7}  {'x ref':>6}  target < {TARGET_MS:.0f} ms")
     worst = 0.0

@@ -18,7 +18,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -126,10 +126,8 @@ class Server:
 
     def stop(self) -> None:
         if self.proc.poll() is None:
-            try:
+            with suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
             try:
                 self.proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
@@ -149,10 +147,21 @@ def copy_notebooks(dest: Path, names: list[str]) -> Path:
 def jupyter_lab(root_dir: Path, base: Path) -> Iterator[Server]:
     port = free_port()
     cmd = [
-        sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ServerApp.ip=127.0.0.1",
-        "--allow-root", "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.port_retries=0",
-        f"--ServerApp.root_dir={root_dir}", "--LabApp.news_url=None",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--LabApp.extension_manager=readonly",
+        sys.executable,
+        "-m",
+        "jupyter",
+        "lab",
+        "--no-browser",
+        f"--port={port}",
+        "--ServerApp.ip=127.0.0.1",
+        "--allow-root",
+        "--IdentityProvider.token=",
+        "--ServerApp.password=",
+        "--ServerApp.port_retries=0",
+        f"--ServerApp.root_dir={root_dir}",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.extension_manager=readonly",
     ]
     server = Server(cmd, _jupyter_env(base), root_dir, f"http://127.0.0.1:{port}", base / "lab.log")
     try:
@@ -166,8 +175,14 @@ def jupyter_lab(root_dir: Path, base: Path) -> Iterator[Server]:
 def voila(notebook: Path, base: Path) -> Iterator[Server]:
     port = free_port()
     cmd = [
-        sys.executable, "-m", "voila", str(notebook.name), "--no-browser", f"--port={port}",
-        "--Voila.ip=127.0.0.1", "--show_tracebacks=True",
+        sys.executable,
+        "-m",
+        "voila",
+        str(notebook.name),
+        "--no-browser",
+        f"--port={port}",
+        "--Voila.ip=127.0.0.1",
+        "--show_tracebacks=True",
     ]
     server = Server(cmd, _jupyter_env(base), notebook.parent, f"http://127.0.0.1:{port}", base / "voila.log")
     try:
@@ -257,7 +272,9 @@ def stderr_outputs(page) -> list[str]:
 def error_outputs(page) -> list[str]:
     """Tracebacks rendered by JupyterLab or Voila."""
     out = stderr_outputs(page)
-    tb = page.locator(".jp-RenderedText[data-mime-type='application/vnd.jupyter.stderr'], .jp-OutputArea-output .ansi-red-fg")
+    tb = page.locator(
+        ".jp-RenderedText[data-mime-type='application/vnd.jupyter.stderr'], .jp-OutputArea-output .ansi-red-fg"
+    )
     out += [tb.nth(i).inner_text()[:500] for i in range(min(tb.count(), 5))]
     return out
 
@@ -278,7 +295,9 @@ def lab_open_notebook(page, server: Server, name: str, timeout: float = 60.0) ->
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         kernels = _kernels(server)
-        if kernels and all(k.get("connections", 0) >= 1 and k.get("execution_state") == "idle" for k in kernels):
+        if kernels and all(
+            k.get("connections", 0) >= 1 and k.get("execution_state") == "idle" for k in kernels
+        ):
             break
         time.sleep(0.25)
     else:

@@ -11,16 +11,16 @@ import json
 
 import pytest
 
+from toolsearch_lab.index.regex import RegexToolIndex
 from toolsearch_lab.loop.advisor import (
     DEFAULT_SYSTEM_MESSAGE_SUFFIX,
     ToolNotFoundError,
     ToolSearchAdvisor,
 )
+from toolsearch_lab.loop.search_tool import ToolSearchTool
+from toolsearch_lab.model import SearchRequest, Tool
 from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall, Usage
 from toolsearch_lab.session.eviction import AlwaysEvict, LruEviction
-from toolsearch_lab.index.regex import RegexToolIndex
-from toolsearch_lab.model import SearchRequest, Tool
-from toolsearch_lab.loop.search_tool import ToolSearchTool
 from toolsearch_lab.trace import RunTrace
 
 CTX = {"chat_memory_conversation_id": "conv-1"}
@@ -90,7 +90,9 @@ def answer(text="done"):
 
 def run(advisor, turns, messages=None, context=CTX, tool_list=None):
     model = ScriptedModel(turns)
-    result = advisor.run(model, messages or [{"role": "user", "content": "hi"}], tool_list or tools(), context)
+    result = advisor.run(
+        model, messages or [{"role": "user", "content": "hi"}], tool_list or tools(), context
+    )
     return model, result
 
 
@@ -157,7 +159,9 @@ def test_item44_max_results_precedence(advisor_max, model_args, expected):
 )
 def test_bad_search_arguments_become_error_results_for_the_model(arguments, fragment):
     advisor = ToolSearchAdvisor(RegexToolIndex())
-    model, result = run(advisor, [AssistantTurn(None, [ToolCall("s1", "toolSearchTool", arguments)]), answer()])
+    model, result = run(
+        advisor, [AssistantTurn(None, [ToolCall("s1", "toolSearchTool", arguments)]), answer()]
+    )
     tool_message = [m for m in result.messages if m["role"] == "tool"][0]
     assert fragment in json.loads(tool_message["content"])["error"]
     assert result.trace.iterations[0].errors and fragment in result.trace.iterations[0].errors[0]
@@ -193,7 +197,12 @@ def test_item48_first_request_clears_once_and_indexes_once_in_registration_order
     assert spy.count("clear_index") == 1 and spy.count("index_tools") == 1 and spy.count("index_tool") == 0
     indexed = [c for c in spy.calls if c[0] == "index_tools"][0]
     assert indexed[1] == "conv-1"
-    assert [name for name, _ in indexed[2]] == ["weatherTool", "clothingTool", "currentTime", "calculatorTool"]
+    assert [name for name, _ in indexed[2]] == [
+        "weatherTool",
+        "clothingTool",
+        "currentTime",
+        "calculatorTool",
+    ]
 
 
 def test_item49_same_tools_again_do_not_reindex():
@@ -252,7 +261,9 @@ def test_item52_first_call_exposes_only_the_search_tool():
 
 
 def test_item53_search_result_exposes_the_found_tool_next():
-    model, result = run(ToolSearchAdvisor(RegexToolIndex()), [AssistantTurn(None, [search("weather")]), answer()])
+    model, result = run(
+        ToolSearchAdvisor(RegexToolIndex()), [AssistantTurn(None, [search("weather")]), answer()]
+    )
     assert model.calls[1]["tools"] == ["toolSearchTool", "weatherTool"]
     assert result.trace.iterations[1].newly_exposed == ["weatherTool"]
     assert result.trace.iterations[0].discovered == ["weatherTool"]
@@ -262,7 +273,12 @@ def test_item54_unregistered_names_in_results_are_ignored():
     history = [
         {"role": "user", "content": "hi"},
         {"role": "assistant", "content": None, "tool_calls": [search("x").to_dict()]},
-        {"role": "tool", "tool_call_id": "s1", "name": "toolSearchTool", "content": '["ghostTool", "weatherTool"]'},
+        {
+            "role": "tool",
+            "tool_call_id": "s1",
+            "name": "toolSearchTool",
+            "content": '["ghostTool", "weatherTool"]',
+        },
     ]
     model, _ = run(ToolSearchAdvisor(RegexToolIndex()), [answer()], messages=history)
     assert model.calls[0]["tools"] == ["toolSearchTool", "weatherTool"]
@@ -278,7 +294,11 @@ def test_item55_tool_context_carries_session_id_and_user_context():
     probe_tool = Tool("probeTool", "probe the context", {"type": "object", "properties": {}}, function=probe)
     turns = [AssistantTurn(None, [search("probe")]), AssistantTurn(None, [call("probeTool")]), answer()]
     run(ToolSearchAdvisor(RegexToolIndex()), turns, context={**CTX, "tenant": "acme"}, tool_list=[probe_tool])
-    assert seen == {"chat_memory_conversation_id": "conv-1", "tenant": "acme", "toolSearchToolSessionId": "conv-1"}
+    assert seen == {
+        "chat_memory_conversation_id": "conv-1",
+        "tenant": "acme",
+        "toolSearchToolSessionId": "conv-1",
+    }
 
 
 def _two_turn_searches():
@@ -310,7 +330,11 @@ def test_item57_no_accumulation_keeps_last_group_with_all_its_parallel_searches(
 def test_item58_search_responses_recognised_case_insensitively():
     history = [
         {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": None, "tool_calls": [ToolCall("s1", "TOOLSEARCHTOOL", "{}").to_dict()]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [ToolCall("s1", "TOOLSEARCHTOOL", "{}").to_dict()],
+        },
         {"role": "tool", "tool_call_id": "s1", "name": "TOOLSEARCHTOOL", "content": '["clothingTool"]'},
     ]
     model, _ = run(ToolSearchAdvisor(RegexToolIndex()), [answer()], messages=history)
@@ -354,7 +378,10 @@ def test_item62_lru_of_one_evicts_previous_session():
     _, result = run(advisor, [answer()], context={"chat_memory_conversation_id": "B"})
     clears = [c[1] for c in spy.calls if c[0] == "clear_index"]
     assert clears == ["A", "A", "B"]
-    assert [(e.kind, e.session_id) for e in result.trace.session_events] == [("evicted", "A"), ("indexed", "B")]
+    assert [(e.kind, e.session_id) for e in result.trace.session_events] == [
+        ("evicted", "A"),
+        ("indexed", "B"),
+    ]
 
 
 def test_item69_always_evict_clears_twice_and_indexes_once_per_request():
@@ -369,7 +396,9 @@ def test_item64_undiscovered_tool_call_strict_fails_like_spring():
         run(advisor, [AssistantTurn(None, [call("weatherTool", location="x")]), answer()])
 
 
-@pytest.mark.parametrize("name, known", [("weatherTool", "not discovered yet"), ("ghostTool", "not a known tool")])
+@pytest.mark.parametrize(
+    "name, known", [("weatherTool", "not discovered yet"), ("ghostTool", "not a known tool")]
+)
 def test_undiscovered_or_hallucinated_tool_gets_an_error_result_by_default(name, known):
     model, result = run(ToolSearchAdvisor(RegexToolIndex()), [AssistantTurn(None, [call(name)]), answer()])
     error = json.loads(result.messages[-2]["content"])["error"]
@@ -390,7 +419,11 @@ def test_item65_loop_ends_without_tool_calls_and_limits_stop_it():
     assert len(model.calls) == 3  # the breach is returned without calling the model again
 
     advisor = ToolSearchAdvisor(RegexToolIndex(), max_total_tool_calls=3, max_repeated_searches=100)
-    turns = [AssistantTurn(None, [search("a", "1"), search("b", "2")]), AssistantTurn(None, [search("c", "3"), search("d", "4")]), answer()]
+    turns = [
+        AssistantTurn(None, [search("a", "1"), search("b", "2")]),
+        AssistantTurn(None, [search("c", "3"), search("d", "4")]),
+        answer(),
+    ]
     model, result = run(advisor, turns)
     assert result.trace.stop_reason == "max_total_tool_calls" and len(model.calls) == 2
     assert "limit reached" in result.trace.errors[0]
@@ -451,7 +484,9 @@ def test_model_failure_ends_the_run_with_an_error_in_the_trace():
         def complete(self, messages, tools):
             raise TimeoutError("model timed out")
 
-    result = ToolSearchAdvisor(RegexToolIndex()).run(Failing(), [{"role": "user", "content": "x"}], tools(), CTX)
+    result = ToolSearchAdvisor(RegexToolIndex()).run(
+        Failing(), [{"role": "user", "content": "x"}], tools(), CTX
+    )
     assert result.trace.stop_reason == "error" and "model timed out" in result.trace.errors[0]
 
 
@@ -462,8 +497,11 @@ def test_registered_tool_named_like_the_meta_tool_is_rejected():
 
 def test_tokens_counted_per_iteration_against_the_all_tools_baseline():
     filler = [
-        Tool(f"inventoryTool{i}", f"Manage inventory records of warehouse {i}: create, update and delete items",
-             {"type": "object", "properties": {"item": {"type": "string", "description": "item identifier"}}})
+        Tool(
+            f"inventoryTool{i}",
+            f"Manage inventory records of warehouse {i}: create, update and delete items",
+            {"type": "object", "properties": {"item": {"type": "string", "description": "item identifier"}}},
+        )
         for i in range(40)
     ]
     turns = [
@@ -495,7 +533,11 @@ def test_with_a_handful_of_tools_tool_search_costs_more_than_sending_them_all():
 
 
 def test_trace_json_round_trips_exactly():
-    turns = [AssistantTurn(None, [search("weather")]), AssistantTurn(None, [call("weatherTool", location="Paris")]), answer()]
+    turns = [
+        AssistantTurn(None, [search("weather")]),
+        AssistantTurn(None, [call("weatherTool", location="Paris")]),
+        answer(),
+    ]
     _, result = run(ToolSearchAdvisor(RegexToolIndex()), turns)
     text = result.trace.to_json()
     again = RunTrace.from_json(text)
@@ -515,7 +557,9 @@ def test_one_advisor_serves_many_sessions_on_many_threads():
 
     def one(i):
         agent = SimulatedAgent(scenario.agent_steps())
-        return advisor.run(agent, scenario.messages(), scenario.tools, {"chat_memory_conversation_id": f"s{i % 5}"})
+        return advisor.run(
+            agent, scenario.messages(), scenario.tools, {"chat_memory_conversation_id": f"s{i % 5}"}
+        )
 
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(one, range(40)))

@@ -6,10 +6,10 @@ import json
 
 from openai_fake_server import FakeOpenAIServer, chat_response, rate_limited, tool_call
 
-from toolsearch_lab.loop.advisor import ToolSearchAdvisor
-from toolsearch_lab.index.bm25.index import BM25ToolIndex
-from toolsearch_lab.models.openai import OpenAIChatModel
 from toolsearch_lab.eval.scenarios import grade, load_scenario
+from toolsearch_lab.index.bm25.index import BM25ToolIndex
+from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+from toolsearch_lab.models.openai import OpenAIChatModel
 
 KEY = "sk-test-DO-NOT-LEAK-4242"
 
@@ -19,9 +19,13 @@ def _agent_script(request):
     names = request.tool_names
     tool_results = [m for m in request.messages if m["role"] == "tool"]
     if names == ["toolSearchTool"]:
-        return chat_response(tool_calls=[tool_call("toolSearchTool", {"query": "current time"})], usage=(300, 20))
+        return chat_response(
+            tool_calls=[tool_call("toolSearchTool", {"query": "current time"})], usage=(300, 20)
+        )
     if "currentTime" in names and not tool_results[1:]:
-        return chat_response(tool_calls=[tool_call("currentTime", {"location": "Landsmeer, NL"})], usage=(520, 15))
+        return chat_response(
+            tool_calls=[tool_call("currentTime", {"location": "Landsmeer, NL"})], usage=(520, 15)
+        )
     return chat_response("It is 15:00 in Landsmeer.", usage=(560, 12))
 
 

@@ -8,12 +8,12 @@ import time
 
 import pytest
 
-from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.catalog.container import CatalogError, load_catalog, tools_from_json
-from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall
 from toolsearch_lab.index.bm25.index import BM25ToolIndex
 from toolsearch_lab.index.regex import RegexToolIndex
+from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.model import SearchRequest, Tool
+from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall
 from toolsearch_lab.trace import RunTrace
 
 MB = 1_000_000
@@ -23,12 +23,33 @@ BAD_RECORDS = [
     ({"description": "no name"}, "missing 'name'"),
     ({"name": "no_desc", "parameters": {"type": "object"}}, "missing 'description'"),
     ({"name": "list_schema", "description": "d", "parameters": []}, "must be a JSON Schema object, got list"),
-    ({"name": "str_schema", "description": "d", "parameters": "object"}, "must be a JSON Schema object, got str"),
-    ({"name": "array_schema", "description": "d", "parameters": {"type": "array"}}, "must have \"type\": \"object\""),
-    ({"name": "bad_ref", "description": "d", "parameters": {"type": "object", "properties": {
-        "x": {"$ref": "#/$defs/Missing"}}}}, "does not resolve"),
-    ({"name": "remote_ref", "description": "d", "parameters": {"type": "object", "properties": {
-        "x": {"$ref": "https://example.com/schema.json"}}}}, "is not local"),
+    (
+        {"name": "str_schema", "description": "d", "parameters": "object"},
+        "must be a JSON Schema object, got str",
+    ),
+    (
+        {"name": "array_schema", "description": "d", "parameters": {"type": "array"}},
+        'must have "type": "object"',
+    ),
+    (
+        {
+            "name": "bad_ref",
+            "description": "d",
+            "parameters": {"type": "object", "properties": {"x": {"$ref": "#/$defs/Missing"}}},
+        },
+        "does not resolve",
+    ),
+    (
+        {
+            "name": "remote_ref",
+            "description": "d",
+            "parameters": {
+                "type": "object",
+                "properties": {"x": {"$ref": "https://example.com/schema.json"}},
+            },
+        },
+        "is not local",
+    ),
     ({"name": "bad name!", "description": "d"}, "must match"),
     ({"name": 42, "description": "d"}, "'name' must be a string"),
     ({"name": "num_desc", "description": 3.5}, "'description' must be a string"),
@@ -55,7 +76,7 @@ def test_strict_false_reports_every_problem_and_keeps_the_good_tools():
     assert catalog.names == ["ok_tool", "also_ok"]
     problems = catalog.report.problems
     assert len(problems) == len(BAD_RECORDS)  # every problem, not just the first
-    for problem, (_, expected) in zip(problems, BAD_RECORDS):
+    for problem, (_, expected) in zip(problems, BAD_RECORDS, strict=False):
         assert expected in problem.message
     assert [p.tool for p in problems][:2] == ["#1", "'no_desc' (#2)"]
     text = str(catalog.report)
@@ -85,7 +106,9 @@ def test_empty_catalog_file_is_an_error_not_a_silent_empty_search(tmp_path, cont
     with pytest.raises(CatalogError, match="no tools found: the catalog is empty"):
         load_catalog(path)
     catalog = load_catalog(path, strict=False)
-    assert len(catalog) == 0 and [p.message for p in catalog.report.problems] == ["no tools found: the catalog is empty"]
+    assert len(catalog) == 0 and [p.message for p in catalog.report.problems] == [
+        "no tools found: the catalog is empty"
+    ]
 
 
 def test_all_tools_invalid_with_strict_false_lists_them_without_the_empty_note(tmp_path):
@@ -98,8 +121,10 @@ def test_all_tools_invalid_with_strict_false_lists_them_without_the_empty_note(t
 def test_one_megabyte_description_loads_and_every_index_answers_in_bounded_time(tmp_path):
     big = ("weather forecast data " * (MB // 22 + 1))[:MB]
     path = tmp_path / "big.json"
-    path.write_text(json.dumps([{"name": "huge", "description": big}, {"name": "small", "description": "time"}]),
-                    encoding="utf-8")
+    path.write_text(
+        json.dumps([{"name": "huge", "description": big}, {"name": "small", "description": "time"}]),
+        encoding="utf-8",
+    )
     catalog = load_catalog(path)
     assert len(catalog.get("huge").description) == MB
     for index in (RegexToolIndex(), RegexToolIndex("pattern"), BM25ToolIndex()):
@@ -119,12 +144,16 @@ def test_one_megabyte_description_loads_and_every_index_answers_in_bounded_time(
 
 
 def _dataset(**overrides):
-    doc = {"tools": [{"name": "a", "description": "tool a"}, {"name": "b", "description": "tool b"}],
-           "queries": [{"id": "q1", "query": "use a", "relevant_tools": ["a"]},
-                       {"id": "q2", "query": "use ghost", "relevant_tools": ["ghost", "b"]},
-                       {"id": "q3", "query": "use phantom", "relevant_tools": ["phantom"]},
-                       {"id": "q4", "query": "", "relevant_tools": ["a"]},
-                       {"id": "q5", "query": "no labels"}]}
+    doc = {
+        "tools": [{"name": "a", "description": "tool a"}, {"name": "b", "description": "tool b"}],
+        "queries": [
+            {"id": "q1", "query": "use a", "relevant_tools": ["a"]},
+            {"id": "q2", "query": "use ghost", "relevant_tools": ["ghost", "b"]},
+            {"id": "q3", "query": "use phantom", "relevant_tools": ["phantom"]},
+            {"id": "q4", "query": "", "relevant_tools": ["a"]},
+            {"id": "q5", "query": "no labels"},
+        ],
+    }
     doc.update(overrides)
     return doc
 
@@ -169,14 +198,26 @@ def test_dataset_file_with_bad_utf8_is_a_dataset_error(tmp_path):
 
 
 def _trace_with(text: str) -> RunTrace:
-    model = ScriptedModel([AssistantTurn(None, [ToolCall("c1", "toolSearchTool", json.dumps({"query": text}))]),
-                           AssistantTurn(text)])
-    return ToolSearchAdvisor(RegexToolIndex()).run(
-        model, [{"role": "user", "content": text}], [Tool("t", "weather")], {"chat_memory_conversation_id": "s"}).trace
+    model = ScriptedModel(
+        [
+            AssistantTurn(None, [ToolCall("c1", "toolSearchTool", json.dumps({"query": text}))]),
+            AssistantTurn(text),
+        ]
+    )
+    return (
+        ToolSearchAdvisor(RegexToolIndex())
+        .run(
+            model,
+            [{"role": "user", "content": text}],
+            [Tool("t", "weather")],
+            {"chat_memory_conversation_id": "s"},
+        )
+        .trace
+    )
 
 
 def test_trace_with_a_lone_surrogate_can_still_be_saved_and_loaded(tmp_path):
-    trace = _trace_with("weather \ud800 \udfff \U0001F600 \x00")
+    trace = _trace_with("weather \ud800 \udfff \U0001f600 \x00")
     path = tmp_path / "trace.json"
     path.write_text(trace.to_json(), encoding="utf-8")  # used to raise UnicodeEncodeError: trace lost
     assert RunTrace.from_json(path.read_text(encoding="utf-8")) == trace
@@ -188,16 +229,23 @@ def test_recording_with_a_lone_surrogate_can_be_saved(tmp_path):
     from toolsearch_lab.models.openai import OpenAIChatModel, load_recording
 
     model = OpenAIChatModel(model="m", base_url="http://127.0.0.1:9/v1", api_key="k", record=True)
-    model.recording.append(AssistantTurn(None, [ToolCall("c", "toolSearchTool", '{"query": "\ud800"}')]).to_message())
+    model.recording.append(
+        AssistantTurn(None, [ToolCall("c", "toolSearchTool", '{"query": "\ud800"}')]).to_message()
+    )
     path = model.save_recording(tmp_path / "rec.json")
     replay = load_recording(path)
     assert replay.turns[0].tool_calls[0].arguments == '{"query": "\ud800"}'
 
 
-@pytest.mark.parametrize("text, message", [
-    ("{", "not valid JSON"), ("[]", "expected an object"), ('{"session_id": "s"}', "missing"),
-    ('{"bogus": 1}', "unknown field"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("{", "not valid JSON"),
+        ("[]", "expected an object"),
+        ('{"session_id": "s"}', "missing"),
+        ('{"bogus": 1}', "unknown field"),
+    ],
+)
 def test_trace_from_bad_json_is_a_value_error(text, message):
     with pytest.raises(ValueError, match=message):
         RunTrace.from_json(text)
@@ -206,9 +254,13 @@ def test_trace_from_bad_json_is_a_value_error(text, message):
 # ---------------------------------------------------------------------------------------------- advisor
 
 
-@pytest.mark.parametrize("context", [{}, {"chat_memory_conversation_id": None}, {"chat_memory_conversation_id": "  "}])
+@pytest.mark.parametrize(
+    "context", [{}, {"chat_memory_conversation_id": None}, {"chat_memory_conversation_id": "  "}]
+)
 def test_advisor_without_a_session_id_says_which_key(context):
-    with pytest.raises(ValueError, match="context must contain a non-null value for 'chat_memory_conversation_id'"):
+    with pytest.raises(
+        ValueError, match="context must contain a non-null value for 'chat_memory_conversation_id'"
+    ):
         ToolSearchAdvisor(RegexToolIndex()).run(ScriptedModel([]), [], [], context)
 
 

@@ -47,7 +47,7 @@ def _require_browser():
 # If this fails, the problem is the server/browser setup (kernel, widget manager, plotly extension), not the
 # project's UI. The Voila path is exercised by test_voila_app_stepper.
 # --------------------------------------------------------------------------------------------------------
-TRIVIAL_CODE = '''\
+TRIVIAL_CODE = """\
 import ipywidgets as w
 import plotly.graph_objects as go
 slider = w.IntSlider(value=1, min=0, max=10, description="n")
@@ -62,7 +62,7 @@ def redraw(_=None):
 slider.observe(redraw, "value")
 choice.observe(redraw, "value")
 w.VBox([slider, choice, label, w.Box([fig], layout=w.Layout(width="500px"))])
-'''
+"""
 
 
 def _trivial_notebook(folder: Path) -> Path:
@@ -120,7 +120,9 @@ def test_lab_trivial_widgets(tmp_path):
 def _stepper(page, scope):
     """The first IterationStepper in ``scope``: (root, its Iteration slider, its Scenario <select>)."""
     root = scope.locator(".widget-vbox").filter(has=page.locator(".widget-label", has_text="Iteration")).first
-    slider = root.locator(".widget-slider").filter(has=page.locator(".widget-label", has_text="Iteration")).first
+    slider = (
+        root.locator(".widget-slider").filter(has=page.locator(".widget-label", has_text="Iteration")).first
+    )
     scenario = root.locator(".widget-dropdown").filter(has=page.locator("label", has_text="Scenario"))
     return root, slider, scenario.locator("select").first
 
@@ -135,7 +137,8 @@ def _drive_stepper(page, scope, shot) -> None:
     root, slider, scenario = _stepper(page, scope)
     root.scroll_into_view_if_needed()
     page.wait_for_function(
-        "el => el.querySelectorAll('.js-plotly-plot .main-svg').length >= 2", arg=root.element_handle(),
+        "el => el.querySelectorAll('.js-plotly-plot .main-svg').length >= 2",
+        arg=root.element_handle(),
         timeout=30_000,
     )
     text0 = root.text_content() or ""
@@ -152,7 +155,8 @@ def _drive_stepper(page, scope, shot) -> None:
     page.wait_for_function(
         "([el, before]) => [...el.querySelectorAll('.js-plotly-plot .main-svg')].map(s => s.innerHTML)"
         ".some((h, i) => h !== before[i])",
-        arg=[root.element_handle(), svg0], timeout=10_000,
+        arg=[root.element_handle(), svg0],
+        timeout=10_000,
     )
     shot("after_slider")
 
@@ -162,12 +166,14 @@ def _drive_stepper(page, scope, shot) -> None:
     page.wait_for_function(
         "([el, before]) => [...el.querySelectorAll('.js-plotly-plot .main-svg')].map(s => s.innerHTML)"
         ".some((h, i) => h !== before[i])",
-        arg=[root.element_handle(), svg1], timeout=10_000,
+        arg=[root.element_handle(), svg1],
+        timeout=10_000,
     )
     # The status, the figures and the details panel arrive as separate widget messages: wait for the last.
     page.wait_for_function(
         "el => !el.textContent.includes('Landsmeer') && el.textContent.includes('of 117 tools')",
-        arg=root.element_handle(), timeout=30_000,
+        arg=root.element_handle(),
+        timeout=30_000,
     )
     text2 = root.text_content() or ""
     assert "Landsmeer" not in text2 and "of 117 tools" in text2, text2[:400]
@@ -190,8 +196,11 @@ def test_lab_advisor_loop_notebook(tmp_path):
         lab_wait_executed(page, timeout_ms=120_000)
         scroll_all_outputs(page)
         page.wait_for_selector(".widget-slider .noUi-handle", timeout=30_000)
-        output = page.locator(".jp-OutputArea-output").filter(
-            has=page.locator(".widget-label", has_text="Iteration")).first
+        output = (
+            page.locator(".jp-OutputArea-output")
+            .filter(has=page.locator(".widget-label", has_text="Iteration"))
+            .first
+        )
         _drive_stepper(page, output, shot)
         scroll_all_outputs(page)
         _assert_clean(page, console)

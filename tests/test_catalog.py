@@ -46,7 +46,7 @@ def test_livemcpbench_keeps_first_occurrence_and_records_every_duplicate_and_nul
     normalized = json.loads(data_path("livemcpbench", "normalized.json").read_text(encoding="utf-8"))
     assert len(catalog) == 510
     assert catalog.names == [t["name"] for t in normalized["tools"]]
-    for got, want in zip(catalog, normalized["tools"]):
+    for got, want in zip(catalog, normalized["tools"], strict=False):
         assert (got.description, got.parameters) == (want["description"], want["parameters"])
     # category is the server's category
     assert catalog.get("bing_search").category == "Discovery"
@@ -80,7 +80,12 @@ def test_unknown_catalog_name_lists_the_shipped_names():
 
 
 def test_openai_chat_completions_tools():
-    doc = [{"type": "function", "function": {"name": "get_weather", "description": "Weather", "parameters": WEATHER_SCHEMA}}]
+    doc = [
+        {
+            "type": "function",
+            "function": {"name": "get_weather", "description": "Weather", "parameters": WEATHER_SCHEMA},
+        }
+    ]
     assert detect_format(doc) == "openai"
     (tool,) = tools_from_json(doc)
     assert tool == Tool("get_weather", "Weather", WEATHER_SCHEMA)
@@ -88,12 +93,28 @@ def test_openai_chat_completions_tools():
 
 
 def test_openai_responses_flat_function_tools():
-    doc = {"tools": [{"type": "function", "name": "get_weather", "description": "Weather", "parameters": WEATHER_SCHEMA}]}
+    doc = {
+        "tools": [
+            {
+                "type": "function",
+                "name": "get_weather",
+                "description": "Weather",
+                "parameters": WEATHER_SCHEMA,
+            }
+        ]
+    }
     assert tools_from_json(doc)[0] == Tool("get_weather", "Weather", WEATHER_SCHEMA)
 
 
 def test_anthropic_tools_ignore_extra_keys():
-    doc = [{"name": "get_weather", "description": "Weather", "input_schema": WEATHER_SCHEMA, "defer_loading": True}]
+    doc = [
+        {
+            "name": "get_weather",
+            "description": "Weather",
+            "input_schema": WEATHER_SCHEMA,
+            "defer_loading": True,
+        }
+    ]
     assert detect_format(doc) == "anthropic"
     assert tools_from_json(doc)[0] == Tool("get_weather", "Weather", WEATHER_SCHEMA)
 
@@ -106,15 +127,23 @@ def test_anthropic_server_tool_is_reported():
 
 @pytest.mark.parametrize("wrap", ["result", "bare", "jsonrpc"])
 def test_mcp_tools_list_result_bare_list_and_jsonrpc(wrap):
-    tools = [{"name": "get_weather", "description": "Weather", "inputSchema": WEATHER_SCHEMA, "annotations": {}}]
-    doc = {"result": {"tools": tools}, "bare": tools, "jsonrpc": {"jsonrpc": "2.0", "id": 1, "result": {"tools": tools}}}[wrap]
+    tools = [
+        {"name": "get_weather", "description": "Weather", "inputSchema": WEATHER_SCHEMA, "annotations": {}}
+    ]
+    doc = {
+        "result": {"tools": tools},
+        "bare": tools,
+        "jsonrpc": {"jsonrpc": "2.0", "id": 1, "result": {"tools": tools}},
+    }[wrap]
     assert detect_format(doc) == "mcp"
     assert tools_from_json(doc)[0] == Tool("get_weather", "Weather", WEATHER_SCHEMA)
 
 
 def test_dataset_format_keeps_category_and_fills_missing_parameters():
-    doc = {"tools": [{"name": "a", "description": "A", "category": "x"}, {"name": "b", "description": "B"}],
-           "queries": [{"query": "q", "relevant_tools": ["a"]}]}
+    doc = {
+        "tools": [{"name": "a", "description": "A", "category": "x"}, {"name": "b", "description": "B"}],
+        "queries": [{"query": "q", "relevant_tools": ["a"]}],
+    }
     assert detect_format(doc) == "dataset"
     a, b = tools_from_json(doc)
     assert a.category == "x"
@@ -132,8 +161,10 @@ def test_format_can_be_forced_and_unknown_format_is_an_error():
 
 
 def test_mixed_formats_are_an_error_naming_both():
-    doc = [{"name": "a", "description": "A", "inputSchema": WEATHER_SCHEMA},
-           {"name": "b", "description": "B", "input_schema": WEATHER_SCHEMA}]
+    doc = [
+        {"name": "a", "description": "A", "inputSchema": WEATHER_SCHEMA},
+        {"name": "b", "description": "B", "input_schema": WEATHER_SCHEMA},
+    ]
     with pytest.raises(CatalogError, match=r"mix formats: mcp \(first at #0\), anthropic \(first at #1\)"):
         tools_from_json(doc)
 
@@ -241,11 +272,17 @@ def test_unresolvable_refs_name_tool_path_and_ref(ref, why):
 
 def test_lone_surrogates_are_reported_with_their_place():
     doc = json.loads('[{"name": "t", "description": "bad \\ud800 text", "inputSchema": {"type": "object"}}]')
-    with pytest.raises(CatalogError, match=r"tool 't' \(#0\): description: lone surrogate U\+D800 at character 4"):
+    with pytest.raises(
+        CatalogError, match=r"tool 't' \(#0\): description: lone surrogate U\+D800 at character 4"
+    ):
         tools_from_json(doc)
-    nested = json.loads('[{"name": "t", "description": "d", "inputSchema": '
-                        '{"type": "object", "properties": {"x": {"description": "\\udfff"}}}}]')
-    with pytest.raises(CatalogError, match=r"inputSchema\.properties\.x\.description: lone surrogate U\+DFFF"):
+    nested = json.loads(
+        '[{"name": "t", "description": "d", "inputSchema": '
+        '{"type": "object", "properties": {"x": {"description": "\\udfff"}}}}]'
+    )
+    with pytest.raises(
+        CatalogError, match=r"inputSchema\.properties\.x\.description: lone surrogate U\+DFFF"
+    ):
         tools_from_json(nested)
 
 
@@ -253,7 +290,9 @@ def test_non_utf8_file_reports_the_byte_offset(tmp_path):
     path = tmp_path / "tools.json"
     prefix = b'[{"name": "t", "description": "caf'
     path.write_bytes(prefix + b'\xe9"}]')  # Latin-1 e-acute
-    with pytest.raises(CatalogError, match=rf"not valid UTF-8 at byte offset {len(prefix)} \(line 1\): bytes e9"):
+    with pytest.raises(
+        CatalogError, match=rf"not valid UTF-8 at byte offset {len(prefix)} \(line 1\): bytes e9"
+    ):
         load_catalog(path)
 
 
@@ -268,14 +307,16 @@ def test_bom_is_tolerated_and_invalid_json_is_located(tmp_path):
 
 
 def test_non_strict_collects_every_problem_and_keeps_valid_tools(tmp_path):
-    doc = {"tools": [
-        _mcp("ok1"),
-        {"name": "nodesc", "inputSchema": {"type": "object"}},
-        _mcp("badref", schema={"type": "object", "properties": {"a": {"$ref": "#/$defs/X"}}}),
-        _mcp("ok2", schema=WEATHER_SCHEMA),
-        _mcp("ok1"),
-        7,
-    ]}
+    doc = {
+        "tools": [
+            _mcp("ok1"),
+            {"name": "nodesc", "inputSchema": {"type": "object"}},
+            _mcp("badref", schema={"type": "object", "properties": {"a": {"$ref": "#/$defs/X"}}}),
+            _mcp("ok2", schema=WEATHER_SCHEMA),
+            _mcp("ok1"),
+            7,
+        ]
+    }
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(CatalogError, match=r"mcp.json: tool 'nodesc' \(#1\): missing 'description'"):
@@ -306,7 +347,9 @@ def test_tool_catalog_sequence_protocol_and_lookup():
     assert catalog.get("beta") is b
     assert catalog.get("gamma", None) is None
     assert isinstance(catalog[:1], ToolCatalog) and catalog[:1].names == ["alpha"]
-    with pytest.raises(KeyError, match=r"no tool named 'alpah' in catalog 'mem' \(2 tools\); did you mean 'alpha'"):
+    with pytest.raises(
+        KeyError, match=r"no tool named 'alpah' in catalog 'mem' \(2 tools\); did you mean 'alpha'"
+    ):
         catalog.get("alpah")
     assert catalog.definitions() == [a.definition(), b.definition()]
 

@@ -4,10 +4,10 @@ from datetime import timedelta
 
 import pytest
 
-from toolsearch_lab.loop.config import PREFIX, ToolSearchConfig, parse_duration
-from toolsearch_lab.session.eviction import CompositeEviction, LruEviction, TtlEviction
 from toolsearch_lab.index.bm25.index import BM25ToolIndex
 from toolsearch_lab.index.regex import RegexToolIndex
+from toolsearch_lab.loop.config import PREFIX, ToolSearchConfig, parse_duration
+from toolsearch_lab.session.eviction import CompositeEviction, LruEviction, TtlEviction
 
 
 def props(**kv):
@@ -104,9 +104,15 @@ def test_bad_properties_name_the_property(key, value, fragment):
 
 @pytest.mark.parametrize(
     "text, expected",
-    [("10m", timedelta(minutes=10)), ("30s", timedelta(seconds=30)), ("1h", timedelta(hours=1)),
-     ("500", timedelta(milliseconds=500)), ("250ms", timedelta(milliseconds=250)), ("PT10M", timedelta(minutes=10)),
-     ("P1DT2H", timedelta(days=1, hours=2))],
+    [
+        ("10m", timedelta(minutes=10)),
+        ("30s", timedelta(seconds=30)),
+        ("1h", timedelta(hours=1)),
+        ("500", timedelta(milliseconds=500)),
+        ("250ms", timedelta(milliseconds=250)),
+        ("PT10M", timedelta(minutes=10)),
+        ("P1DT2H", timedelta(days=1, hours=2)),
+    ],
 )
 def test_spring_durations(text, expected):
     assert parse_duration(text) == expected

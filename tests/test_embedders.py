@@ -335,7 +335,9 @@ def test_resources_are_shipped():
         assert (base / name).is_file(), name
 
 
-@pytest.mark.parametrize("body", ["{not json", json.dumps({"data": "x"}), json.dumps({"data": [{"index": 0}]})])
+@pytest.mark.parametrize(
+    "body", ["{not json", json.dumps({"data": "x"}), json.dumps({"data": [{"index": 0}]})]
+)
 def test_openai_embedder_unreadable_bodies_are_embedding_errors(httpserver, body):
     from werkzeug import Response
 

@@ -16,8 +16,8 @@ from toolsearch_lab.eval.metrics import (
     reciprocal_rank,
 )
 from toolsearch_lab.index.bm25.index import BM25ToolIndex
-from toolsearch_lab.model import Tool
 from toolsearch_lab.index.vector import VectorToolIndex
+from toolsearch_lab.model import Tool
 
 RANKED = ["a", "b", "c", "d", "e", "f"]
 

@@ -79,7 +79,11 @@ def test_ttl_evicts_only_idle_sessions():
     for e in r.events:
         if e.kind != EVICT:
             continue
-        last = max(t for t, s in zip(r.request_times[: e.request], r.request_sessions) if s == e.session)
+        last = max(
+            t
+            for t, s in zip(r.request_times[: e.request], r.request_sessions, strict=False)
+            if s == e.session
+        )
         assert e.time - last >= cfg.ttl - 1e-6
         assert e.session != r.request_sessions[e.request]
 
@@ -96,8 +100,10 @@ def test_composite_is_at_least_as_eager_as_lru():
     assert both[EVICT] >= lru[EVICT]
 
 
-@pytest.mark.parametrize("bad", [{"strategy": "FIFO"}, {"sessions": 0}, {"rate": 0}, {"catalog_change": 1.5},
-                                 {"ttl": 0}, {"lru_max": 0}])
+@pytest.mark.parametrize(
+    "bad",
+    [{"strategy": "FIFO"}, {"sessions": 0}, {"rate": 0}, {"catalog_change": 1.5}, {"ttl": 0}, {"lru_max": 0}],
+)
 def test_invalid_config(bad):
     with pytest.raises(ValueError):
         SimulationConfig(**bad)

@@ -27,7 +27,11 @@ GOLDEN = Path(__file__).parent / "golden"
 WEATHER = Tool(
     "get_weather",
     "Current weather for a city.",
-    {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]},
+    {
+        "type": "object",
+        "properties": {"city": {"type": "string", "description": "City name"}},
+        "required": ["city"],
+    },
     category="weather",
 )
 CURRENCY = Tool(
@@ -77,16 +81,28 @@ def test_anthropic_tools_defer_everything_but_the_search_tool():
 def test_anthropic_server_search_tool_is_passed_through():
     server = {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
     out = to_anthropic_tools([WEATHER], search_tool=server)
-    assert out == [server, {"name": "get_weather", "description": "Current weather for a city.",
-                            "input_schema": WEATHER.parameters, "defer_loading": True}]
+    assert out == [
+        server,
+        {
+            "name": "get_weather",
+            "description": "Current weather for a city.",
+            "input_schema": WEATHER.parameters,
+            "defer_loading": True,
+        },
+    ]
 
 
 def test_anthropic_tool_reference_result():
-    check_golden("anthropic_tool_reference_result",
-                 anthropic_tool_reference_result("toolu_01A", ["get_weather", "convert_currency", "get_weather"]))
+    check_golden(
+        "anthropic_tool_reference_result",
+        anthropic_tool_reference_result("toolu_01A", ["get_weather", "convert_currency", "get_weather"]),
+    )
     empty = anthropic_tool_reference_result("toolu_01B", [])
-    assert empty == {"type": "tool_result", "tool_use_id": "toolu_01B",
-                     "content": [{"type": "text", "text": "No matching tools found."}]}
+    assert empty == {
+        "type": "tool_result",
+        "tool_use_id": "toolu_01B",
+        "content": [{"type": "text", "text": "No matching tools found."}],
+    }
     with pytest.raises(TypeError, match="not one string"):
         anthropic_tool_reference_result("toolu_01C", "get_weather")
     with pytest.raises(ValueError, match="tool_use_id"):
@@ -124,7 +140,9 @@ def test_openai_shapes_match_the_sdk_typed_params():
 
 def test_exports_round_trip_through_the_catalog_reader():
     tools = [WEATHER, CURRENCY]
-    plain = [Tool(t.name, t.description, t.parameters) for t in tools]  # formats other than ours drop category
+    plain = [
+        Tool(t.name, t.description, t.parameters) for t in tools
+    ]  # formats other than ours drop category
     assert list(tools_from_json(to_openai_tools(tools))) == plain
     assert list(tools_from_json(to_anthropic_tools(tools))) == plain
     assert list(tools_from_json(to_mcp_tools(tools))) == plain

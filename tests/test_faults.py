@@ -23,16 +23,19 @@ from openai_fake_server import (
     truncated,
 )
 
-from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.index.bm25.index import BM25ToolIndex
-from toolsearch_lab.models.openai import OpenAIChatModel
 from toolsearch_lab.index.regex import RegexToolIndex
+from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.model import Tool
+from toolsearch_lab.models.openai import OpenAIChatModel
 from toolsearch_lab.trace import RunTrace
 
 HANG_GUARD_S = 20.0
 CONTEXT = {"chat_memory_conversation_id": "faults"}
-MESSAGES = [{"role": "system", "content": "You are helpful."}, {"role": "user", "content": "weather in Paris?"}]
+MESSAGES = [
+    {"role": "system", "content": "You are helpful."},
+    {"role": "user", "content": "weather in Paris?"},
+]
 MCP_SERVER = str(Path(__file__).with_name("mcp_test_server.py"))
 MEASURED: dict[str, float] = {}
 
@@ -42,8 +45,12 @@ def _tools() -> list[Tool]:
         raise ConnectionError("backend down")
 
     return [
-        Tool("get_weather", "Get the current weather for a city",
-             {"type": "object", "properties": {"city": {"type": "string"}}}, function=lambda city: f"sunny in {city}"),
+        Tool(
+            "get_weather",
+            "Get the current weather for a city",
+            {"type": "object", "properties": {"city": {"type": "string"}}},
+            function=lambda city: f"sunny in {city}",
+        ),
         Tool("flaky_weather", "Weather from a backend that is down", function=raises),
         Tool("weather_dump", "Dump one megabyte of raw weather data", function=lambda: "w" * 1_000_000),
     ]
@@ -64,7 +71,12 @@ def _run(label, model, advisor=None, tools=None) -> tuple[RunTrace, object]:
     assert elapsed < HANG_GUARD_S, f"{label}: {elapsed:.1f} s"
     trace = result.trace
     assert RunTrace.from_json(trace.to_json()) == trace  # never lose a trace, whatever happened
-    for key in ("max_calls_per_tool", "max_total_tool_calls", "max_repeated_searches", "max_tool_result_chars"):
+    for key in (
+        "max_calls_per_tool",
+        "max_total_tool_calls",
+        "max_repeated_searches",
+        "max_tool_result_chars",
+    ):
         assert key in trace.config, f"the trace does not report limit {key}"
     return trace, result
 
@@ -87,8 +99,10 @@ def test_model_timeout_ends_the_run_with_a_readable_error():
 
 def test_429_with_retry_after_is_retried_then_answers():
     with FakeOpenAIServer() as server:
-        server.enqueue(error_response(429, "Rate limit reached", "rate_limit_exceeded", {"Retry-After": "1"}),
-                       chat_response("Sunny."))
+        server.enqueue(
+            error_response(429, "Rate limit reached", "rate_limit_exceeded", {"Retry-After": "1"}),
+            chat_response("Sunny."),
+        )
         trace, result = _run("429-retry-after", _model(server, max_retries=1))
         gap = server.requests[1].received_at - server.requests[0].received_at
     assert trace.stop_reason == "answered" and result.answer == "Sunny."
@@ -98,11 +112,14 @@ def test_429_with_retry_after_is_retried_then_answers():
 
 
 def test_429_that_persists_reports_the_status_and_stops():
-    with FakeOpenAIServer(default=error_response(429, "Rate limit reached", "rate_limit_exceeded",
-                                                 {"retry-after-ms": "10"})) as server:
+    with FakeOpenAIServer(
+        default=error_response(429, "Rate limit reached", "rate_limit_exceeded", {"retry-after-ms": "10"})
+    ) as server:
         trace, _ = _run("429-persistent", _model(server, max_retries=2))
     assert len(server.requests) == 3
-    assert trace.stop_reason == "error" and "HTTP 429" in trace.errors[0] and "Rate limited" in trace.errors[0]
+    assert (
+        trace.stop_reason == "error" and "HTTP 429" in trace.errors[0] and "Rate limited" in trace.errors[0]
+    )
 
 
 @pytest.mark.parametrize("then_ok", [False, True])
@@ -115,23 +132,38 @@ def test_500(then_ok):
     if then_ok:
         assert trace.stop_reason == "answered" and result.answer == "Recovered."
     else:
-        assert trace.stop_reason == "error" and "HTTP 500" in trace.errors[0] and "internal explosion" in trace.errors[0]
+        assert (
+            trace.stop_reason == "error"
+            and "HTTP 500" in trace.errors[0]
+            and "internal explosion" in trace.errors[0]
+        )
 
 
-@pytest.mark.parametrize("reply", [truncated(), invalid_json(), Reply(status=200, body=b"", headers={}),
-                                   Reply(status=200, json={"unexpected": "shape"}),
-                                   Reply(status=200, json={"choices": []})],
-                         ids=["truncated", "invalid-json", "empty-body", "wrong-shape", "no-choices"])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        truncated(),
+        invalid_json(),
+        Reply(status=200, body=b"", headers={}),
+        Reply(status=200, json={"unexpected": "shape"}),
+        Reply(status=200, json={"choices": []}),
+    ],
+    ids=["truncated", "invalid-json", "empty-body", "wrong-shape", "no-choices"],
+)
 def test_broken_response_bodies_end_the_run_with_an_error(reply):
     with FakeOpenAIServer() as server:
         server.enqueue(reply)
         trace, result = _run("broken-body", _model(server))
     assert trace.stop_reason == "error" and result.answer is None
-    assert trace.errors and trace.errors[0].startswith("model call failed: Model")  # one of our ModelError types
+    assert trace.errors and trace.errors[0].startswith(
+        "model call failed: Model"
+    )  # one of our ModelError types
 
 
 def test_connection_refused_is_an_error_not_a_crash():
-    model = OpenAIChatModel(model="m", base_url="http://127.0.0.1:9/v1", api_key="k", max_retries=0, timeout=2)
+    model = OpenAIChatModel(
+        model="m", base_url="http://127.0.0.1:9/v1", api_key="k", max_retries=0, timeout=2
+    )
     trace, _ = _run("refused", model)
     assert trace.stop_reason == "error" and "ModelConnectionError" in trace.errors[0]
 
@@ -142,12 +174,18 @@ def test_connection_refused_is_an_error_not_a_crash():
 def test_non_json_arguments_and_unknown_tools_get_error_results_the_model_reads():
     with FakeOpenAIServer() as server:
         server.enqueue(
-            chat_response(tool_calls=[tool_call("toolSearchTool", "{query: weather"),  # not JSON
-                                      tool_call("toolSearchTool", "[1, 2]"),  # JSON, not an object
-                                      tool_call("get_weather_v9", {"city": "Paris"}),  # does not exist
-                                      tool_call("get_weather", {"city": "Paris"})]),  # exists, not discovered
+            chat_response(
+                tool_calls=[
+                    tool_call("toolSearchTool", "{query: weather"),  # not JSON
+                    tool_call("toolSearchTool", "[1, 2]"),  # JSON, not an object
+                    tool_call("get_weather_v9", {"city": "Paris"}),  # does not exist
+                    tool_call("get_weather", {"city": "Paris"}),
+                ]
+            ),  # exists, not discovered
             chat_response(tool_calls=[tool_call("toolSearchTool", {"query": "weather"})]),
-            chat_response(tool_calls=[tool_call("get_weather", "{'city': 'Paris'}")]),  # python repr, not JSON
+            chat_response(
+                tool_calls=[tool_call("get_weather", "{'city': 'Paris'}")]
+            ),  # python repr, not JSON
             chat_response("Done."),
         )
         trace, result = _run("bad-calls", _model(server))
@@ -184,7 +222,9 @@ def test_200_parallel_searches_in_one_turn_are_rejected_together():
         trace, _ = _run("200-searches-parallel", _model(server))
     assert trace.stop_reason == "max_calls_per_tool" and len(trace.iterations) == 1
     records = trace.iterations[0].tool_calls
-    assert len(records) == 200 and all(r.kind == "rejected" and r.error.startswith("limit reached") for r in records)
+    assert len(records) == 200 and all(
+        r.kind == "rejected" and r.error.startswith("limit reached") for r in records
+    )
 
 
 def test_total_tool_call_limit_is_reported():
@@ -231,15 +271,21 @@ def mcp_catalog():
 def test_mcp_server_dying_mid_run_is_an_error_result_not_a_crash(mcp_catalog):
     with FakeOpenAIServer() as server:
         server.enqueue(
-            chat_response(tool_calls=[tool_call("toolSearchTool", {"query": "add integers"}),
-                                      tool_call("toolSearchTool", {"query": "kill crash server"})]),
+            chat_response(
+                tool_calls=[
+                    tool_call("toolSearchTool", {"query": "add integers"}),
+                    tool_call("toolSearchTool", {"query": "kill crash server"}),
+                ]
+            ),
             chat_response(tool_calls=[tool_call("add", {"a": 2, "b": 40})]),
             chat_response(tool_calls=[tool_call("crash")]),
             chat_response(tool_calls=[tool_call("add", {"a": 1, "b": 1})]),  # the server is gone now
             chat_response("The tool server died."),
         )
         started = time.perf_counter()
-        trace, result = _run("mcp-dies", _model(server), ToolSearchAdvisor(BM25ToolIndex()), list(mcp_catalog))
+        trace, result = _run(
+            "mcp-dies", _model(server), ToolSearchAdvisor(BM25ToolIndex()), list(mcp_catalog)
+        )
         after_death = time.perf_counter() - started
     assert trace.stop_reason == "answered" and result.answer == "The tool server died."
     calls = [c for it in trace.iterations for c in it.tool_calls if c.kind == "tool"]
@@ -255,8 +301,12 @@ def test_mcp_server_dying_mid_run_is_an_error_result_not_a_crash(mcp_catalog):
 def test_mcp_tool_that_hangs_is_cut_by_the_timeout(mcp_catalog):
     with FakeOpenAIServer() as server:
         server.enqueue(
-            chat_response(tool_calls=[tool_call("toolSearchTool", {"query": "sleep slow"}),
-                                      tool_call("toolSearchTool", {"query": "always fails message"})]),
+            chat_response(
+                tool_calls=[
+                    tool_call("toolSearchTool", {"query": "sleep slow"}),
+                    tool_call("toolSearchTool", {"query": "always fails message"}),
+                ]
+            ),
             chat_response(tool_calls=[tool_call("slow", {"seconds": 30})]),
             chat_response(tool_calls=[tool_call("fail", {"message": "boom"})]),
             chat_response("ok"),
@@ -281,8 +331,11 @@ def _embedder(server):
     return OpenAIEmbedder(model="emb", base_url=server.base_url, api_key="k", max_retries=0, timeout=0.5)
 
 
-@pytest.mark.parametrize("reply", [error_response(500, "down"), truncated(), slow(Reply(json={}), 3.0)],
-                         ids=["500", "truncated", "timeout"])
+@pytest.mark.parametrize(
+    "reply",
+    [error_response(500, "down"), truncated(), slow(Reply(json={}), 3.0)],
+    ids=["500", "truncated", "timeout"],
+)
 def test_embedder_http_faults_are_embedding_errors(reply):
     from toolsearch_lab.embed.base import EmbeddingError
 
@@ -292,10 +345,16 @@ def test_embedder_http_faults_are_embedding_errors(reply):
             _embedder(server).embed(["weather"])
 
 
-@pytest.mark.parametrize("reply", [
-    invalid_json(),  # found by this suite (escaped as json.JSONDecodeError); fixed in embedders.py by its author
-    Reply(status=200, json={"data": "x"}),  # found by this suite (escaped as AttributeError); fixed likewise
-], ids=["invalid-json", "wrong-shape"])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        invalid_json(),  # found by this suite (escaped as json.JSONDecodeError); fixed in embedders.py by its author
+        Reply(
+            status=200, json={"data": "x"}
+        ),  # found by this suite (escaped as AttributeError); fixed likewise
+    ],
+    ids=["invalid-json", "wrong-shape"],
+)
 def test_embedder_unreadable_bodies_are_embedding_errors(reply):
     from toolsearch_lab.embed.base import EmbeddingError
 

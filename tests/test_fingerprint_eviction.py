@@ -5,9 +5,15 @@ from datetime import timedelta
 
 import pytest
 
-from toolsearch_lab.session.eviction import AlwaysEvict, CompositeEviction, LruEviction, NeverEvict, TtlEviction
-from toolsearch_lab.session.fingerprint import fingerprint
 from toolsearch_lab.model import Tool, ToolReference
+from toolsearch_lab.session.eviction import (
+    AlwaysEvict,
+    CompositeEviction,
+    LruEviction,
+    NeverEvict,
+    TtlEviction,
+)
+from toolsearch_lab.session.fingerprint import fingerprint
 
 
 class FakeClock:
@@ -29,7 +35,10 @@ def test_item66_fingerprint_reference_hashes():
     b = Tool("calculatorTool", "Does math")
     assert fingerprint([a, b]) == two
     assert fingerprint([b, a]) == two
-    assert fingerprint([ToolReference("weatherTool", None, "Gets the weather"), ("calculatorTool", "Does math")]) == two
+    assert (
+        fingerprint([ToolReference("weatherTool", None, "Gets the weather"), ("calculatorTool", "Does math")])
+        == two
+    )
 
 
 def test_item67_schema_only_change_keeps_fingerprint_and_separators_prevent_collisions():
@@ -46,7 +55,7 @@ def test_item67_schema_only_change_keeps_fingerprint_and_separators_prevent_coll
 def test_fingerprint_sorts_like_java_utf16_not_code_points():
     # Java compares UTF-16 units: the astral name starts with the surrogate 0xD83D, which sorts before
     # U+FF21, while Python's code-point order puts U+FF21 first. The hash must follow Java.
-    astral, high_bmp = "\U0001F600x", "\uff21x"
+    astral, high_bmp = "\U0001f600x", "\uff21x"
     assert sorted([astral, high_bmp]) == [high_bmp, astral]
     java_order = astral.encode() + b"\x00a\x01" + high_bmp.encode() + b"\x00h\x01"
     assert fingerprint([(high_bmp, "h"), (astral, "a")]) == hashlib.sha256(java_order).hexdigest()

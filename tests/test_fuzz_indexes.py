@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 from toolsearch_lab.index.bm25.index import BM25ToolIndex
 from toolsearch_lab.index.regex import PatternError, PatternTimeoutError, RegexToolIndex
-from toolsearch_lab.model import SearchRequest, SearchResponse, Tool
 from toolsearch_lab.loop.search_tool import ToolSearchTool
+from toolsearch_lab.model import SearchRequest, SearchResponse, Tool
 
 HANG_GUARD_S = 5.0  # generous: only catches hangs, not slowness
 SESSION = "fuzz"
@@ -36,21 +36,40 @@ WORST: list[tuple[float, str]] = []
 
 
 def fuzz_settings(max_examples: int) -> settings:
-    return settings(max_examples=max_examples, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                           HealthCheck.filter_too_much])
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    )
+
 
 TOOLS = [
-    Tool("get_weather", "Get the current weather for a city. Returns temperature and conditions.",
-         {"type": "object", "properties": {"city": {"type": "string", "description": "City name, e.g. Paris"}}}),
+    Tool(
+        "get_weather",
+        "Get the current weather for a city. Returns temperature and conditions.",
+        {
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "City name, e.g. Paris"}},
+        },
+    ),
     Tool("currentTime", "Provides the current date and time (as date-time string) for a given location"),
     Tool("send-notification", "Send a push notification to a user's device"),
-    Tool("github.create_pull_request", "Create a pull request on GitHub from a branch",
-         {"type": "object", "properties": {"repo": {"type": "string"}, "head": {"type": "string"},
-                                           "opts": {"type": "object", "properties": {"draft": {"type": "boolean"}}}}}),
+    Tool(
+        "github.create_pull_request",
+        "Create a pull request on GitHub from a branch",
+        {
+            "type": "object",
+            "properties": {
+                "repo": {"type": "string"},
+                "head": {"type": "string"},
+                "opts": {"type": "object", "properties": {"draft": {"type": "boolean"}}},
+            },
+        },
+    ),
     Tool("mcp:search", "Search the web (résumé café naïve ÄÖÜ ß İstanbul)"),
     Tool("calc", "Performs arithmetic calculations: +, -, *, /, ^, (a+b)*c, [x] {y} | z $ \\ ."),
-    Tool("emoji_tool", "Emoji \U0001F600\U0001F680 and CJK 天气 预报 and Greek Σίσυφος"),
+    Tool("emoji_tool", "Emoji \U0001f600\U0001f680 and CJK 天气 预报 and Greek Σίσυφος"),
     Tool("empty_desc", ""),
     Tool("long_tool", "a" * 3000 + "b " + "weather " * 200),
     Tool("ctrl_tool", "tab\there\nnewline\r\x0b\x0c\x85\u2028\u2029 nul-free control text"),
@@ -62,34 +81,101 @@ KNOWN = {t.name for t in TOOLS}
 # ---- strategies ---------------------------------------------------------------------------------------------
 
 META = list("\\.*+?^${}[]|()-,;:!\"'#&~/@")
-ATOMS = ["weather", "time", "get", "a", "aa", "(a+)+", "(a|aa)+", "(.*)*", "\\d", "\\w+", "[a-z]", "[^", "(?i)",
-         "(?P<n>x)", "(?=a)", "\\1", "{2,3}", "{999}", "\\Q", "\\E", "\\p{L}", "\\b", "İ", "ǅ", "\U0001F600",
-         "\ud800", "\udfff", "\x00", "\x7f", "\u200b", "\ufeff"]
+ATOMS = [
+    "weather",
+    "time",
+    "get",
+    "a",
+    "aa",
+    "(a+)+",
+    "(a|aa)+",
+    "(.*)*",
+    "\\d",
+    "\\w+",
+    "[a-z]",
+    "[^",
+    "(?i)",
+    "(?P<n>x)",
+    "(?=a)",
+    "\\1",
+    "{2,3}",
+    "{999}",
+    "\\Q",
+    "\\E",
+    "\\p{L}",
+    "\\b",
+    "İ",
+    "ǅ",
+    "\U0001f600",
+    "\ud800",
+    "\udfff",
+    "\x00",
+    "\x7f",
+    "\u200b",
+    "\ufeff",
+]
 
 unicode_text = st.text(max_size=80)
 any_codepoints = st.text(st.characters(codec=None, exclude_categories=()), max_size=60)  # incl. surrogates
-controls = st.text(st.characters(min_codepoint=0, max_codepoint=0x1F) | st.sampled_from("\x7f\x85\u2028\u2029"),
-                   max_size=40)
+controls = st.text(
+    st.characters(min_codepoint=0, max_codepoint=0x1F) | st.sampled_from("\x7f\x85\u2028\u2029"), max_size=40
+)
 metachars = st.lists(st.sampled_from(META + ATOMS), max_size=25).map("".join)
 whitespace = st.text(st.sampled_from(" \t\n\r\x0b\x0c\u00a0\u2003\u3000\u200b"), max_size=30)
-long_queries = st.builds(lambda unit, n: (unit * n)[:10_000] or "x" * 10_000,
-                         st.sampled_from(["a", "weather ", "(a+)+", "\U0001F600", "get_weather ", "\x00", " ", "ab|"]),
-                         st.integers(5_000, 10_000))
+long_queries = st.builds(
+    lambda unit, n: (unit * n)[:10_000] or "x" * 10_000,
+    st.sampled_from(["a", "weather ", "(a+)+", "\U0001f600", "get_weather ", "\x00", " ", "ab|"]),
+    st.integers(5_000, 10_000),
+)
 queries = st.one_of(
-    st.none(), st.just(""), unicode_text, any_codepoints, controls, metachars, whitespace, long_queries,
-    st.sampled_from(["weather", "current time", "get.*", ".*_api", "(?i)weather", "???", "a to i",
-                     "github pull request", "send-notification", "tool"]),
+    st.none(),
+    st.just(""),
+    unicode_text,
+    any_codepoints,
+    controls,
+    metachars,
+    whitespace,
+    long_queries,
+    st.sampled_from(
+        [
+            "weather",
+            "current time",
+            "get.*",
+            ".*_api",
+            "(?i)weather",
+            "???",
+            "a to i",
+            "github pull request",
+            "send-notification",
+            "tool",
+        ]
+    ),
 )
 max_results = st.one_of(
-    st.none(), st.none(), st.integers(1, 20), st.integers(1, 20), st.integers(), st.integers(-(2**80), 2**80), st.sampled_from([0, 1, 10, 11, 2**31, 2**63, -1]),
-    st.booleans(), st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([1.0, 3.0, 2.5]),
+    st.none(),
+    st.none(),
+    st.integers(1, 20),
+    st.integers(1, 20),
+    st.integers(),
+    st.integers(-(2**80), 2**80),
+    st.sampled_from([0, 1, 10, 11, 2**31, 2**63, -1]),
+    st.booleans(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([1.0, 3.0, 2.5]),
     st.sampled_from(["3", b"3", [3]]),
 )
 sessions = st.one_of(
-    st.just(SESSION), st.just(SESSION), st.just(SESSION), st.just(SESSION), st.none(), st.sampled_from(["", " ", "\t", "unknown", "FUZZ", "fuzz ", "\x00"]),
+    st.just(SESSION),
+    st.just(SESSION),
+    st.just(SESSION),
+    st.just(SESSION),
+    st.none(),
+    st.sampled_from(["", " ", "\t", "unknown", "FUZZ", "fuzz ", "\x00"]),
     st.text(max_size=10),
 )
-categories = st.one_of(st.none(), st.just(""), st.text(max_size=10), st.sampled_from(["weather", "WEATHER", "\x00"]))
+categories = st.one_of(
+    st.none(), st.just(""), st.text(max_size=10), st.sampled_from(["weather", "WEATHER", "\x00"])
+)
 
 # ---- the check ---------------------------------------------------------------------------------------------
 
@@ -146,12 +232,19 @@ def check_meta_tool(label: str, index, arguments) -> None:
 
 def meta_arguments():
     obj = st.fixed_dictionaries(
-        {}, optional={"query": queries | st.integers() | st.lists(st.text(max_size=3), max_size=2),
-                      "maxResults": max_results.filter(lambda v: not isinstance(v, bytes)),
-                      "categoryFilter": categories | st.integers(), "extra": st.text(max_size=5)})
+        {},
+        optional={
+            "query": queries | st.integers() | st.lists(st.text(max_size=3), max_size=2),
+            "maxResults": max_results.filter(lambda v: not isinstance(v, bytes)),
+            "categoryFilter": categories | st.integers(),
+            "extra": st.text(max_size=5),
+        },
+    )
     raw = st.one_of(
-        obj.map(lambda d: json.dumps(d, ensure_ascii=False)), obj,
-        st.text(max_size=60), st.sampled_from(["", "null", "[]", "{", '{"query": ', '"weather"', "1e999", "{}"]),
+        obj.map(lambda d: json.dumps(d, ensure_ascii=False)),
+        obj,
+        st.text(max_size=60),
+        st.sampled_from(["", "null", "[]", "{", '{"query": ', '"weather"', "1e999", "{}"]),
         st.none(),
     )
     return raw
@@ -223,8 +316,6 @@ def vector_index(minilm):
     return _indexed(VectorToolIndex(minilm))
 
 
-
-
 @fuzz_settings(250)
 @given(session=sessions, query=queries, limit=max_results, category=categories)
 def test_fuzz_search_vector_minilm(vector_index, session, query, limit, category):
@@ -239,9 +330,22 @@ def test_vector_lone_surrogate_query_is_answered_or_refused_clearly(vector_index
 # ---- catastrophic backtracking in pattern mode ------------------------------------------------------------
 
 EVIL_PATTERNS = [
-    r"(a+)+$", r"(a|aa)+$", r"(a*)*$", r"(a|a?)+$", r"((a+)+)+$", r"(.*a){20}$", r"(x+x+)+y", r"(\w+\s?)+$",
-    r"^(([a-z])+.)+[A-Z]([a-z])+$", r"(a+)+b", r"(.*)*c$", r"(a?){30}a{30}", r"(\d+)*x", r"(([ab])+)+\1$",
-    r"(?:a|b|ab)*c", r"(weather|w.*)+!$",
+    r"(a+)+$",
+    r"(a|aa)+$",
+    r"(a*)*$",
+    r"(a|a?)+$",
+    r"((a+)+)+$",
+    r"(.*a){20}$",
+    r"(x+x+)+y",
+    r"(\w+\s?)+$",
+    r"^(([a-z])+.)+[A-Z]([a-z])+$",
+    r"(a+)+b",
+    r"(.*)*c$",
+    r"(a?){30}a{30}",
+    r"(\d+)*x",
+    r"(([ab])+)+\1$",
+    r"(?:a|b|ab)*c",
+    r"(weather|w.*)+!$",
 ]
 EVIL_TEXTS = ["a" * 40 + "b", "a" * 5000, "a" * 5000 + "!", "ab" * 2000, "weather " * 600 + "x", "1" * 3000]
 
@@ -249,8 +353,14 @@ EVIL_TEXTS = ["a" * 40 + "b", "a" * 5000, "a" * 5000 + "!", "ab" * 2000, "weathe
 @pytest.fixture(scope="module")
 def evil_index():
     index = RegexToolIndex("pattern")
-    tools = [Tool(f"evil_{i}", text, {"type": "object", "properties": {f"p{i}": {"type": "string", "description": text}}})
-             for i, text in enumerate(EVIL_TEXTS)]
+    tools = [
+        Tool(
+            f"evil_{i}",
+            text,
+            {"type": "object", "properties": {f"p{i}": {"type": "string", "description": text}}},
+        )
+        for i, text in enumerate(EVIL_TEXTS)
+    ]
     index.index_tools("evil", TOOLS + tools)
     return index
 
@@ -271,16 +381,43 @@ def test_catastrophic_backtracking_is_answered_or_refused_quickly(evil_index):
         times[pattern] = time.perf_counter() - started
     TIMINGS["evil-patterns"].extend(times.values())
     worst = max(times, key=times.get)
-    print(f"\ncatastrophic patterns: {outcomes}\nworst {worst!r}: {times[worst] * 1000:.1f} ms; "
-          f"median {sorted(times.values())[len(times) // 2] * 1000:.1f} ms")
+    print(
+        f"\ncatastrophic patterns: {outcomes}\nworst {worst!r}: {times[worst] * 1000:.1f} ms; "
+        f"median {sorted(times.values())[len(times) // 2] * 1000:.1f} ms"
+    )
     # Target is < 100 ms (50 ms per-call timeout); asserted loosely so a loaded CI machine does not flake.
     assert times[worst] < 2.0, f"{worst!r} took {times[worst]:.2f} s"
     assert "timeout" in outcomes.values()  # the guard really fired for at least one of them
 
 
 @fuzz_settings(300)
-@given(st.lists(st.sampled_from(["a", "a+", "a*", "(a+)+", "(a|aa)+", "(.*)", ".*", "(a?)", "+", "$", "b", "\\w+",
-                                 "(", ")", "|", "{2,}", "{1000}"]), min_size=1, max_size=12).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "a",
+                "a+",
+                "a*",
+                "(a+)+",
+                "(a|aa)+",
+                "(.*)",
+                ".*",
+                "(a?)",
+                "+",
+                "$",
+                "b",
+                "\\w+",
+                "(",
+                ")",
+                "|",
+                "{2,}",
+                "{1000}",
+            ]
+        ),
+        min_size=1,
+        max_size=12,
+    ).map("".join)
+)
 def test_generated_nested_quantifiers_never_hang(evil_index, pattern):
     started = time.perf_counter()
     try:
@@ -307,8 +444,10 @@ def test_zz_case_count_and_timing_summary():
     lines = [f"{'label':42} {'cases':>6}"]
     lines += [f"{label:42} {count:6d}" for label, count in sorted(CASES.items())]
     lines += [f"{'timing (ms)':42} {'p50':>8} {'p99':>8} {'max':>8}"]
-    lines += [f"{label:42} {_pct(v, .5):8.2f} {_pct(v, .99):8.2f} {_pct(v, 1.0):8.2f}"
-              for label, v in sorted(TIMINGS.items())]
+    lines += [
+        f"{label:42} {_pct(v, 0.5):8.2f} {_pct(v, 0.99):8.2f} {_pct(v, 1.0):8.2f}"
+        for label, v in sorted(TIMINGS.items())
+    ]
     total = sum(CASES.values())
     if WORST:
         lines.append(f"slowest generated pattern: {max(WORST)[1]!r} ({max(WORST)[0] * 1000:.0f} ms)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from toolsearch_lab.index.factory import INDEX_KINDS, make_index
 from toolsearch_lab.index.hybrid import (
     HybridToolIndex,
     KeywordScorer,
@@ -12,7 +13,6 @@ from toolsearch_lab.index.hybrid import (
     split_clauses,
     strip_stop_words,
 )
-from toolsearch_lab.index.factory import INDEX_KINDS, make_index
 from toolsearch_lab.model import SearchRequest, Tool, ToolIndex, empty_response
 
 
@@ -113,7 +113,7 @@ def test_explain_matches_search_and_exposes_components():
     response = index.search(request)
     hits = index.explain_search(request)
     assert [h.tool_name for h in hits] == response.tool_names
-    for hit, ref in zip(hits, response.tool_references):
+    for hit, ref in zip(hits, response.tool_references, strict=False):
         assert hit.score == pytest.approx(ref.relevance_score)
         expected = 0.7 * hit.vector_normalised + 0.3 * hit.keyword_normalised
         assert hit.score == pytest.approx(expected)
@@ -150,7 +150,7 @@ def test_search_many_matches_search_and_embeds_once():
     queries = ["stock ticker price", "rain forecast", "book a meeting. Then email the invite to the team."]
     batch = index.search_many("s", queries, 3)
     assert emb.calls == before + 1  # three views share one embedder: one call for every query
-    for q, resp in zip(queries, batch):
+    for q, resp in zip(queries, batch, strict=False):
         assert index.search(SearchRequest("s", q, 3)).tool_names == resp.tool_names
 
 

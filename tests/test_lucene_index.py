@@ -9,7 +9,6 @@ import threading
 import numpy as np
 import pytest
 
-from toolsearch_lab.text.lucene import analyze, analyze_split, split_identifier
 from toolsearch_lab.index.bm25.index import (
     LENGTH_TABLE,
     BM25ToolIndex,
@@ -20,6 +19,7 @@ from toolsearch_lab.index.bm25.index import (
     naive_scores,
 )
 from toolsearch_lab.model import SearchRequest, Tool, ToolIndex, ToolReference
+from toolsearch_lab.text.lucene import analyze, analyze_split, split_identifier
 
 # Spring's demo tools ([COM] examples/tool-search-tool-demo, Application.MyTools): these exact descriptions
 # reproduce the §4 demo reference scores.
@@ -98,7 +98,7 @@ REFERENCE_CASES = [
 def test_reference_scores_match_lucene(tools, query, expected):
     got = hits(make_index(tools), query, max_results=20)
     assert [n for n, _ in got] == [n for n, _ in expected]
-    for (_, score), (_, want) in zip(got, expected):
+    for (_, score), (_, want) in zip(got, expected, strict=False):
         assert score == pytest.approx(want, abs=1e-4)
 
 
@@ -620,6 +620,7 @@ def test_compiled_query_matches_the_plan(options):
                     for k in compiled.keys
                 ],
                 compiled.group,
+                strict=False,
             )
         ]
         assert got == expected, query
@@ -651,7 +652,10 @@ def test_exact_all_clause_rows_equal_sparse_clauses(monkeypatch, options):
     tools = []
     for i in range(800):
         desc = " ".join(rng.choice(vocab) for _ in range(rng.choice([2, 5, 12, 40])))
-        params = {"type": "object", "properties": {rng.choice(vocab): {"type": "string", "description": desc}}}
+        params = {
+            "type": "object",
+            "properties": {rng.choice(vocab): {"type": "string", "description": desc}},
+        }
         name = f"{rng.choice(vocab)}_{rng.choice(vocab)}{i % 5}"
         tools.append(Tool(name, desc, params, category=rng.choice([None, "fs"])))
     index = BM25ToolIndex(0.0, **options)

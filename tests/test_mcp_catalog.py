@@ -77,8 +77,12 @@ def test_server_dying_mid_session_fails_fast_and_clearly():
 def test_server_that_cannot_start_is_reported_with_its_stderr():
     started = time.monotonic()
     with pytest.raises(McpToolError, match=r"(?s)failed to start.*server stderr.*no server here"):
-        McpConnection(sys.executable, ["-c", "import sys; sys.stderr.write('no server here\\n'); sys.exit(3)"],
-                      timeout=2, startup_timeout=10)
+        McpConnection(
+            sys.executable,
+            ["-c", "import sys; sys.stderr.write('no server here\\n'); sys.exit(3)"],
+            timeout=2,
+            startup_timeout=10,
+        )
     assert time.monotonic() - started < 10
     with pytest.raises(McpToolError, match=r"failed to start: .*"):
         McpConnection("/nonexistent/mcp-server-binary", timeout=2, startup_timeout=5)

@@ -28,9 +28,14 @@ NOTEBOOK_FILES = sorted(NOTEBOOKS.glob("*.ipynb"))
 NAMES = [p.name for p in NOTEBOOK_FILES]
 LESSONS = [n for n in NAMES if n[:2].isdigit()]
 EXPECTED_LESSONS = [
-    "01_why_tool_search.ipynb", "02_three_indexes.ipynb", "03_advisor_loop.ipynb",
-    "04_fingerprint_and_eviction.ipynb", "05_measuring_retrieval.ipynb", "06_scaling.ipynb",
-    "07_real_models.ipynb", "08_bring_your_own_tools.ipynb",
+    "01_why_tool_search.ipynb",
+    "02_three_indexes.ipynb",
+    "03_advisor_loop.ipynb",
+    "04_fingerprint_and_eviction.ipynb",
+    "05_measuring_retrieval.ipynb",
+    "06_scaling.ipynb",
+    "07_real_models.ipynb",
+    "08_bring_your_own_tools.ipynb",
 ]
 TOTAL_BUDGET_S = 60.0
 CELL_TIMEOUT_S = 120
@@ -49,7 +54,10 @@ def _run_one(name: str) -> tuple[float, object]:
     start = time.perf_counter()
     try:
         NotebookClient(
-            nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", store_widget_state=False,
+            nb,
+            timeout=CELL_TIMEOUT_S,
+            kernel_name="python3",
+            store_widget_state=False,
             resources={"metadata": {"path": str(NOTEBOOKS)}},
         ).execute()
         outcome: object = nb
@@ -78,7 +86,7 @@ def _execute_all() -> dict[str, tuple[float, object]]:
         # Longest first, so the slow ones do not start last.
         order = sorted(NAMES, key=lambda n: n[:2] not in ("05", "06", "08", "03"))
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-            for name, result in zip(order, pool.map(_run_one, order)):
+            for name, result in zip(order, pool.map(_run_one, order), strict=False):
                 _results[name] = result
     _wall.append(time.perf_counter() - start)
     return _results
@@ -116,7 +124,7 @@ def test_notebook_never_reads_shared_or_prints_keys(name):
     assert not re.search(r"\bsk-[A-Za-z0-9_-]{12,}", source), f"{name} seems to contain an API key"
     for cell in nb.cells:
         if cell.cell_type == "code":
-            assert "OPENAI_API_KEY\"]" not in cell.source and "getenv(\"OPENAI_API_KEY\")" not in cell.source, (
+            assert 'OPENAI_API_KEY"]' not in cell.source and 'getenv("OPENAI_API_KEY")' not in cell.source, (
                 f"{name}: code cells must not read the API key themselves (let the package do it)"
             )
 
@@ -154,7 +162,9 @@ def test_notebooks_run_within_budget():
     results = _execute_all()
     timings = ", ".join(f"{name} {seconds:.1f}s" for name, (seconds, _) in results.items())
     print(f"notebooks: {_wall[0]:.1f}s wall with {WORKERS} kernels in parallel ({timings})")
-    assert _wall[0] < TOTAL_BUDGET_S, f"notebooks took {_wall[0]:.1f}s together (budget {TOTAL_BUDGET_S:.0f}s): {timings}"
+    assert _wall[0] < TOTAL_BUDGET_S, (
+        f"notebooks took {_wall[0]:.1f}s together (budget {TOTAL_BUDGET_S:.0f}s): {timings}"
+    )
 
 
 def test_real_models_notebook_live_path_never_prints_the_key():
@@ -164,25 +174,38 @@ def test_real_models_notebook_live_path_never_prints_the_key():
 
     secret = "sk-test-" + "notebook-secret-0123456789"
     replies = [
-        chat_response(tool_calls=[tool_call("toolSearchTool", {"query": "current time weather clothing shops",
-                                                                "maxResults": 5})], usage=(250, 20)),
+        chat_response(
+            tool_calls=[
+                tool_call("toolSearchTool", {"query": "current time weather clothing shops", "maxResults": 5})
+            ],
+            usage=(250, 20),
+        ),
         chat_response(tool_calls=[tool_call("currentTime", {"location": "Landsmeer, NL"})], usage=(520, 15)),
-        chat_response(tool_calls=[tool_call("weather", {"location": "Landsmeer, NL", "atTime": "now"})],
-                      usage=(600, 15)),
-        chat_response(tool_calls=[tool_call("clothing", {"location": "Landsmeer, NL", "atTime": "now"})],
-                      usage=(680, 15)),
+        chat_response(
+            tool_calls=[tool_call("weather", {"location": "Landsmeer, NL", "atTime": "now"})], usage=(600, 15)
+        ),
+        chat_response(
+            tool_calls=[tool_call("clothing", {"location": "Landsmeer, NL", "atTime": "now"})],
+            usage=(680, 15),
+        ),
         chat_response("Wear a light jacket; Foo, Bar and Baz are open.", usage=(760, 12)),
     ]
     with FakeOpenAIServer() as server:
         server.enqueue(*replies)
-        with _environment(OPENAI_API_KEY=secret, OPENAI_BASE_URL=server.base_url, OPENAI_MODEL="fake-model",
-                          TOOLSEARCH_LAB_FAST="1"):
+        with _environment(
+            OPENAI_API_KEY=secret,
+            OPENAI_BASE_URL=server.base_url,
+            OPENAI_MODEL="fake-model",
+            TOOLSEARCH_LAB_FAST="1",
+        ):
             _, outcome = _run_one("07_real_models.ipynb")
         requests = list(server.requests)
     if isinstance(outcome, Exception):
         pytest.fail(f"07 failed with a configured model: {type(outcome).__name__}: {str(outcome)[-3000:]}")
-    text = "\n".join(_text_outputs(outcome, "stream") + [
-        str(o.get("data", {})) for c in outcome.cells for o in c.get("outputs", []) if "data" in o])
+    text = "\n".join(
+        _text_outputs(outcome, "stream")
+        + [str(o.get("data", {})) for c in outcome.cells for o in c.get("outputs", []) if "data" in o]
+    )
     assert secret not in text and "notebook-secret" not in text, "the API key was printed"
     assert "skipped" not in text, text[:2000]
     assert len(requests) == 5 and all(secret in r.headers.get("authorization", "") for r in requests)

@@ -14,20 +14,24 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from toolsearch_lab.index.bm25.index import BM25ToolIndex
+from toolsearch_lab.index.regex import RegexToolIndex
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+from toolsearch_lab.loop.search_tool import ToolSearchTool
+from toolsearch_lab.model import SearchRequest, Tool
 from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall
 from toolsearch_lab.session.eviction import LruEviction, NeverEvict
 from toolsearch_lab.session.fingerprint import fingerprint
-from toolsearch_lab.index.bm25.index import BM25ToolIndex
-from toolsearch_lab.index.regex import RegexToolIndex
-from toolsearch_lab.model import SearchRequest, Tool
-from toolsearch_lab.loop.search_tool import ToolSearchTool
 from toolsearch_lab.trace import RunTrace
 
 
 def prop_settings(n: int) -> settings:
-    return settings(max_examples=n, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    return settings(
+        max_examples=n,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
 
 
 # ================================================================ session isolation (8 threads)
@@ -65,21 +69,30 @@ ISOLATION_INDEXES = {
     "regex-keywords": lambda: RegexToolIndex("keywords"),
     "regex-pattern": lambda: RegexToolIndex("pattern"),
     "bm25": lambda: BM25ToolIndex(min_score=0.0),
-    "bm25-split-params": lambda: BM25ToolIndex(min_score=0.0, split_identifiers=True, include_parameters=True),
+    "bm25-split-params": lambda: BM25ToolIndex(
+        min_score=0.0, split_identifiers=True, include_parameters=True
+    ),
     "vector-hash": _vector_index,
     "hybrid-hash": _hybrid_index,
 }
 N_SESSIONS = 12
 WORDS = ["weather", "time", "search", "notify", "calendar", "github", "file", "email"]
-QUERIES = {"keywords": ["weather", "time search", "", "github file email", "tool", "s3"],
-           "pattern": ["weather|time", "s\\d+_", ".", "file", "tool"]}
+QUERIES = {
+    "keywords": ["weather", "time search", "", "github file email", "tool", "s3"],
+    "pattern": ["weather|time", "s\\d+_", ".", "file", "tool"],
+}
 
 
 def _session_tools(session: int, version: int) -> list[Tool]:
     """Tool names encode their session: s<session>_<word>_<version>."""
-    return [Tool(f"s{session}_{w}_{version}", f"tool {w} for session s{session} ({w} things)",
-                 {"type": "object", "properties": {w: {"type": "string", "description": f"{w} input"}}})
-            for w in WORDS]
+    return [
+        Tool(
+            f"s{session}_{w}_{version}",
+            f"tool {w} for session s{session} ({w} things)",
+            {"type": "object", "properties": {w: {"type": "string", "description": f"{w} input"}}},
+        )
+        for w in WORDS
+    ]
 
 
 def _run_isolation(index, seed: int, n_threads: int = 8, ops_per_thread: int = 60) -> dict:
@@ -193,14 +206,16 @@ def test_hybrid_search_racing_a_clear_answers_empty():
     assert index.search(SearchRequest("s", "weather", 5)).tool_names == []
 
 
-
 # ================================================================ fingerprint
 
 names_st = st.from_regex(r"[A-Za-z0-9_.:-]{1,12}", fullmatch=True)
 desc_st = st.text(max_size=40)
-schema_st = st.fixed_dictionaries({"type": st.just("object"),
-                                   "properties": st.dictionaries(st.text(max_size=5), st.just({"type": "string"}),
-                                                                 max_size=3)})
+schema_st = st.fixed_dictionaries(
+    {
+        "type": st.just("object"),
+        "properties": st.dictionaries(st.text(max_size=5), st.just({"type": "string"}), max_size=3),
+    }
+)
 catalogs = st.lists(st.tuples(names_st, desc_st, schema_st), min_size=1, max_size=8, unique_by=lambda t: t[0])
 
 
@@ -223,10 +238,10 @@ def test_fingerprint_changes_with_any_name_or_description(rows, data):
     name, desc, schema = rows[i]
     if data.draw(st.booleans()):
         new_name = data.draw(names_st.filter(lambda n: n not in {r[0] for r in rows}))
-        changed = rows[:i] + [(new_name, desc, schema)] + rows[i + 1:]
+        changed = rows[:i] + [(new_name, desc, schema)] + rows[i + 1 :]
     else:
         new_desc = data.draw(desc_st.filter(lambda d: d != desc))
-        changed = rows[:i] + [(name, new_desc, schema)] + rows[i + 1:]
+        changed = rows[:i] + [(name, new_desc, schema)] + rows[i + 1 :]
     assert fingerprint(_tools(rows)) != fingerprint(_tools(changed))
 
 
@@ -241,10 +256,19 @@ def test_fingerprint_schema_only_edit_reuses_the_index_but_exposes_the_new_schem
     """Spring parity, documented: a schema-only edit keeps the fingerprint (no re-index), yet the model gets
     the new schema because definitions come from the registered tools of each request."""
     advisor = ToolSearchAdvisor(RegexToolIndex(), eviction=NeverEvict())
-    v1 = [Tool("get_weather", "Get the weather", {"type": "object", "properties": {"city": {"type": "string"}}})]
-    v2 = [Tool("get_weather", "Get the weather", {"type": "object", "properties": {"town": {"type": "string"}}})]
-    script = [AssistantTurn(None, [ToolCall("c1", "toolSearchTool", '{"query": "weather"}')]), AssistantTurn("ok")]
-    first = advisor.run(ScriptedModel(script), [{"role": "user", "content": "hi"}], v1, {"chat_memory_conversation_id": "s"})
+    v1 = [
+        Tool("get_weather", "Get the weather", {"type": "object", "properties": {"city": {"type": "string"}}})
+    ]
+    v2 = [
+        Tool("get_weather", "Get the weather", {"type": "object", "properties": {"town": {"type": "string"}}})
+    ]
+    script = [
+        AssistantTurn(None, [ToolCall("c1", "toolSearchTool", '{"query": "weather"}')]),
+        AssistantTurn("ok"),
+    ]
+    first = advisor.run(
+        ScriptedModel(script), [{"role": "user", "content": "hi"}], v1, {"chat_memory_conversation_id": "s"}
+    )
     model = ScriptedModel(script)
     second = advisor.run(model, [{"role": "user", "content": "hi"}], v2, {"chat_memory_conversation_id": "s"})
     assert [e.kind for e in first.trace.session_events] == ["indexed"]
@@ -263,26 +287,58 @@ def _registered_tools(big_size: int) -> list[Tool]:
         raise RuntimeError("tool exploded \ud800 with odd text")
 
     return [
-        Tool("get_weather", "Get the weather for a city",
-             {"type": "object", "properties": {"city": {"type": "string"}}}, function=lambda city="?", **kw: f"sunny in {city}"),
-        Tool("currentTime", "Current time for a location", function=lambda **kw: {"time": "15:00", "args": kw}),
+        Tool(
+            "get_weather",
+            "Get the weather for a city",
+            {"type": "object", "properties": {"city": {"type": "string"}}},
+            function=lambda city="?", **kw: f"sunny in {city}",
+        ),
+        Tool(
+            "currentTime", "Current time for a location", function=lambda **kw: {"time": "15:00", "args": kw}
+        ),
         Tool("boom", "A tool whose implementation raises", function=boom),
         Tool("big", "Returns a very large result", function=lambda **kw: "x" * big_size),
         Tool("echo", "Echo the arguments back", function=lambda **kw: kw),
     ]
 
 
-call_names = st.one_of(st.sampled_from(["toolSearchTool"] * 3 + REGISTERED + ["nope", "TOOLSEARCHTOOL", ""]),
-                       st.text(max_size=8))
+call_names = st.one_of(
+    st.sampled_from(["toolSearchTool"] * 3 + REGISTERED + ["nope", "TOOLSEARCHTOOL", ""]), st.text(max_size=8)
+)
 json_args = st.one_of(
-    st.sampled_from(['{"query": "weather"}', '{"query": "time"}', '{"query": "WEATHER "}', '{"query": ""}',
-                     '{"query": "weather", "maxResults": 0}', '{"query": "weather", "maxResults": 99}',
-                     '{"query": "a", "maxResults": 2.0}', '{"city": "Paris"}', '{"query": null}', "{}"]),
-    st.dictionaries(st.sampled_from(["query", "city", "maxResults", "categoryFilter", "x"]),
-                    st.one_of(st.text(max_size=12), st.integers(), st.none(), st.booleans()), max_size=3
-                    ).map(lambda d: json.dumps(d, ensure_ascii=False)),
-    st.sampled_from(["", "{", '{"query": "weather"', "[1, 2]", "null", "not json at all", '"str"', "1e999",
-                     '{"query": "\\ud800"}', "\x00"]),
+    st.sampled_from(
+        [
+            '{"query": "weather"}',
+            '{"query": "time"}',
+            '{"query": "WEATHER "}',
+            '{"query": ""}',
+            '{"query": "weather", "maxResults": 0}',
+            '{"query": "weather", "maxResults": 99}',
+            '{"query": "a", "maxResults": 2.0}',
+            '{"city": "Paris"}',
+            '{"query": null}',
+            "{}",
+        ]
+    ),
+    st.dictionaries(
+        st.sampled_from(["query", "city", "maxResults", "categoryFilter", "x"]),
+        st.one_of(st.text(max_size=12), st.integers(), st.none(), st.booleans()),
+        max_size=3,
+    ).map(lambda d: json.dumps(d, ensure_ascii=False)),
+    st.sampled_from(
+        [
+            "",
+            "{",
+            '{"query": "weather"',
+            "[1, 2]",
+            "null",
+            "not json at all",
+            '"str"',
+            "1e999",
+            '{"query": "\\ud800"}',
+            "\x00",
+        ]
+    ),
     st.text(max_size=30),
 )
 tool_calls_st = st.lists(st.builds(lambda n, a: (n, a), call_names, json_args), max_size=4)
@@ -295,7 +351,9 @@ def _script(spec) -> list[AssistantTurn]:
         if calls is None or not calls:
             turns.append(AssistantTurn(f"answer {i}" if calls is None else None))
         else:
-            turns.append(AssistantTurn(None, [ToolCall(f"call_{i}_{j}", n, a) for j, (n, a) in enumerate(calls)]))
+            turns.append(
+                AssistantTurn(None, [ToolCall(f"call_{i}_{j}", n, a) for j, (n, a) in enumerate(calls)])
+            )
     return turns
 
 
@@ -303,18 +361,34 @@ RUN_STATS = {"runs": 0, "stop_reasons": {}}
 
 
 @prop_settings(400)
-@given(spec=turns_st, per_tool=st.integers(1, 6), total=st.integers(1, 12), repeats=st.integers(1, 3),
-       result_chars=st.integers(1, 200), big_size=st.integers(0, 400), accumulate=st.booleans())
+@given(
+    spec=turns_st,
+    per_tool=st.integers(1, 6),
+    total=st.integers(1, 12),
+    repeats=st.integers(1, 3),
+    result_chars=st.integers(1, 200),
+    big_size=st.integers(0, 400),
+    accumulate=st.booleans(),
+)
 def test_generated_runs_terminate_within_limits_and_traces_round_trip(
-        spec, per_tool, total, repeats, result_chars, big_size, accumulate):
+    spec, per_tool, total, repeats, result_chars, big_size, accumulate
+):
     advisor = ToolSearchAdvisor(
-        RegexToolIndex(), max_calls_per_tool=per_tool, max_total_tool_calls=total, max_repeated_searches=repeats,
-        max_tool_result_chars=result_chars, reference_tool_name_accumulation=accumulate,
+        RegexToolIndex(),
+        max_calls_per_tool=per_tool,
+        max_total_tool_calls=total,
+        max_repeated_searches=repeats,
+        max_tool_result_chars=result_chars,
+        reference_tool_name_accumulation=accumulate,
     )
     model = ScriptedModel(_script(spec))
     started = time.perf_counter()
-    result = advisor.run(model, [{"role": "system", "content": "sys"}, {"role": "user", "content": "help \x00 me"}],
-                         _registered_tools(big_size), {"chat_memory_conversation_id": "gen"})
+    result = advisor.run(
+        model,
+        [{"role": "system", "content": "sys"}, {"role": "user", "content": "help \x00 me"}],
+        _registered_tools(big_size),
+        {"chat_memory_conversation_id": "gen"},
+    )
     elapsed = time.perf_counter() - started
     trace = result.trace
     RUN_STATS["runs"] += 1
@@ -325,7 +399,9 @@ def test_generated_runs_terminate_within_limits_and_traces_round_trip(
     assert trace.stop_reason in {"answered", "max_calls_per_tool", "max_total_tool_calls", "error"}
     # one iteration per model call (+1 when the call raised: the script ran out), never more than scripted
     assert len(model.calls) <= len(trace.iterations) <= len(model.calls) + 1 <= len(spec) + 1
-    executed = [c for it in trace.iterations for c in it.tool_calls if not (c.error or "").startswith("limit reached")]
+    executed = [
+        c for it in trace.iterations for c in it.tool_calls if not (c.error or "").startswith("limit reached")
+    ]
     assert len(executed) <= total
     for name in {c.name for c in executed}:
         assert sum(c.name == name for c in executed) <= per_tool

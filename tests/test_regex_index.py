@@ -32,7 +32,9 @@ from toolsearch_lab.model import (
 )
 
 
-def tool(name: str, description: str = "", parameters: dict | None = None, category: str | None = None) -> Tool:
+def tool(
+    name: str, description: str = "", parameters: dict | None = None, category: str | None = None
+) -> Tool:
     return Tool(name, description, parameters or {"type": "object", "properties": {}}, category)
 
 
@@ -248,8 +250,12 @@ def test_item14_trim_and_length_are_java_style():
         ("weatherTool", "General purpose tool", "weather", 3.0),
         ("genericTool", "Provides weather forecasts", "weather", 1.2632),
         ("toolA", "Fetches stock price data", "stock price", 2.2778),
-        ("currentTime", "Provides the current date and time (as date-time string) for a given location",
-         "current time", 8.2174),
+        (
+            "currentTime",
+            "Provides the current date and time (as date-time string) for a given location",
+            "current time",
+            8.2174,
+        ),
     ],
 )
 def test_section3_3_reference_scores(name, description, query, expected):
@@ -274,8 +280,9 @@ def test_item15_positions_are_utf16_offsets(index):
 
 
 def test_item16_name_match_outranks_description_match(index):
-    index.index_tools("s", [tool("genericTool", "Provides weather forecasts"),
-                            tool("weatherTool", "General purpose tool")])
+    index.index_tools(
+        "s", [tool("genericTool", "Provides weather forecasts"), tool("weatherTool", "General purpose tool")]
+    )
     resp = search(index, "weather")
     assert resp.tool_names == ["weatherTool", "genericTool"]
     assert [r.relevance_score for r in resp.tool_references] == pytest.approx([3.0, 1.2632], abs=1e-4)
@@ -353,7 +360,9 @@ def test_item21_match_all_hit_counts_are_javas(index):
 
 
 def test_item22_ascii_case_insensitive_only(index):
-    index.index_tools("s", [tool("weatherTool", "x"), tool("ecoleUpper", "ÉCOLE"), tool("ecoleLower", "une école")])
+    index.index_tools(
+        "s", [tool("weatherTool", "x"), tool("ecoleUpper", "ÉCOLE"), tool("ecoleLower", "une école")]
+    )
     assert search(index, "WEATHER").tool_names == ["weatherTool"]
     assert search(index, "école").tool_names == ["ecoleLower"]  # é does not match É (Java-verified)
     assert search(index, "école").tool_references[0].relevance_score == pytest.approx(1.3571428571428572)
@@ -367,17 +376,31 @@ def test_item23_category_filter_has_no_effect_without_categories(index):
 
 
 def test_item23_deviation_category_filter_honoured_for_categorised_tools(index):
-    index.index_tools("s", [tool("weatherTool", "weather", category="Weather"),
-                            tool("weatherStocks", "weather futures", category="finance"),
-                            tool("weatherAny", "weather")])
+    index.index_tools(
+        "s",
+        [
+            tool("weatherTool", "weather", category="Weather"),
+            tool("weatherStocks", "weather futures", category="finance"),
+            tool("weatherAny", "weather"),
+        ],
+    )
     assert search(index, "weather", category_filter="weather").tool_names == ["weatherTool", "weatherAny"]
     assert search(index, "weather").tool_names == ["weatherTool", "weatherStocks", "weatherAny"]
 
 
 @pytest.mark.parametrize(
     "candidate, valid",
-    [("(?i)(weather|tools)", True), ("get.*", True), ("[invalid", False), (None, False), ("", False),
-     ("   ", False), ("x" * 201, False), ("x" * 200, True), (42, False)],
+    [
+        ("(?i)(weather|tools)", True),
+        ("get.*", True),
+        ("[invalid", False),
+        (None, False),
+        ("", False),
+        ("   ", False),
+        ("x" * 201, False),
+        ("x" * 200, True),
+        (42, False),
+    ],
 )
 def test_item24_is_valid_pattern(candidate, valid):
     assert RegexToolIndex.is_valid_pattern(candidate) is valid
@@ -481,13 +504,24 @@ def test_lone_surrogates_and_undecodable_text(index):
 WEATHER = tool(
     "get_weather",
     "Returns current weather conditions",
-    {"type": "object", "properties": {
-        "location": {"type": "string", "description": "City name"},
-        "options": {"type": "object", "properties": {"units": {"type": "string", "description": "celsius or fahrenheit"}}},
-        "days": {"type": "array", "items": {"type": "object", "properties": {"zipcode": {"type": "string"}}}},
-    }},
+    {
+        "type": "object",
+        "properties": {
+            "location": {"type": "string", "description": "City name"},
+            "options": {
+                "type": "object",
+                "properties": {"units": {"type": "string", "description": "celsius or fahrenheit"}},
+            },
+            "days": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"zipcode": {"type": "string"}}},
+            },
+        },
+    },
 )
-EMAIL = tool("send_email", "Send an email to a recipient", {"type": "object", "properties": {"to": {"type": "string"}}})
+EMAIL = tool(
+    "send_email", "Send an email to a recipient", {"type": "object", "properties": {"to": {"type": "string"}}}
+)
 
 
 @pytest.fixture
@@ -499,7 +533,10 @@ def pindex() -> RegexToolIndex:
 
 def test_pattern_mode_query_is_a_regex(pindex):
     assert search(pindex, r"^get_\w+").tool_names == ["get_weather"]
-    assert sorted(search(pindex, "WEATHER|e-?mail").tool_names) == ["get_weather", "send_email"]  # ignores case
+    assert sorted(search(pindex, "WEATHER|e-?mail").tool_names) == [
+        "get_weather",
+        "send_email",
+    ]  # ignores case
     assert search(pindex, "no such thing").tool_names == []
     assert search(pindex, "weather").metadata.search_type == "RegexToolIndex"
 
@@ -515,8 +552,10 @@ def test_pattern_mode_searches_parameter_names_and_descriptions(pindex):
 
 def test_pattern_mode_parameter_scoring_and_explain(pindex):
     exp = pindex.explain("s", "fahren|zip", "get_weather")
-    assert exp.spans == [MatchSpan("parameter:options.units:description", 11, 17, "fahren"),
-                         MatchSpan("parameter:days[].zipcode", 0, 3, "zip")]
+    assert exp.spans == [
+        MatchSpan("parameter:options.units:description", 11, 17, "fahren"),
+        MatchSpan("parameter:days[].zipcode", 0, 3, "zip"),
+    ]
     assert exp.parameter_score == pytest.approx(2.0 + 0.5 / (1 + 0.1 * 0))  # two hits, earliest at 0
     assert (exp.name_score, exp.description_score) == (0.0, 0.0)
     assert search(pindex, "fahren|zip").tool_references[0].relevance_score == pytest.approx(exp.score)
@@ -524,9 +563,16 @@ def test_pattern_mode_parameter_scoring_and_explain(pindex):
 
 @pytest.mark.parametrize(
     "bad, message",
-    [("[invalid", "unterminated character set"), ("(unclosed", "missing \\), unterminated subpattern"), ("a{2,1}", "min repeat greater"),
-     ("", "empty"), ("   ", "empty"), (None, "empty"), ("x" * 201, "201 characters long; the limit is 200"),
-     ("(((a{999}){999}){999})", "too complex")],
+    [
+        ("[invalid", "unterminated character set"),
+        ("(unclosed", "missing \\), unterminated subpattern"),
+        ("a{2,1}", "min repeat greater"),
+        ("", "empty"),
+        ("   ", "empty"),
+        (None, "empty"),
+        ("x" * 201, "201 characters long; the limit is 200"),
+        ("(((a{999}){999}){999})", "too complex"),
+    ],
 )
 def test_pattern_mode_bad_patterns_raise_pattern_error(pindex, bad, message):
     with pytest.raises(PatternError, match=message) as info:

@@ -1,7 +1,7 @@
 import pytest
 
-from toolsearch_lab.index.bm25.index import BM25ToolIndex
 from toolsearch_lab.eval.scaling import catalog_of, distractor_pool, measure_index
+from toolsearch_lab.index.bm25.index import BM25ToolIndex
 from toolsearch_lab.model import Tool
 
 TARGET = Tool("currentTime", "Provides the current date and time (as date-time string) for a given location")

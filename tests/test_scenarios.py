@@ -6,14 +6,20 @@ import json
 
 import pytest
 
-from toolsearch_lab.loop.advisor import ToolSearchAdvisor
-from toolsearch_lab.models.base import AssistantTurn
 from toolsearch_lab.cli.main import main
+from toolsearch_lab.eval.scenarios import (
+    grade,
+    list_scenarios,
+    load_scenario,
+    run_scenario,
+    scenario_from_dict,
+)
 from toolsearch_lab.index.bm25.index import BM25ToolIndex
 from toolsearch_lab.index.regex import RegexToolIndex
-from toolsearch_lab.eval.scenarios import grade, list_scenarios, load_scenario, run_scenario, scenario_from_dict
-from toolsearch_lab.models.simulated import SimulatedAgent, fill_arguments, tool_fit
+from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.model import Tool
+from toolsearch_lab.models.base import AssistantTurn
+from toolsearch_lab.models.simulated import SimulatedAgent, fill_arguments, tool_fit
 
 # Prompt-token savings the shipped scenarios must keep (issue targets), with the demo's defaults:
 # BM25 index, accumulation off as in Spring's demo app, the agent asking for 5 results.
@@ -56,7 +62,10 @@ def test_accumulation_costs_tokens_the_trace_shows_it():
 def test_runs_are_deterministic():
     a = run_scenario("spring-demo").trace
     b = run_scenario("spring-demo").trace
-    strip = lambda t: [(it.exposed_tools, [c.name for c in it.tool_calls], it.tokens.tool_search.total) for it in t.iterations]  # noqa: E731
+    strip = lambda t: [
+        (it.exposed_tools, [c.name for c in it.tool_calls], it.tokens.tool_search.total)
+        for it in t.iterations
+    ]  # noqa: E731
     assert strip(a) == strip(b)
 
 
@@ -95,7 +104,9 @@ def test_agent_gives_up_after_two_fruitless_searches():
             "name": "nothing-fits",
             "user_request": "Book a flight.",
             "tools": [{"name": "get_weather", "description": "Current weather for a city"}],
-            "steps": [{"need": "book a flight ticket", "data": {"city": "Oslo"}, "expected_tools": ["get_weather"]}],
+            "steps": [
+                {"need": "book a flight ticket", "data": {"city": "Oslo"}, "expected_tools": ["get_weather"]}
+            ],
         }
     )
     run = run_scenario(scenario, index="lucene")
@@ -123,14 +134,21 @@ def test_fit_prefers_the_plain_tool_over_a_narrower_one():
 
 def test_fill_arguments_matches_parameter_names_loosely():
     schema = {"type": "object", "properties": {"issue_number": {}, "Owner": {}, "unused": {}}}
-    assert fill_arguments(schema, {"issueNumber": 42, "owner": "octo", "other": 1}) == {"issue_number": 42, "Owner": "octo"}
+    assert fill_arguments(schema, {"issueNumber": 42, "owner": "octo", "other": 1}) == {
+        "issue_number": 42,
+        "Owner": "octo",
+    }
 
 
 def test_scenario_errors_name_the_problem(tmp_path):
     with pytest.raises(ValueError, match="unknown scenario 'nope'"):
         load_scenario("nope")
-    bad = {"name": "b", "user_request": "x", "tools": [{"name": "a", "description": "d"}],
-           "steps": [{"need": "n", "expected_tools": ["zzz"]}]}
+    bad = {
+        "name": "b",
+        "user_request": "x",
+        "tools": [{"name": "a", "description": "d"}],
+        "steps": [{"need": "n", "expected_tools": ["zzz"]}],
+    }
     with pytest.raises(ValueError, match=r"steps\[0\]: expected_tools \['zzz'\] are not in the catalog"):
         scenario_from_dict(bad)
     with pytest.raises(ValueError, match="missing field 'steps'"):
@@ -178,8 +196,12 @@ def test_demo_command_reports_bad_scenario(capsys):
 def test_regex_index_also_drives_the_demo_scenario():
     scenario = load_scenario("spring-demo")
     advisor = ToolSearchAdvisor(RegexToolIndex())
-    result = advisor.run(SimulatedAgent(scenario.agent_steps()), scenario.messages(), scenario.tools,
-                         {advisor.session_id_key: "r"})
+    result = advisor.run(
+        SimulatedAgent(scenario.agent_steps()),
+        scenario.messages(),
+        scenario.tools,
+        {advisor.session_id_key: "r"},
+    )
     assert grade(scenario, result.trace).success
 
 

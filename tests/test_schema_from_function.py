@@ -84,8 +84,17 @@ def test_optional_is_nullable_and_not_required():
 
 
 def test_literal_enum_list_dict_union_any():
-    def f(mode: Literal["fast", "slow"], unit: Unit, units: list[Unit], scores: dict[str, float],
-          raw: dict, either: Union[int, str], anything: Any, nums: tuple[int, ...], ids: set[str]):
+    def f(
+        mode: Literal["fast", "slow"],
+        unit: Unit,
+        units: list[Unit],
+        scores: dict[str, float],
+        raw: dict,
+        either: Union[int, str],
+        anything: Any,
+        nums: tuple[int, ...],
+        ids: set[str],
+    ):
         """F."""
 
     props = schema_from_function(f)["properties"]
@@ -98,7 +107,16 @@ def test_literal_enum_list_dict_union_any():
     assert props["anything"] == {}
     assert props["nums"] == {"type": "array", "items": {"type": "integer"}}
     assert props["ids"] == {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
-    assert schema_from_function(f)["required"] == ["mode", "unit", "units", "scores", "raw", "either", "nums", "ids"]
+    assert schema_from_function(f)["required"] == [
+        "mode",
+        "unit",
+        "units",
+        "scores",
+        "raw",
+        "either",
+        "nums",
+        "ids",
+    ]
 
 
 def test_dataclass_and_typeddict_become_nested_objects():
@@ -131,11 +149,14 @@ def test_annotated_description_and_enum_default():
         """F."""
 
     assert schema_from_function(f)["properties"]["unit"] == {
-        "type": "string", "enum": ["celsius", "fahrenheit"], "description": "Which unit", "default": "fahrenheit"
+        "type": "string",
+        "enum": ["celsius", "fahrenheit"],
+        "description": "Which unit",
+        "default": "fahrenheit",
     }
 
 
-GOOGLE = '''Get the weather for a city.
+GOOGLE = """Get the weather for a city.
 
     Uses the forecast service.
 
@@ -146,9 +167,9 @@ GOOGLE = '''Get the weather for a city.
 
     Returns:
         str: The forecast.
-    '''
+    """
 
-NUMPY = '''Get the weather for a city.
+NUMPY = """Get the weather for a city.
 
     Uses the forecast service.
 
@@ -164,7 +185,7 @@ NUMPY = '''Get the weather for a city.
     -------
     str
         The forecast.
-    '''
+    """
 
 
 @pytest.mark.parametrize("doc", [GOOGLE, NUMPY], ids=["google", "numpy"])
@@ -176,7 +197,9 @@ def test_docstring_styles(doc):
 
 def test_sphinx_params():
     parsed = parse_docstring("Summary.\n\n:param city: The city.\n:param int days: Days.\n:returns: text")
-    assert parsed == parse_docstring.__globals__["ParsedDocstring"]("Summary.", {"city": "The city.", "days": "Days."})
+    assert parsed == parse_docstring.__globals__["ParsedDocstring"](
+        "Summary.", {"city": "The city.", "days": "Days."}
+    )
 
 
 def test_tool_from_function_uses_docstring_and_keeps_the_callable():
@@ -239,11 +262,17 @@ class Opaque:
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (lambda: (lambda x: x), r"parameter 'x': missing type annotation"),
-        (lambda: _fn_with(Opaque), r"function '.*_fn_with.<locals>.f', parameter 'x': unsupported type annotation Opaque"),
+        (lambda: lambda x: x, r"parameter 'x': missing type annotation"),
+        (
+            lambda: _fn_with(Opaque),
+            r"function '.*_fn_with.<locals>.f', parameter 'x': unsupported type annotation Opaque",
+        ),
         (lambda: _fn_with(dict[int, str]), r"parameter 'x': dict\[int, str\]: JSON object keys are strings"),
         (lambda: _fn_with(tuple[int, str]), r"parameter 'x': fixed-length tuple"),
-        (lambda: _fn_with(Literal[1.5j]), r"parameter 'x': Literal values must be str, int, float, bool or None"),
+        (
+            lambda: _fn_with(Literal[1.5j]),
+            r"parameter 'x': Literal values must be str, int, float, bool or None",
+        ),
     ],
 )
 def test_unsupported_annotations_name_function_and_parameter(make, message):
@@ -293,7 +322,9 @@ def test_other_function_errors():
     def tree(root: TreeNode):
         """T."""
 
-    with pytest.raises(SchemaFromFunctionError, match=r"function .*tree', parameter 'root': recursive type TreeNode"):
+    with pytest.raises(
+        SchemaFromFunctionError, match=r"function .*tree', parameter 'root': recursive type TreeNode"
+    ):
         tool_from_function(tree)
     with pytest.raises(SchemaFromFunctionError, match=r"field 'name' must match"):
         tool_from_function(lambda: None, description="x")

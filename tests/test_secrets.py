@@ -13,21 +13,32 @@ from pathlib import Path
 import pytest
 from openai_fake_server import FakeOpenAIServer, chat_response, error_response, tool_call
 
-from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.embed.base import EmbeddingError, OpenAIEmbedder
-from toolsearch_lab.models.openai import ModelError, OpenAIChatModel
 from toolsearch_lab.index.regex import RegexToolIndex
+from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.model import Tool
+from toolsearch_lab.models.openai import ModelError, OpenAIChatModel
 
 KEY = "sk-live-SECRET-5f2c9a7e1b3d8c4a6e0f"
 KEY_PART = "SECRET-5f2c9a7e1b3d"  # a partial leak counts too
 REPO = Path(__file__).resolve().parent.parent
-HTTP_LOGGERS = ("openai", "openai._base_client", "httpx", "httpcore", "httpx2", "httpcore2", "urllib3", "mcp",
-                "toolsearch_lab")
+HTTP_LOGGERS = (
+    "openai",
+    "openai._base_client",
+    "httpx",
+    "httpcore",
+    "httpx2",
+    "httpcore2",
+    "urllib3",
+    "mcp",
+    "toolsearch_lab",
+)
 
 
 def _no_key(text: str, where: str) -> None:
-    assert KEY not in text and KEY_PART not in text, f"API key leaked in {where}: ...{text[max(0, text.find(KEY_PART) - 80):][:200]!r}"
+    assert KEY not in text and KEY_PART not in text, (
+        f"API key leaked in {where}: ...{text[max(0, text.find(KEY_PART) - 80) :][:200]!r}"
+    )
 
 
 def echo_server_responder(request):
@@ -37,9 +48,15 @@ def echo_server_responder(request):
     if request.path.endswith("/embeddings"):
         if any("fail" in t for t in body.get("input", [])):
             return error_response(401, f"Incorrect API key provided: {auth} (key {auth.split()[-1]})")
-        return {"object": "list", "model": "emb", "data": [{"object": "embedding", "index": i, "embedding": [1.0, 0.5]}
-                                                            for i, _ in enumerate(body.get("input", []))],
-                "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+        return {
+            "object": "list",
+            "model": "emb",
+            "data": [
+                {"object": "embedding", "index": i, "embedding": [1.0, 0.5]}
+                for i, _ in enumerate(body.get("input", []))
+            ],
+            "usage": {"prompt_tokens": 1, "total_tokens": 1},
+        }
     text = json.dumps(body.get("messages", []))
     if "please fail" in text:
         return error_response(401, f"Incorrect API key provided: {auth}. You passed {auth.split()[-1]}.")
@@ -68,7 +85,9 @@ def debug_logs(caplog):
 
 def _exception_texts(exc: BaseException) -> str:
     """Message, repr, args and the full formatted traceback (chained causes/contexts included)."""
-    return "\n".join([str(exc), repr(exc), repr(exc.args), *traceback.format_exception(type(exc), exc, exc.__traceback__)])
+    return "\n".join(
+        [str(exc), repr(exc), repr(exc.args), *traceback.format_exception(type(exc), exc, exc.__traceback__)]
+    )
 
 
 def _chain(exc: BaseException | None):
@@ -101,14 +120,18 @@ def test_chat_model_errors_hold_no_key_even_when_the_server_echoes_it(server, de
     assert exc.status_code == 401 and "Incorrect API key provided" in str(exc)
     for e in _chain(exc):
         _no_key(_exception_texts(e), f"exception {type(e).__name__}")
-    assert exc.__cause__ is None and exc.__context__ is None  # the SDK error (request + headers) is not chained
+    assert (
+        exc.__cause__ is None and exc.__context__ is None
+    )  # the SDK error (request + headers) is not chained
     _no_key("\n".join(r.getMessage() for r in debug_logs.records), "log records")
     _no_key(debug_logs.text, "formatted log output")
     assert debug_logs.records, "DEBUG logging was not captured at all"
 
 
 def test_chat_model_connection_error_holds_no_key(debug_logs):
-    model = OpenAIChatModel(model="m", base_url="http://127.0.0.1:9/v1", api_key=KEY, max_retries=0, timeout=2)
+    model = OpenAIChatModel(
+        model="m", base_url="http://127.0.0.1:9/v1", api_key=KEY, max_retries=0, timeout=2
+    )
     with pytest.raises(ModelError) as info:
         model.complete([{"role": "user", "content": "hi"}], [])
     for e in _chain(info.value):
@@ -119,10 +142,12 @@ def test_chat_model_connection_error_holds_no_key(debug_logs):
 def test_advisor_trace_and_logs_hold_no_key(server, debug_logs):
     model = OpenAIChatModel(model="m", base_url=server.base_url, api_key=KEY, max_retries=0)
     tools = [Tool("get_weather", "Get the weather", function=lambda **kw: "sunny")]
-    ok = ToolSearchAdvisor(RegexToolIndex()).run(model, [{"role": "user", "content": "weather?"}], tools,
-                                                 {"chat_memory_conversation_id": "s"})
-    failed = ToolSearchAdvisor(RegexToolIndex()).run(model, [{"role": "user", "content": "please fail"}], tools,
-                                                     {"chat_memory_conversation_id": "s"})
+    ok = ToolSearchAdvisor(RegexToolIndex()).run(
+        model, [{"role": "user", "content": "weather?"}], tools, {"chat_memory_conversation_id": "s"}
+    )
+    failed = ToolSearchAdvisor(RegexToolIndex()).run(
+        model, [{"role": "user", "content": "please fail"}], tools, {"chat_memory_conversation_id": "s"}
+    )
     assert ok.trace.stop_reason == "answered" and failed.trace.stop_reason == "error"
     assert "Incorrect API key provided" in failed.trace.errors[0]
     for result in (ok, failed):
@@ -232,8 +257,13 @@ def test_notebook_outputs_hold_no_key(server):
     nb = nbformat.v4.new_notebook(cells=cells)
     env_before = {k: os.environ.pop(k, None) for k in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     try:
-        nbclient.NotebookClient(nb, timeout=60, kernel_name="python3", allow_errors=True,
-                                resources={"metadata": {"path": str(REPO)}}).execute()
+        nbclient.NotebookClient(
+            nb,
+            timeout=60,
+            kernel_name="python3",
+            allow_errors=True,
+            resources={"metadata": {"path": str(REPO)}},
+        ).execute()
     finally:
         for k, v in env_before.items():
             if v is not None:

@@ -13,6 +13,7 @@ import pytest
 import tiktoken
 
 from toolsearch_lab import tokens
+from toolsearch_lab.model import Tool
 from toolsearch_lab.tokens import (
     ENCODINGS,
     TOOL_FORMAT,
@@ -20,7 +21,6 @@ from toolsearch_lab.tokens import (
     encoding_for_model,
     get_encoding,
 )
-from toolsearch_lab.model import Tool
 
 
 @pytest.fixture(scope="module")

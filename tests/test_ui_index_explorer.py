@@ -3,13 +3,13 @@
 import pytest
 
 from toolsearch_lab.embed.base import TfidfEmbedder
-from toolsearch_lab.index.hybrid import HybridToolIndex
 from toolsearch_lab.index.bm25.index import BM25ToolIndex
+from toolsearch_lab.index.hybrid import HybridToolIndex
 from toolsearch_lab.index.regex import RegexToolIndex
+from toolsearch_lab.index.vector import VectorToolIndex
 from toolsearch_lab.model import Tool
 from toolsearch_lab.ui import IndexExplorer
 from toolsearch_lab.ui.index_explorer import marked
-from toolsearch_lab.index.vector import VectorToolIndex
 
 TOOLS = [
     Tool("create_pull_request", "Open a new pull request from a branch into a base branch."),
@@ -23,8 +23,12 @@ TOOLS = [
 
 def indexes():
     emb = TfidfEmbedder().fit([f"{t.name} {t.description}" for t in TOOLS])
-    return {"regex": RegexToolIndex(), "lucene": BM25ToolIndex(),
-            "vector": VectorToolIndex(emb, similarity_threshold=0.0), "hybrid": HybridToolIndex(embedder=emb)}
+    return {
+        "regex": RegexToolIndex(),
+        "lucene": BM25ToolIndex(),
+        "vector": VectorToolIndex(emb, similarity_threshold=0.0),
+        "hybrid": HybridToolIndex(embedder=emb),
+    }
 
 
 def make(query="create a pull request"):

@@ -60,12 +60,12 @@ def test_tools_figure_shows_exposure_per_iteration():
     app, _ = make()
     assert [tr.name for tr in app.tools_fig.data] == list(TOOLS_TRACES)
     new = trace_by_name(app.tools_fig, "newly exposed")
-    assert list(zip(new.x, new.y)) == [(1, "currentTime"), (1, "weather"), (3, "clothing")]
+    assert list(zip(new.x, new.y, strict=False)) == [(1, "currentTime"), (1, "weather"), (3, "clothing")]
     assert new.marker.color == theme.NEW
     assert trace_by_name(app.tools_fig, "toolSearchTool").marker.color == theme.SEARCH
     assert list(trace_by_name(app.tools_fig, "toolSearchTool").x) == [0, 1, 2, 3, 4]
     called = trace_by_name(app.tools_fig, "called")
-    assert (3, "clothing") in list(zip(called.x, called.y))
+    assert (3, "clothing") in list(zip(called.x, called.y, strict=False))
     assert "3 of 26 tools discovered" in app.tools_fig.layout.title.text
 
 
@@ -77,7 +77,9 @@ def test_tokens_figure_matches_trace():
     assert app.tokens_fig.data[3].y[-1] == tr.tokens_total()["prompt_baseline"]
     assert app.tokens_fig.data[0].marker.color == theme.SEARCH
     assert app.tokens_fig.data[1].marker.color == theme.BASELINE
-    assert app.tokens_fig.layout.title.text.startswith("Prompt tokens per model request: tool search vs all 26 tools")
+    assert app.tokens_fig.layout.title.text.startswith(
+        "Prompt tokens per model request: tool search vs all 26 tools"
+    )
 
 
 def test_accumulation_toggle_reruns_and_changes_exposed_set_then_caches():
@@ -88,8 +90,13 @@ def test_accumulation_toggle_reruns_and_changes_exposed_set_then_caches():
     assert app.trace.iterations[3].exposed_tools != exposed_before
     app.slider.value = 3
     assert "Discovered earlier but not sent" in app.details.value
-    ys = [y for x, y in zip(trace_by_name(app.tools_fig, "exposed").x, trace_by_name(app.tools_fig, "exposed").y)
-          if x == 3]
+    ys = [
+        y
+        for x, y in zip(
+            trace_by_name(app.tools_fig, "exposed").x, trace_by_name(app.tools_fig, "exposed").y, strict=False
+        )
+        if x == 3
+    ]
     assert "weather" not in ys
     app.accumulation.set_state({"value": True})  # back: served from the cache, no new run
     assert len(runner.calls) == 1 and app.trace.iterations[3].exposed_tools == exposed_before
@@ -143,8 +150,9 @@ def test_repr_mimebundle_is_the_widget():
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == app.widget.model_id
 
 
-@pytest.mark.skipif(importlib.util.find_spec("toolsearch_lab.index.factory") is None,
-                    reason="index_factory not available")
+@pytest.mark.skipif(
+    importlib.util.find_spec("toolsearch_lab.index.factory") is None, reason="index_factory not available"
+)
 def test_real_scenario_accumulation_changes_exposed_tools():
     app = IterationStepper(scenario="github", index="lucene")
     assert app.run.grade is not None and app.slider.max == len(app.trace.iterations) - 1

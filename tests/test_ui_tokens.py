@@ -34,10 +34,16 @@ def test_run_view_and_sent_tools_highlighted():
     dash = TokenDashboard("github-mcp", run=trace)
     ts_tools, ts_rest, base_tools, base_rest = (list(d.y) for d in dash.run_fig.data)
     assert ts_tools == [it.tokens.tool_search.tools for it in trace.iterations]
-    assert [a + b for a, b in zip(ts_tools, ts_rest)] == [it.tokens.tool_search.total for it in trace.iterations]
-    assert [a + b for a, b in zip(base_tools, base_rest)] == [it.tokens.baseline.total for it in trace.iterations]
+    assert [a + b for a, b in zip(ts_tools, ts_rest, strict=False)] == [
+        it.tokens.tool_search.total for it in trace.iterations
+    ]
+    assert [a + b for a, b in zip(base_tools, base_rest, strict=False)] == [
+        it.tokens.baseline.total for it in trace.iterations
+    ]
     assert list(dash.run_fig.data[1].base) == ts_tools  # stacked on top of the tool definitions
-    assert dash.run_fig.layout.title.text.startswith("Prompt tokens per model request: tool search vs all 26 tools")
+    assert dash.run_fig.layout.title.text.startswith(
+        "Prompt tokens per model request: tool search vs all 26 tools"
+    )
     # the sample's tools are not in github-mcp, so nothing is teal
     assert set(dash.per_tool_fig.data[0].marker.color) == {theme.BASELINE}
     dash.set_run(None)
@@ -54,7 +60,10 @@ def test_prefix_rows_model_cache_breaks():
     # request 2 has the same tools: the whole previous request (minus reply priming) is a prefix
     assert rows[2]["ts_reused"] == trace.iterations[1].tokens.tool_search.total - 3
     # all tools: the tool block never changes
-    assert all(r["base_reused"] == p.tokens.baseline.total - 3 for r, p in zip(rows[1:], trace.iterations))
+    assert all(
+        r["base_reused"] == p.tokens.baseline.total - 3
+        for r, p in zip(rows[1:], trace.iterations, strict=False)
+    )
     html = prefix_html(trace, SAMPLE_COSTS)
     assert "prefix breaks after" in html and "+clothing" in html
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from toolsearch_lab.embed.base import MiniLMEmbedder
-from toolsearch_lab.model import SearchRequest, Tool, empty_response
 from toolsearch_lab.index.vector import VectorToolIndex, tool_text
+from toolsearch_lab.model import SearchRequest, Tool, empty_response
 
 
 class CountingEmbedder:
@@ -200,7 +200,7 @@ def test_search_many_equals_search(minilm):
     queries = ["send a mail", "stock quote for AAPL", "schedule a meeting"]
     batch = index.search_many("s", queries, 2)
     assert len(index.embedder.calls) == 2  # one for the tools, one for all queries
-    for q, resp in zip(queries, batch):
+    for q, resp in zip(queries, batch, strict=False):
         single = index.search(SearchRequest("s", q, 2))
         assert single.tool_names == resp.tool_names
         np.testing.assert_allclose(

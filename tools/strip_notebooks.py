@@ -58,7 +58,9 @@ def strip(nb):
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", type=Path, help="notebooks (default: notebooks/*.ipynb)")
-    parser.add_argument("--check", action="store_true", help="only report; exit 1 if any notebook has outputs")
+    parser.add_argument(
+        "--check", action="store_true", help="only report; exit 1 if any notebook has outputs"
+    )
     args = parser.parse_args(argv)
     paths = args.paths or sorted(NOTEBOOKS.glob("*.ipynb"))
     dirty = 0

@@ -8,11 +8,17 @@ from __future__ import annotations
 import importlib
 
 from toolsearch_lab.loop.advisor import RunResult, ToolNotFoundError, ToolSearchAdvisor
-from toolsearch_lab.models.base import AssistantTurn, ChatModel, ScriptedModel, ToolCall, Usage
-from toolsearch_lab.session.eviction import AlwaysEvict, CompositeEviction, LruEviction, NeverEvict, TtlEviction
-from toolsearch_lab.session.fingerprint import fingerprint
-from toolsearch_lab.model import SearchMetadata, SearchRequest, SearchResponse, Tool, ToolIndex, ToolReference
 from toolsearch_lab.loop.search_tool import ToolSearchTool
+from toolsearch_lab.model import SearchMetadata, SearchRequest, SearchResponse, Tool, ToolIndex, ToolReference
+from toolsearch_lab.models.base import AssistantTurn, ChatModel, ScriptedModel, ToolCall, Usage
+from toolsearch_lab.session.eviction import (
+    AlwaysEvict,
+    CompositeEviction,
+    LruEviction,
+    NeverEvict,
+    TtlEviction,
+)
+from toolsearch_lab.session.fingerprint import fingerprint
 from toolsearch_lab.trace import RunTrace
 
 __version__ = "0.1.0"

@@ -4,8 +4,9 @@ ToolSearchResponse, ToolIndex)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 
@@ -42,7 +43,7 @@ class Tool:
             )
         if self.parameters.get("type") != "object":
             raise ValueError(
-                f"tool {label}: field 'parameters' must have \"type\": \"object\", "
+                f'tool {label}: field \'parameters\' must have "type": "object", '
                 f"got {self.parameters.get('type')!r}"
             )
         if self.category is not None and not isinstance(self.category, str):

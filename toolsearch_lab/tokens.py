@@ -91,7 +91,11 @@ _LOCK = threading.Lock()
 
 def _rank_file_bytes(name: str) -> bytes:
     """The gzipped rank file shipped with the package (a separate function so tests can swap the file)."""
-    return resources.files("toolsearch_lab").joinpath("resources", "tiktoken", _SPECS[name].rank_file).read_bytes()
+    return (
+        resources.files("toolsearch_lab")
+        .joinpath("resources", "tiktoken", _SPECS[name].rank_file)
+        .read_bytes()
+    )
 
 
 def _check_name(name: str) -> _EncodingSpec:
@@ -472,7 +476,9 @@ def _type_label(schema: Mapping) -> str:
 
 def tokens_command(args: Any) -> int:
     """``toolsearch-lab tokens``: per-tool costs of a catalog, most expensive first, and the total."""
-    from toolsearch_lab.catalog.container import load_catalog  # written separately; imported lazily so this module stands alone
+    from toolsearch_lab.catalog.container import (
+        load_catalog,  # written separately; imported lazily so this module stands alone
+    )
 
     catalog = load_catalog(args.catalog)
     tools = list(getattr(catalog, "tools", catalog))

@@ -115,7 +115,9 @@ class RunTrace:
     session_events: list[SessionEvent] = field(default_factory=list)
     iterations: list[Iteration] = field(default_factory=list)
     final_answer: str | None = None
-    stop_reason: str = "running"  # answered | max_calls_per_tool | max_total_tool_calls | max_iterations | error
+    stop_reason: str = (
+        "running"  # answered | max_calls_per_tool | max_total_tool_calls | max_iterations | error
+    )
     errors: list[str] = field(default_factory=list)
     encoding: str = "o200k_base"
     version: int = TRACE_VERSION
@@ -175,11 +177,11 @@ class RunTrace:
         return text
 
     @classmethod
-    def from_dict(cls, data: dict) -> "RunTrace":
+    def from_dict(cls, data: dict) -> RunTrace:
         return _build(cls, data, "trace")
 
     @classmethod
-    def from_json(cls, text: str) -> "RunTrace":
+    def from_json(cls, text: str) -> RunTrace:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
-from toolsearch_lab.catalog.shipped import data_path
 from toolsearch_lab.catalog.functions import SchemaFromFunctionError, tool, tool_from_function
+from toolsearch_lab.catalog.shipped import data_path
 from toolsearch_lab.model import TOOL_NAME_PATTERN, Tool
 
 __all__ = [
@@ -206,8 +206,15 @@ class ToolCatalog(Sequence):
         return cls([f if isinstance(f, Tool) else tool_from_function(f) for f in funcs], source=source)
 
     @classmethod
-    def from_mcp_stdio(cls, command: str, args: Sequence[str] = (), env: Mapping[str, str] | None = None,
-                       *, timeout: float = 30.0, **kwargs: Any) -> ToolCatalog:
+    def from_mcp_stdio(
+        cls,
+        command: str,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        *,
+        timeout: float = 30.0,
+        **kwargs: Any,
+    ) -> ToolCatalog:
         """Start an MCP server over stdio, list its tools and return them as a catalog whose tools call the
         server. The connection is ``catalog.connection`` (close it, or use ``with catalog.connection:``).
         See :func:`toolsearch_lab.catalog.mcp.catalog_from_mcp_stdio` for the options."""
@@ -216,8 +223,9 @@ class ToolCatalog(Sequence):
         return catalog_from_mcp_stdio(command, args, env=env, timeout=timeout, **kwargs)
 
     @classmethod
-    def from_json(cls, obj: Any, format: str | None = None, strict: bool = True,
-                  source: str | None = None) -> ToolCatalog:
+    def from_json(
+        cls, obj: Any, format: str | None = None, strict: bool = True, source: str | None = None
+    ) -> ToolCatalog:
         return tools_from_json(obj, format=format, strict=strict, source=source)
 
     def close(self) -> None:
@@ -254,7 +262,7 @@ def read_json_file(path: str | os.PathLike) -> Any:
         text = raw.decode("utf-8-sig", errors="strict")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        bad = raw[exc.start:exc.end].hex(" ")
+        bad = raw[exc.start : exc.end].hex(" ")
         raise CatalogError(
             f"{p}: not valid UTF-8 at byte offset {exc.start} (line {line}): bytes {bad} ({exc.reason}); "
             "re-save the file as UTF-8"
@@ -294,7 +302,7 @@ def _resolve_pointer(root: Any, ref: str) -> str | None:
         return None
     if not fragment.startswith("/"):
         # A plain-name fragment ("#foo") points at an "$anchor" (or draft-07 "$id": "#foo") in the schema.
-        return None if _has_anchor(root, fragment) else f"no \"$anchor\": {fragment!r} in the schema"
+        return None if _has_anchor(root, fragment) else f'no "$anchor": {fragment!r} in the schema'
     node = root
     walked = "#"
     for raw_token in fragment[1:].split("/"):
@@ -334,8 +342,10 @@ def validate_schema_refs(schema: dict, where: str = "parameters") -> list[str]:
                     if why:
                         problems.append(f"{path}: $ref {ref!r} does not resolve ({why})")
                 else:
-                    problems.append(f"{path}: $ref {ref!r} is not local; only '#/...' refs into the tool's own "
-                                    "schema can be resolved (inline it or move it under $defs)")
+                    problems.append(
+                        f"{path}: $ref {ref!r} is not local; only '#/...' refs into the tool's own "
+                        "schema can be resolved (inline it or move it under $defs)"
+                    )
             for k, v in node.items():
                 if k not in _DATA_KEYWORDS:
                     walk(v, f"{path}.{k}")
@@ -368,37 +378,62 @@ def _fields(record: dict, fmt: str) -> tuple[Any, Any, Any, str, Any]:
     """(name, description, schema, schema field name, category) of a record in format ``fmt``."""
     if fmt == "openai":
         if record.get("type") not in (None, "function"):
-            raise CatalogError(f"type {record.get('type')!r} is not a function tool; only function tools "
-                               "have a definition to search")
+            raise CatalogError(
+                f"type {record.get('type')!r} is not a function tool; only function tools "
+                "have a definition to search"
+            )
         if "function" in record:  # chat completions: {"type":"function","function":{...}}
             fn = record["function"]
             if not isinstance(fn, dict):
                 raise CatalogError(f"'function' must be an object, got {type(fn).__name__}")
-            return fn.get("name"), fn.get("description", _ABSENT), fn.get("parameters", _ABSENT), \
-                "function.parameters", None
+            return (
+                fn.get("name"),
+                fn.get("description", _ABSENT),
+                fn.get("parameters", _ABSENT),
+                "function.parameters",
+                None,
+            )
         # Responses API: the function fields sit next to "type".
-        return record.get("name"), record.get("description", _ABSENT), record.get("parameters", _ABSENT), \
-            "parameters", None
+        return (
+            record.get("name"),
+            record.get("description", _ABSENT),
+            record.get("parameters", _ABSENT),
+            "parameters",
+            None,
+        )
     if fmt == "anthropic":
         kind = record.get("type")
         if kind not in (None, "custom"):
-            raise CatalogError(f"type {kind!r} is an Anthropic server tool, not a client tool with a definition")
-        return record.get("name"), record.get("description", _ABSENT), record.get("input_schema", _ABSENT), \
-            "input_schema", None
+            raise CatalogError(
+                f"type {kind!r} is an Anthropic server tool, not a client tool with a definition"
+            )
+        return (
+            record.get("name"),
+            record.get("description", _ABSENT),
+            record.get("input_schema", _ABSENT),
+            "input_schema",
+            None,
+        )
     if fmt == "mcp":
         schema = record.get("inputSchema", record.get("input_schema", _ABSENT))
         return record.get("name"), record.get("description", _ABSENT), schema, "inputSchema", None
     if fmt == "dataset":
-        return record.get("name"), record.get("description", _ABSENT), record.get("parameters", _ABSENT), \
-            "parameters", record.get("category")
+        return (
+            record.get("name"),
+            record.get("description", _ABSENT),
+            record.get("parameters", _ABSENT),
+            "parameters",
+            record.get("category"),
+        )
     raise CatalogError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
 
 
 _ABSENT: Any = object()
 
 
-def tool_from_record(record: Any, fmt: str, *, index: int | None = None,
-                     function: Callable[..., Any] | None = None) -> Tool:
+def tool_from_record(
+    record: Any, fmt: str, *, index: int | None = None, function: Callable[..., Any] | None = None
+) -> Tool:
     """One tool definition in format ``fmt`` ("openai", "anthropic", "mcp" or "dataset") → :class:`Tool`.
 
     Raises :class:`CatalogError` naming the tool (by name, else by ``index``) and the problem: not an object,
@@ -410,8 +445,12 @@ def tool_from_record(record: Any, fmt: str, *, index: int | None = None,
         if not isinstance(record, dict):
             raise CatalogError(f"expected a JSON object, got {type(record).__name__}: {record!r:.80}")
         name, description, schema, schema_field, category = _fields(record, fmt)
-        bad_text = _lone_surrogate(name, "name") or _lone_surrogate(description, "description") \
-            or _lone_surrogate(schema, schema_field) or _lone_surrogate(category, "category")
+        bad_text = (
+            _lone_surrogate(name, "name")
+            or _lone_surrogate(description, "description")
+            or _lone_surrogate(schema, schema_field)
+            or _lone_surrogate(category, "category")
+        )
         if bad_text:
             raise CatalogError(bad_text)
         if name is None:
@@ -419,7 +458,9 @@ def tool_from_record(record: Any, fmt: str, *, index: int | None = None,
         if not isinstance(name, str):
             raise CatalogError(f"'name' must be a string, got {type(name).__name__}")
         if description is _ABSENT:
-            raise CatalogError("missing 'description' (the search indexes it; use \"\" if there really is none)")
+            raise CatalogError(
+                "missing 'description' (the search indexes it; use \"\" if there really is none)"
+            )
         if not isinstance(description, str):
             raise CatalogError(f"'description' must be a string, got {type(description).__name__}")
         if schema is _ABSENT or schema is None:
@@ -427,12 +468,15 @@ def tool_from_record(record: Any, fmt: str, *, index: int | None = None,
         if not isinstance(schema, dict):
             raise CatalogError(f"'{schema_field}' must be a JSON Schema object, got {type(schema).__name__}")
         if schema.get("type") != "object":
-            raise CatalogError(f"'{schema_field}' must have \"type\": \"object\" (tool arguments are always an "
-                               f"object), got {schema.get('type')!r}")
+            raise CatalogError(
+                f'\'{schema_field}\' must have "type": "object" (tool arguments are always an '
+                f"object), got {schema.get('type')!r}"
+            )
         ref_problems = validate_schema_refs(schema, schema_field)
         if ref_problems:
-            raise CatalogError(ref_problems[0] + (f" (+{len(ref_problems) - 1} more)" if len(ref_problems) > 1
-                                                  else ""))
+            raise CatalogError(
+                ref_problems[0] + (f" (+{len(ref_problems) - 1} more)" if len(ref_problems) > 1 else "")
+            )
         if category is not None and not isinstance(category, str):
             raise CatalogError(f"'category' must be a string, got {type(category).__name__}")
         try:
@@ -478,8 +522,9 @@ def _tool_list(obj: Any) -> tuple[list, bool]:
         if _record_format(obj) or "name" in obj:
             return [obj], False
     raise CatalogError(
-        "cannot find tools in this JSON: expected a list of tools, {\"tools\": [...]}, or a single tool "
-        f"object; got {type(obj).__name__}" + (f" with keys {sorted(obj)[:8]}" if isinstance(obj, dict) else "")
+        'cannot find tools in this JSON: expected a list of tools, {"tools": [...]}, or a single tool '
+        f"object; got {type(obj).__name__}"
+        + (f" with keys {sorted(obj)[:8]}" if isinstance(obj, dict) else "")
     )
 
 
@@ -501,8 +546,9 @@ def detect_format(obj: Any) -> str:
     return next(iter(seen), "dataset")
 
 
-def tools_from_json(obj: Any, format: str | None = None, strict: bool = True,
-                    source: str | None = None) -> ToolCatalog:
+def tools_from_json(
+    obj: Any, format: str | None = None, strict: bool = True, source: str | None = None
+) -> ToolCatalog:
     """A catalog from parsed JSON in any supported shape (see :func:`detect_format`; ``format=`` forces one of
     "openai", "anthropic", "mcp", "dataset"). ``strict=True`` raises :class:`CatalogError` on the first
     problem; ``strict=False`` keeps the valid tools and lists each problem in ``catalog.report``. For
@@ -518,12 +564,16 @@ def tools_from_json(obj: Any, format: str | None = None, strict: bool = True,
         try:
             t = tool_from_record(record, fmt, index=i)
             if t.name in first_index:
-                label, problem = f"{t.name!r} (#{i})", f"duplicate name (first defined at #{first_index[t.name]})"
+                label, problem = (
+                    f"{t.name!r} (#{i})",
+                    f"duplicate name (first defined at #{first_index[t.name]})",
+                )
                 raise CatalogError(f"tool {label}: {problem}", tool=label, problem=problem)
         except CatalogError as exc:
             if strict:
-                raise CatalogError(f"{source}: {exc}" if source else str(exc), tool=exc.tool,
-                                   problem=exc.problem) from None
+                raise CatalogError(
+                    f"{source}: {exc}" if source else str(exc), tool=exc.tool, problem=exc.problem
+                ) from None
             report.add_problem(exc.tool or f"#{i}", exc.problem)
             continue
         first_index[t.name] = i
@@ -563,15 +613,22 @@ def _load_livemcpbench(strict: bool) -> ToolCatalog:
             for raw in listing["tools"]:
                 name = raw.get("name")
                 if name in first_server:
-                    report.add_note(repr(name), f"also on server {server['name']!r}; kept the first occurrence "
-                                                f"(server {first_server[name]!r})")
+                    report.add_note(
+                        repr(name),
+                        f"also on server {server['name']!r}; kept the first occurrence "
+                        f"(server {first_server[name]!r})",
+                    )
                     continue
                 first_server[name] = server["name"]
-                record = {"name": name, "description": raw.get("description"),
-                          "parameters": raw.get("inputSchema"), "category": server.get("category")}
+                record = {
+                    "name": name,
+                    "description": raw.get("description"),
+                    "parameters": raw.get("inputSchema"),
+                    "category": server.get("category"),
+                }
                 if record["description"] is None:
                     record["description"] = ""
-                    report.add_note(repr(name), "description is null in the raw data; using \"\"")
+                    report.add_note(repr(name), 'description is null in the raw data; using ""')
                 records.append(record)
     catalog = tools_from_json(records, format="dataset", strict=strict, source="livemcpbench")
     catalog.report.problems[:0] = report.problems
@@ -611,10 +668,16 @@ def _not_empty(catalog: ToolCatalog, strict: bool) -> ToolCatalog:
     return catalog
 
 
-_SHIPPED_LOADERS = {"github-mcp": _load_github_mcp, "livemcpbench": _load_livemcpbench, "metatool": _load_metatool}
+_SHIPPED_LOADERS = {
+    "github-mcp": _load_github_mcp,
+    "livemcpbench": _load_livemcpbench,
+    "metatool": _load_metatool,
+}
 
 
-def load_catalog(name_or_path: str | os.PathLike, format: str | None = None, strict: bool = True) -> ToolCatalog:
+def load_catalog(
+    name_or_path: str | os.PathLike, format: str | None = None, strict: bool = True
+) -> ToolCatalog:
     """A shipped catalog by name (see :data:`SHIPPED_CATALOGS`), a JSON file in any supported format, or a
     directory of ``*.json``/``*.snap`` files with one tool (or a list) each."""
     if isinstance(name_or_path, str) and name_or_path in _SHIPPED_LOADERS:
@@ -625,8 +688,11 @@ def load_catalog(name_or_path: str | os.PathLike, format: str | None = None, str
     if path.is_dir():
         return _not_empty(_load_directory(path, format, strict, source=str(path)), strict)
     if path.is_file():
-        return _not_empty(tools_from_json(read_json_file(path), format=format, strict=strict, source=str(path)),
-                          strict)
+        return _not_empty(
+            tools_from_json(read_json_file(path), format=format, strict=strict, source=str(path)), strict
+        )
     shipped = "; ".join(f"{k!r}: {v}" for k, v in SHIPPED_CATALOGS.items())
-    raise CatalogError(f"unknown catalog {str(name_or_path)!r}: not a shipped catalog and no such file or "
-                       f"directory. Shipped catalogs: {shipped}")
+    raise CatalogError(
+        f"unknown catalog {str(name_or_path)!r}: not a shipped catalog and no such file or "
+        f"directory. Shipped catalogs: {shipped}"
+    )

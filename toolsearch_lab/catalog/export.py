@@ -74,8 +74,11 @@ def to_openai_tools(tools: Iterable[Tool]) -> list[dict]:
 def to_mcp_tools(tools: Iterable[Tool]) -> dict:
     """An MCP ``tools/list`` result: ``{"tools": [{"name", "description", "inputSchema"}]}`` (reads back
     with ``tools_from_json``)."""
-    return {"tools": [{"name": t.name, "description": t.description, "inputSchema": t.parameters}
-                      for t in _tools(tools)]}
+    return {
+        "tools": [
+            {"name": t.name, "description": t.description, "inputSchema": t.parameters} for t in _tools(tools)
+        ]
+    }
 
 
 def _anthropic_tool(t: Tool) -> dict:

@@ -43,10 +43,32 @@ class SchemaFromFunctionError(TypeError):
 # ---------------------------------------------------------------------------------------------------------
 # Docstrings
 
-_GOOGLE_PARAM_SECTIONS = {"args", "arguments", "parameters", "params", "keyword args", "keyword arguments",
-                          "attributes", "fields"}
-_GOOGLE_OTHER_SECTIONS = {"returns", "return", "yields", "raises", "examples", "example", "notes", "note",
-                          "see also", "references", "warnings", "warning", "todo", "other parameters"}
+_GOOGLE_PARAM_SECTIONS = {
+    "args",
+    "arguments",
+    "parameters",
+    "params",
+    "keyword args",
+    "keyword arguments",
+    "attributes",
+    "fields",
+}
+_GOOGLE_OTHER_SECTIONS = {
+    "returns",
+    "return",
+    "yields",
+    "raises",
+    "examples",
+    "example",
+    "notes",
+    "note",
+    "see also",
+    "references",
+    "warnings",
+    "warning",
+    "todo",
+    "other parameters",
+}
 _GOOGLE_HEADER = re.compile(r"^\s*([A-Za-z][A-Za-z ]*):\s*$")
 _NUMPY_UNDERLINE = re.compile(r"^\s*-{3,}\s*$")
 _SPHINX_PARAM = re.compile(r"^\s*:param\s+(?:[^:]*\s)?(\*{0,2}\w+)\s*:\s*(.*)$")
@@ -133,8 +155,10 @@ def _is_typeddict(tp: Any) -> bool:
 
 
 def _json_scalar_type(values: list) -> dict:
-    kinds = {("boolean" if isinstance(v, bool) else _SCALARS.get(type(v)) or ("null" if v is None else "?"))
-             for v in values}
+    kinds = {
+        ("boolean" if isinstance(v, bool) else _SCALARS.get(type(v)) or ("null" if v is None else "?"))
+        for v in values
+    }
     if "?" in kinds:
         raise ValueError(f"values must be str, int, float, bool or None, got {values!r:.80}")
     if kinds == {"integer", "number"}:
@@ -188,7 +212,9 @@ class _SchemaBuilder:
                 return {"type": "array"}
             if len(args) == 2 and args[1] is Ellipsis:
                 return {"type": "array", "items": self.schema(args[0])}
-            raise self.fail(f"fixed-length tuple {_type_name(tp)} is not supported; use list[X] or tuple[X, ...]")
+            raise self.fail(
+                f"fixed-length tuple {_type_name(tp)} is not supported; use list[X] or tuple[X, ...]"
+            )
         if tp is dict or origin is dict:
             if args and args[0] is not str:
                 raise self.fail(f"{_type_name(tp)}: JSON object keys are strings, use dict[str, ...]")
@@ -197,16 +223,23 @@ class _SchemaBuilder:
                 out["additionalProperties"] = self.schema(args[1])
             return out
         if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-            return self._object(tp, {f.name: f for f in dataclasses.fields(tp)},
-                                required=[f.name for f in dataclasses.fields(tp)
-                                          if f.default is dataclasses.MISSING
-                                          and f.default_factory is dataclasses.MISSING])
+            return self._object(
+                tp,
+                {f.name: f for f in dataclasses.fields(tp)},
+                required=[
+                    f.name
+                    for f in dataclasses.fields(tp)
+                    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+                ],
+            )
         if _is_typeddict(tp):
             hints = _hints(tp, self)
             return self._object(tp, hints, required=[k for k in hints if k in tp.__required_keys__])
-        raise self.fail(f"unsupported type annotation {_type_name(tp)} (supported: str, int, float, bool, "
-                        "Literal, Enum, list, set, tuple[X, ...], dict[str, X], Optional/Union, dataclass, "
-                        "TypedDict, Any)")
+        raise self.fail(
+            f"unsupported type annotation {_type_name(tp)} (supported: str, int, float, bool, "
+            "Literal, Enum, list, set, tuple[X, ...], dict[str, X], Optional/Union, dataclass, "
+            "TypedDict, Any)"
+        )
 
     def _union(self, args: tuple) -> dict:
         non_null = [a for a in args if a is not _NONE_TYPE]
@@ -216,7 +249,12 @@ class _SchemaBuilder:
             if not nullable:
                 return inner
             kind = inner.get("type")
-            if isinstance(kind, str) and set(inner) <= {"type", "items", "additionalProperties", "description"}:
+            if isinstance(kind, str) and set(inner) <= {
+                "type",
+                "items",
+                "additionalProperties",
+                "description",
+            }:
                 return {**inner, "type": [kind, "null"]}
             if "enum" in inner and isinstance(kind, str):
                 return {**inner, "type": [kind, "null"], "enum": [*inner["enum"], None]}
@@ -265,9 +303,16 @@ def _type_name(tp: Any) -> str:
 def _hints(obj: Any, builder: _SchemaBuilder | None = None) -> dict[str, Any]:
     try:
         return typing.get_type_hints(obj, include_extras=True)
-    except (NameError, TypeError, AttributeError, SyntaxError) as exc:  # e.g. a forward ref that does not resolve
+    except (
+        NameError,
+        TypeError,
+        AttributeError,
+        SyntaxError,
+    ) as exc:  # e.g. a forward ref that does not resolve
         where = builder.where if builder else repr(obj)
-        raise SchemaFromFunctionError(f"{where}: cannot resolve type hints of {_type_name(obj)}: {exc}") from None
+        raise SchemaFromFunctionError(
+            f"{where}: cannot resolve type hints of {_type_name(obj)}: {exc}"
+        ) from None
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -310,7 +355,9 @@ def _analyse(func: Callable[..., Any]) -> tuple[dict, ParsedDocstring, dict[str,
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise SchemaFromFunctionError(f"{where}: *args/**kwargs cannot be described as JSON arguments")
         if param.kind is param.POSITIONAL_ONLY:
-            raise SchemaFromFunctionError(f"{where}: positional-only; tools are called with keyword arguments")
+            raise SchemaFromFunctionError(
+                f"{where}: positional-only; tools are called with keyword arguments"
+            )
         if name not in hints:
             raise SchemaFromFunctionError(f"{where}: missing type annotation (add one, e.g. '{name}: str')")
         tp = hints[name]
@@ -330,7 +377,8 @@ def _analyse(func: Callable[..., Any]) -> tuple[dict, ParsedDocstring, dict[str,
     if unknown:
         raise SchemaFromFunctionError(
             f"function {fname!r}: docstring documents {', '.join(map(repr, unknown))}, which "
-            f"{'is not a parameter' if len(unknown) == 1 else 'are not parameters'} (stale docstring?)")
+            f"{'is not a parameter' if len(unknown) == 1 else 'are not parameters'} (stale docstring?)"
+        )
     schema: dict = {"type": "object", "properties": properties}
     if required:
         schema["required"] = required
@@ -388,8 +436,13 @@ def _convert(value: Any, tp: Any) -> Any:
     return value
 
 
-def tool_from_function(func: Callable[..., Any], *, name: str | None = None, description: str | None = None,
-                       category: str | None = None) -> Tool:
+def tool_from_function(
+    func: Callable[..., Any],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    category: str | None = None,
+) -> Tool:
     """A :class:`Tool` for ``func``: name = ``func.__name__`` (or ``name``), description = docstring text
     before its first section (or ``description``), parameters from the signature. Functions decorated with
     :func:`tool` return their attached Tool (overrides given here still win)."""
@@ -401,12 +454,17 @@ def tool_from_function(func: Callable[..., Any], *, name: str | None = None, des
     text = description if description is not None else docs.description
     if not text:
         raise SchemaFromFunctionError(
-            f"function {fname!r}: no description; write a docstring or pass description=")
+            f"function {fname!r}: no description; write a docstring or pass description="
+        )
     callable_ = func
     if any(_needs_conversion(tp) for tp in annotations.values()):
+
         @functools.wraps(func)
         def callable_(**kwargs: Any) -> Any:
-            return func(**{k: _convert(v, annotations[k]) if k in annotations else v for k, v in kwargs.items()})
+            return func(
+                **{k: _convert(v, annotations[k]) if k in annotations else v for k, v in kwargs.items()}
+            )
+
     tool_name = name if name is not None else getattr(func, "__name__", fname)
     try:
         return Tool(tool_name, text, schema, category, callable_)
@@ -414,8 +472,13 @@ def tool_from_function(func: Callable[..., Any], *, name: str | None = None, des
         raise SchemaFromFunctionError(f"function {fname!r}: {exc}") from None
 
 
-def tool(func: Callable[..., Any] | None = None, *, name: str | None = None, description: str | None = None,
-         category: str | None = None) -> Any:
+def tool(
+    func: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    category: str | None = None,
+) -> Any:
     """Decorator: ``@tool`` or ``@tool(name=..., description=..., category=...)``. The function stays an
     ordinary callable; its :class:`Tool` is ``func.__tool__`` (what ``ToolCatalog.from_functions`` uses).
     Errors surface at decoration time, next to the function that caused them."""

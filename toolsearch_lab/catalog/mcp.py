@@ -57,7 +57,9 @@ def result_to_text(result: Any) -> str:
         if kind == "text":
             parts.append(block.text)
         elif kind in ("image", "audio"):
-            parts.append(f"[{kind} content: {getattr(block, 'mime_type', '?')}, {len(block.data or '')} base64 chars]")
+            parts.append(
+                f"[{kind} content: {getattr(block, 'mime_type', '?')}, {len(block.data or '')} base64 chars]"
+            )
         elif kind == "resource_link":
             parts.append(f"[resource link: {block.uri}]")
         elif kind == "resource":
@@ -80,17 +82,28 @@ class McpConnection:
     file (its last lines appear in error messages) instead of mixing into the notebook output.
     """
 
-    def __init__(self, command: str, args: Sequence[str] = (), env: Mapping[str, str] | None = None, *,
-                 cwd: str | None = None, timeout: float = 30.0, startup_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        command: str,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        *,
+        cwd: str | None = None,
+        timeout: float = 30.0,
+        startup_timeout: float = 30.0,
+    ) -> None:
         if timeout <= 0 or startup_timeout <= 0:
-            raise ValueError(f"timeouts must be > 0, got timeout={timeout}, startup_timeout={startup_timeout}")
+            raise ValueError(
+                f"timeouts must be > 0, got timeout={timeout}, startup_timeout={startup_timeout}"
+            )
         self.command = command
         self.args = list(args)
         self.timeout = float(timeout)
         self.label = " ".join([command, *self.args])
         self.server_info: Any = None
-        self._params = StdioServerParameters(command=command, args=self.args, env=dict(env) if env else None,
-                                             cwd=cwd)
+        self._params = StdioServerParameters(
+            command=command, args=self.args, env=dict(env) if env else None, cwd=cwd
+        )
         # Lives as long as the connection (closed in close()), so no context manager.
         self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         self._session: ClientSession | None = None
@@ -145,19 +158,24 @@ class McpConnection:
             return future.result(self.timeout + _GRACE_SECONDS)
         except concurrent.futures.TimeoutError:  # the builtin TimeoutError on 3.11+, its own class on 3.10
             future.cancel()
-            raise McpToolError(f"MCP server {self.label!r}: {what} gave no answer within "
-                               f"{self.timeout + _GRACE_SECONDS:g} s") from None
+            raise McpToolError(
+                f"MCP server {self.label!r}: {what} gave no answer within {self.timeout + _GRACE_SECONDS:g} s"
+            ) from None
         except MCPError as exc:
             code = getattr(getattr(exc, "error", None), "code", None)
             if code == -32000:  # fix (issue 6): remember the server is gone, so ``alive`` stops saying True
                 self._server_gone = True
-            reason = {-32000: "the server closed the connection (did it exit?)",
-                      -32001: f"no answer within the {self.timeout:g} s timeout"}.get(code, str(exc))
-            raise McpToolError(f"MCP server {self.label!r}: {what} failed: {reason} [{exc}]"
-                               f"{self._stderr_tail()}") from None
+            reason = {
+                -32000: "the server closed the connection (did it exit?)",
+                -32001: f"no answer within the {self.timeout:g} s timeout",
+            }.get(code, str(exc))
+            raise McpToolError(
+                f"MCP server {self.label!r}: {what} failed: {reason} [{exc}]{self._stderr_tail()}"
+            ) from None
         except Exception as exc:
-            raise McpToolError(f"MCP server {self.label!r}: {what} failed: {type(exc).__name__}: {exc}"
-                               f"{self._stderr_tail()}") from exc
+            raise McpToolError(
+                f"MCP server {self.label!r}: {what} failed: {type(exc).__name__}: {exc}{self._stderr_tail()}"
+            ) from exc
 
     def list_tools(self) -> list[Any]:
         """The server's tools as SDK ``Tool`` objects, following pagination cursors."""
@@ -209,16 +227,22 @@ class McpConnection:
             records.append({"name": t.name, "description": description, "inputSchema": t.input_schema})
         catalog = tools_from_json(records, format="mcp", strict=strict, source=f"mcp:{self.label}")
         for name in notes:
-            catalog.report.add_note(repr(name), "the server gives no description; using \"\"")
-        tools = [dataclasses.replace(t, category=category, function=self.tool_function(t.name)) for t in catalog]
+            catalog.report.add_note(repr(name), 'the server gives no description; using ""')
+        tools = [
+            dataclasses.replace(t, category=category, function=self.tool_function(t.name)) for t in catalog
+        ]
         out = ToolCatalog(tools, source=catalog.source, report=catalog.report)
         out.connection = self
         return out
 
     @property
     def alive(self) -> bool:
-        return (not self._closed and not self._server_gone and self._session is not None
-                and not self._serve_future.done())
+        return (
+            not self._closed
+            and not self._server_gone
+            and self._session is not None
+            and not self._serve_future.done()
+        )
 
     def close(self) -> None:
         """Ends the session and the server process (the SDK closes stdin, then terminates it), bounded."""
@@ -256,9 +280,17 @@ class McpConnection:
         return ("\nserver stderr (last lines):\n  " + "\n  ".join(tail)) if tail else ""
 
 
-def catalog_from_mcp_stdio(command: str, args: Sequence[str] = (), env: Mapping[str, str] | None = None, *,
-                           cwd: str | None = None, timeout: float = 30.0, startup_timeout: float = 30.0,
-                           strict: bool = True, category: str | None = None) -> ToolCatalog:
+def catalog_from_mcp_stdio(
+    command: str,
+    args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    *,
+    cwd: str | None = None,
+    timeout: float = 30.0,
+    startup_timeout: float = 30.0,
+    strict: bool = True,
+    category: str | None = None,
+) -> ToolCatalog:
     """Start ``command args`` as an MCP stdio server and return its tools as a catalog. The catalog holds the
     connection (``catalog.connection``); ``with ToolCatalog.from_mcp_stdio(...) as catalog:`` closes it."""
     connection = McpConnection(command, args, env, cwd=cwd, timeout=timeout, startup_timeout=startup_timeout)

@@ -21,7 +21,9 @@ def iteration_rows(run: ScenarioRun) -> list[dict]:
         rows.append(
             {
                 "iteration": it.index + 1,
-                "exposed": f"{len(it.exposed_tools)} (+{len(it.newly_exposed)})" if it.newly_exposed else str(len(it.exposed_tools)),
+                "exposed": f"{len(it.exposed_tools)} (+{len(it.newly_exposed)})"
+                if it.newly_exposed
+                else str(len(it.exposed_tools)),
                 "new": it.newly_exposed,
                 "search": "; ".join(repr(s.query) for s in it.searches) or "-",
                 "found": [n for s in it.searches for n in s.names],
@@ -45,7 +47,9 @@ def format_run(run: ScenarioRun) -> str:
         f"{'it':>2}  {'exposed':>7}  {'search query':<34} {'found':<44} {'called':<26} {'tokens':>7} {'all tools':>9}",
     ]
     for row in iteration_rows(run):
-        called = ", ".join(row["called"]) or ("(answer)" if row["iteration"] == len(trace.iterations) else "-")
+        called = ", ".join(row["called"]) or (
+            "(answer)" if row["iteration"] == len(trace.iterations) else "-"
+        )
         lines.append(
             f"{row['iteration']:>2}  {row['exposed']:>7}  {row['search'][:34]:<34} {_short(row['found'])[:44]:<44} "
             f"{called[:26]:<26} {row['tokens']:>7,} {row['baseline']:>9,}"
@@ -88,7 +92,11 @@ def demo_command(args) -> int:
     if args.json:
         summary = run.trace.summary()
         summary["scenario"] = scenario.name
-        summary["grade"] = {"success": run.grade.success, "expected": run.grade.expected, "missing": run.grade.missing}
+        summary["grade"] = {
+            "success": run.grade.success,
+            "expected": run.grade.expected,
+            "missing": run.grade.missing,
+        }
         json.dump(summary, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:

@@ -16,7 +16,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="run a scenario through the advisor loop and print every iteration")
-    demo.add_argument("--scenario", default="spring-demo", help="scenario name or path (default: spring-demo)")
+    demo.add_argument(
+        "--scenario", default="spring-demo", help="scenario name or path (default: spring-demo)"
+    )
     demo.add_argument("--index", default="lucene", choices=INDEX_KINDS, help="index kind (default: lucene)")
     demo.add_argument(
         "--accumulation",
@@ -25,7 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep tools found by every earlier search exposed (default: off, as in Spring's demo app; "
         "the advisor's own default is on)",
     )
-    demo.add_argument("--model", default="simulated", help="'simulated' (offline) or 'openai' (uses OPENAI_*)")
+    demo.add_argument(
+        "--model", default="simulated", help="'simulated' (offline) or 'openai' (uses OPENAI_*)"
+    )
     demo.add_argument("--json", action="store_true", help="print the trace summary as JSON")
 
     search = sub.add_parser("search", help="search a catalog with one index")

@@ -14,6 +14,7 @@ The root is, in order: the ``cache_dir`` argument, ``$TOOLSEARCH_LAB_CACHE/embed
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import logging
 import os
@@ -104,7 +105,7 @@ class EmbeddingCache:
                         self.dim,
                     )
                     continue
-                for key, vec in zip(keys.tolist(), vectors.astype(np.float32, copy=False)):
+                for key, vec in zip(keys.tolist(), vectors.astype(np.float32, copy=False), strict=False):
                     self._vectors[key] = vec
 
     def get_many(self, keys: Sequence[str]) -> list[np.ndarray | None]:
@@ -124,10 +125,10 @@ class EmbeddingCache:
         with self._lock:
             if self.dim is None:
                 self.dim = int(vectors.shape[1])  # later shards of another size are ignored on load
-            for key, vec in zip(keys, vectors):
+            for key, vec in zip(keys, vectors, strict=False):
                 self._vectors[key] = vec
             if buffer:
-                for key, vec in zip(keys, vectors):
+                for key, vec in zip(keys, vectors, strict=False):
                     self._pending[key] = vec
                 if len(self._pending) >= _FLUSH_AT:
                     self.flush()
@@ -168,10 +169,8 @@ class EmbeddingCache:
                 np.savez(fh, keys=keys, vectors=vectors.astype(np.float32, copy=False))
             os.replace(tmp, target)
         except BaseException:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass
             raise
 
     def _maybe_compact(self) -> None:
@@ -188,10 +187,8 @@ class EmbeddingCache:
         # Only delete shards we had loaded before merging: anything newer may hold vectors we have not seen.
         for path in shards:
             if path.name in self._seen_shards and path.name != name:
-                try:
+                with contextlib.suppress(OSError):
                     path.unlink()
-                except OSError:
-                    pass
 
     def clear(self) -> None:
         """Delete this embedder's cached vectors (memory and disk)."""
@@ -201,10 +198,8 @@ class EmbeddingCache:
             self._seen_shards.clear()
             if self.directory.is_dir():
                 for path in self.directory.glob("*.npz"):
-                    try:
+                    with contextlib.suppress(OSError):
                         path.unlink()
-                    except OSError:
-                        pass
 
 
 def _flush_at_exit(ref: weakref.ReferenceType[EmbeddingCache]) -> None:
@@ -257,7 +252,7 @@ class CachedEmbedder:
         keys = [text_key(t) for t in texts]
         found = cache.get_many(keys)
         missing: dict[str, str] = {}
-        for key, text, vec in zip(keys, texts, found):
+        for key, text, vec in zip(keys, texts, found, strict=False):
             if vec is None:
                 missing.setdefault(key, text)
         self.hits += len(texts) - sum(1 for v in found if v is None)

@@ -17,8 +17,14 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
-from toolsearch_lab.session.eviction import AlwaysEvict, CompositeEviction, LruEviction, NeverEvict, TtlEviction
 from toolsearch_lab.model import BaseToolIndex, SearchResponse, Tool
+from toolsearch_lab.session.eviction import (
+    AlwaysEvict,
+    CompositeEviction,
+    LruEviction,
+    NeverEvict,
+    TtlEviction,
+)
 
 STRATEGIES: tuple[str, ...] = ("LRU", "TTL", "Never", "Always", "Composite")
 

@@ -194,7 +194,7 @@ def evaluate(
         index.clear_index(session_id)
     results = [
         QueryResult(q.id, q.query, q.relevant_tools, names, scores, k)
-        for q, (names, scores) in zip(dataset.queries, ranked)
+        for q, (names, scores) in zip(dataset.queries, ranked, strict=False)
     ]
     return EvalResult(
         dataset=dataset.name,

@@ -80,7 +80,9 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
     if not path.is_file():
         candidate = scenarios_dir() / f"{name_or_path}.json"
         if not candidate.is_file():
-            raise ValueError(f"unknown scenario {str(name_or_path)!r}: shipped scenarios are {list_scenarios()}")
+            raise ValueError(
+                f"unknown scenario {str(name_or_path)!r}: shipped scenarios are {list_scenarios()}"
+            )
         path = candidate
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -108,8 +110,12 @@ def scenario_from_dict(raw: dict, where: str = "scenario") -> Scenario:
         base_tools = list(load_catalog(_require(raw, "catalog", str, where)).tools)
     else:
         base_tools = [
-            Tool(t["name"], t["description"], t.get("parameters") or {"type": "object", "properties": {}},
-                 t.get("category"))
+            Tool(
+                t["name"],
+                t["description"],
+                t.get("parameters") or {"type": "object", "properties": {}},
+                t.get("category"),
+            )
             for t in _require(raw, "tools", list, where)
         ]
     results = raw.get("results", {})
@@ -153,7 +159,12 @@ def _with_implementation(tool: Tool, results: dict) -> Tool:
 
         def run(**arguments):
             # Honest about what it is: the scenario has no real backend for this tool.
-            return {"simulated": True, "tool": name, "arguments": arguments, "note": "no canned result in scenario"}
+            return {
+                "simulated": True,
+                "tool": name,
+                "arguments": arguments,
+                "note": "no canned result in scenario",
+            }
 
     return Tool(tool.name, tool.description, tool.parameters, tool.category, function=run)
 
@@ -184,8 +195,8 @@ def run_scenario(
     advisor=None,
 ) -> ScenarioRun:
     """Run a scenario through a fresh ToolSearchAdvisor (or the one given) and grade it."""
-    from toolsearch_lab.loop.advisor import ToolSearchAdvisor
     from toolsearch_lab.index.factory import make_index
+    from toolsearch_lab.loop.advisor import ToolSearchAdvisor
     from toolsearch_lab.models.simulated import SimulatedAgent
     from toolsearch_lab.tokens import TokenCounter
 
@@ -193,9 +204,15 @@ def run_scenario(
     if advisor is None:
         options = {}
         if min_score is not None:
-            threshold_option = {"lucene": "min_score", "hybrid": "min_score", "vector": "similarity_threshold"}
+            threshold_option = {
+                "lucene": "min_score",
+                "hybrid": "min_score",
+                "vector": "similarity_threshold",
+            }
             if index not in threshold_option:
-                raise ValueError(f"the {index!r} index has no score threshold; min_score applies to lucene, vector, hybrid")
+                raise ValueError(
+                    f"the {index!r} index has no score threshold; min_score applies to lucene, vector, hybrid"
+                )
             options[threshold_option[index]] = min_score
         advisor = ToolSearchAdvisor(
             make_index(index, **options),

@@ -70,7 +70,7 @@ from typing import Any
 
 import numpy as np
 
-from toolsearch_lab.text.normalise import STEMMERS, keyword_tokens, stem_tokens
+from toolsearch_lab.index.vector import TEXT_MODES, VectorToolIndex, tool_text
 from toolsearch_lab.model import (
     BaseToolIndex,
     SearchMetadata,
@@ -80,7 +80,7 @@ from toolsearch_lab.model import (
     ToolReference,
     empty_response,
 )
-from toolsearch_lab.index.vector import TEXT_MODES, VectorToolIndex, tool_text
+from toolsearch_lab.text.normalise import STEMMERS, keyword_tokens, stem_tokens
 
 DEFAULT_VIEWS = ("description", "full", "name")
 DEFAULT_VECTOR_WEIGHT = 0.7

@@ -77,11 +77,103 @@ MODES = ("keywords", "pattern")
 
 # Spring's list, exact (spec §3.2; 95 words, although the spec's prose says 81).
 STOP_WORDS = frozenset(
-    """a an the is are was were be been being have has had do does did will would could should
-    may might must shall can need dare ought used to of in for on with at by from as into
-    through during before after above below between and or but if because until while although
-    this that these those what which who whom whose i me my we our you your he him his she her
-    it its they them their all any both each every some no not only just also very too so""".split()
+    [
+        "a",
+        "an",
+        "the",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "have",
+        "has",
+        "had",
+        "do",
+        "does",
+        "did",
+        "will",
+        "would",
+        "could",
+        "should",
+        "may",
+        "might",
+        "must",
+        "shall",
+        "can",
+        "need",
+        "dare",
+        "ought",
+        "used",
+        "to",
+        "of",
+        "in",
+        "for",
+        "on",
+        "with",
+        "at",
+        "by",
+        "from",
+        "as",
+        "into",
+        "through",
+        "during",
+        "before",
+        "after",
+        "above",
+        "below",
+        "between",
+        "and",
+        "or",
+        "but",
+        "if",
+        "because",
+        "until",
+        "while",
+        "although",
+        "this",
+        "that",
+        "these",
+        "those",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "i",
+        "me",
+        "my",
+        "we",
+        "our",
+        "you",
+        "your",
+        "he",
+        "him",
+        "his",
+        "she",
+        "her",
+        "it",
+        "its",
+        "they",
+        "them",
+        "their",
+        "all",
+        "any",
+        "both",
+        "each",
+        "every",
+        "some",
+        "no",
+        "not",
+        "only",
+        "just",
+        "also",
+        "very",
+        "too",
+        "so",
+    ]
 )
 
 # Java's \s is ASCII-only: space, \t, \n, \x0B, \f, \r.
@@ -160,14 +252,23 @@ def _utf16_offset(s: str, index: int) -> int:
 
 def _java_is_blank(s: str) -> bool:
     return all(
-        c in _JAVA_WS_CONTROLS or (unicodedata.category(c) in ("Zs", "Zl", "Zp") and c not in _NO_BREAK_SPACES)
+        c in _JAVA_WS_CONTROLS
+        or (unicodedata.category(c) in ("Zs", "Zl", "Zp") and c not in _NO_BREAK_SPACES)
         for c in s
     )
 
 
 # ConditionalSpecialCasing.isCased: Lu/Ll/Lt plus this fixed list of Other_Lowercase/Other_Uppercase ranges.
-_JAVA_OTHER_CASED = ((0x02B0, 0x02B8), (0x02C0, 0x02C1), (0x02E0, 0x02E4), (0x0345, 0x0345), (0x037A, 0x037A),
-                     (0x1D2C, 0x1D61), (0x2160, 0x217F), (0x24B6, 0x24E9))
+_JAVA_OTHER_CASED = (
+    (0x02B0, 0x02B8),
+    (0x02C0, 0x02C1),
+    (0x02E0, 0x02E4),
+    (0x0345, 0x0345),
+    (0x037A, 0x037A),
+    (0x1D2C, 0x1D61),
+    (0x2160, 0x217F),
+    (0x24B6, 0x24E9),
+)
 
 
 def _java_cased(c: str) -> bool:
@@ -212,7 +313,13 @@ def _java_final_sigma(s: str, i: int) -> bool:
         mid_word = c in "'\".\u00ad\u2027" or unicodedata.category(c) in ("Pd", "Pc")
         if mid_word and _letter(before) and _letter(after):
             return True
-        return c in "'\".," and _wordish(before) and not _letter(before) and _wordish(after) and not _letter(after)
+        return (
+            c in "'\".,"
+            and _wordish(before)
+            and not _letter(before)
+            and _wordish(after)
+            and not _letter(after)
+        )
 
     j = i - 1
     while j >= 0 and in_word(j) and not _java_cased(s[j]):
@@ -234,7 +341,9 @@ def java_root_lower(s: str) -> str:
     rule, final sigma, uses word boundaries in Java, so capital sigma is handled here the Java way."""
     if "Σ" not in s:
         return s.lower()
-    return "".join(("ς" if _java_final_sigma(s, i) else "σ") if c == "Σ" else c.lower() for i, c in enumerate(s))
+    return "".join(
+        ("ς" if _java_final_sigma(s, i) else "σ") if c == "Σ" else c.lower() for i, c in enumerate(s)
+    )
 
 
 def spring_escape(token: str) -> str:
@@ -305,7 +414,10 @@ class RegexToolIndex(BaseToolIndex):
     ):
         if mode not in MODES:
             raise ValueError(f"RegexToolIndex: unknown mode {mode!r}; expected one of {', '.join(MODES)}")
-        for label, value in (("pattern_call_timeout_s", pattern_call_timeout_s), ("pattern_budget_s", pattern_budget_s)):
+        for label, value in (
+            ("pattern_call_timeout_s", pattern_call_timeout_s),
+            ("pattern_budget_s", pattern_budget_s),
+        ):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"RegexToolIndex: {label} must be a number of seconds > 0, got {value!r}")
         self.mode = mode
@@ -367,7 +479,11 @@ class RegexToolIndex(BaseToolIndex):
     @staticmethod
     def is_valid_pattern(pattern: Any) -> bool:
         """Spring's ``isValidPattern``: a non-blank string of at most 200 UTF-16 units that compiles."""
-        if not isinstance(pattern, str) or _java_is_blank(pattern) or _utf16_len(pattern) > MAX_PATTERN_LENGTH:
+        if (
+            not isinstance(pattern, str)
+            or _java_is_blank(pattern)
+            or _utf16_len(pattern) > MAX_PATTERN_LENGTH
+        ):
             return False
         try:
             _compile_java(pattern)
@@ -389,7 +505,9 @@ class RegexToolIndex(BaseToolIndex):
         started = time.perf_counter()
         try:
             _, score_parts = self._scorer(request.query, started)
-        except re.error as exc:  # keyword mode only, and only via an overridden convert_query_to_regex_pattern
+        except (
+            re.error
+        ) as exc:  # keyword mode only, and only via an overridden convert_query_to_regex_pattern
             log.error("RegexToolIndex.search: pattern does not compile (%s), returning no results", exc)
             return SearchResponse([], None, self._metadata(request, started))
         scored = []
@@ -411,9 +529,15 @@ class RegexToolIndex(BaseToolIndex):
             raise ValueError(f"explain: no tool named {tool_name!r} in session {session_id!r}")
         pattern, score_parts = self._scorer(query, time.perf_counter())
         parts = score_parts(entry) + [(0.0, [])]  # keyword mode has no parameter part
-        fields = {"name": entry.tool.name, "description": entry.tool.description, **dict(entry.parameter_fields)}
+        fields = {
+            "name": entry.tool.name,
+            "description": entry.tool.description,
+            **dict(entry.parameter_fields),
+        }
         spans = [MatchSpan(f, a, b, fields[f][a:b]) for _, hits in parts for f, a, b in hits]
-        return Explanation(entry.tool.name, query, pattern, spans, parts[0][0], parts[1][0], parts[2][0], fields)
+        return Explanation(
+            entry.tool.name, query, pattern, spans, parts[0][0], parts[1][0], parts[2][0], fields
+        )
 
     # -- internals ------------------------------------------------------------------------------------
 
@@ -430,8 +554,10 @@ class RegexToolIndex(BaseToolIndex):
 
             def keyword_parts(entry: _Entry) -> list:
                 tool = entry.tool
-                return [_part("name", tool.name, _java_find_all(rx, tool.name), 2.0, 1.0),
-                        _part("description", tool.description, _java_find_all(rx, tool.description), 1.0, 0.5)]
+                return [
+                    _part("name", tool.name, _java_find_all(rx, tool.name), 2.0, 1.0),
+                    _part("description", tool.description, _java_find_all(rx, tool.description), 1.0, 0.5),
+                ]
 
             return pattern, keyword_parts
 
@@ -490,14 +616,18 @@ class RegexToolIndex(BaseToolIndex):
                     firsts.append(_utf16_offset(text, hits[0][0]))
                     param_hits += [(label, a, b) for a, b in hits]
             param_score = 1.0 * len(param_hits) + 0.5 / (1.0 + 0.1 * min(firsts)) if param_hits else 0.0
-            return [_part("name", tool.name, find(tool.name), 2.0, 1.0),
-                    _part("description", tool.description, find(tool.description), 1.0, 0.5),
-                    (param_score, param_hits)]
+            return [
+                _part("name", tool.name, find(tool.name), 2.0, 1.0),
+                _part("description", tool.description, find(tool.description), 1.0, 0.5),
+                (param_score, param_hits),
+            ]
 
         return query, pattern_parts
 
 
-def _part(field: str, text: str, hits: list[tuple[int, int]], per_hit: float, bonus: float) -> tuple[float, list]:
+def _part(
+    field: str, text: str, hits: list[tuple[int, int]], per_hit: float, bonus: float
+) -> tuple[float, list]:
     """Spring's per-field score: ``per_hit * count + bonus / (1 + 0.1 * first_utf16_offset)``."""
     if not hits:
         return 0.0, []
@@ -529,7 +659,9 @@ def _compile_user_pattern(pattern: Any) -> regex.Pattern:
     """Validate a pattern-mode query (Python ``re`` syntax, <= 200 characters, bounded repeat expansion) and
     compile it with ``regex`` so every match call can take a timeout."""
     if not isinstance(pattern, str) or not pattern.strip():
-        raise PatternError(pattern, "the pattern is empty; pass a regular expression such as 'weather|forecast'")
+        raise PatternError(
+            pattern, "the pattern is empty; pass a regular expression such as 'weather|forecast'"
+        )
     if len(pattern) > MAX_PATTERN_LENGTH:
         raise PatternError(
             pattern, f"the pattern is {len(pattern)} characters long; the limit is {MAX_PATTERN_LENGTH}"
@@ -588,4 +720,3 @@ __all__ = [
     "java_root_lower",
     "spring_escape",
 ]
-

@@ -146,7 +146,10 @@ class VectorToolIndex(BaseToolIndex):
             raise RuntimeError(
                 f"{self.embedder.name}: returned {vectors.shape[0]} vectors for {len(tools)} tools"
             )
-        docs = [VectorDocument(str(uuid.uuid4()), text, session_id, tool) for text, tool in zip(texts, tools)]
+        docs = [
+            VectorDocument(str(uuid.uuid4()), text, session_id, tool)
+            for text, tool in zip(texts, tools, strict=False)
+        ]
         with self._lock:
             session = self._sessions.setdefault(session_id, _Session())
             if session.matrix is not None and session.matrix.shape[1] != vectors.shape[1]:
@@ -231,7 +234,7 @@ class VectorToolIndex(BaseToolIndex):
         tools, sims = self.similarity_matrix(session_id, [q or "" for q in queries])  # type: ignore[arg-type]
         allowed = np.array([self.category_allows(t, category_filter) for t in tools], dtype=bool)
         responses = []
-        for query, row in zip(queries, sims):
+        for query, row in zip(queries, sims, strict=False):
             keep = np.flatnonzero(allowed & (row >= self.similarity_threshold))
             # Stable sort on -score: equal scores keep insertion order, as a Java stable sort would.
             ranked = keep[np.argsort(-row[keep], kind="stable")][:limit]

@@ -20,13 +20,10 @@ import inspect
 import json
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
-from toolsearch_lab.models.base import AssistantTurn, ChatModel
-from toolsearch_lab.session.eviction import EvictionStrategy, LruEviction
-from toolsearch_lab.session.fingerprint import fingerprint
-from toolsearch_lab.model import Tool
 from toolsearch_lab.loop.search_tool import (
     TOOL_SEARCH_TOOL_NAME,
     TOOL_SEARCH_TOOL_SESSION_ID_KEY,
@@ -34,7 +31,19 @@ from toolsearch_lab.loop.search_tool import (
     error_result,
     parse_arguments,
 )
-from toolsearch_lab.trace import Iteration, IterationTokens, RunTrace, SearchRecord, SessionEvent, TokenCount, ToolCallRecord
+from toolsearch_lab.model import Tool
+from toolsearch_lab.models.base import AssistantTurn, ChatModel
+from toolsearch_lab.session.eviction import EvictionStrategy, LruEviction
+from toolsearch_lab.session.fingerprint import fingerprint
+from toolsearch_lab.trace import (
+    Iteration,
+    IterationTokens,
+    RunTrace,
+    SearchRecord,
+    SessionEvent,
+    TokenCount,
+    ToolCallRecord,
+)
 
 DEFAULT_SESSION_ID_KEY = "chat_memory_conversation_id"
 DEFAULT_SYSTEM_MESSAGE_SUFFIX = (
@@ -161,7 +170,9 @@ class ToolSearchAdvisor:
                 why = "first request" if previous is None else "catalog changed"
                 events.append(SessionEvent("indexed", session_id, current, len(tools), why))
             else:
-                events.append(SessionEvent("reused", session_id, current, len(tools), "fingerprint unchanged"))
+                events.append(
+                    SessionEvent("reused", session_id, current, len(tools), "fingerprint unchanged")
+                )
         return events
 
     # ---- the loop ---------------------------------------------------------------------------------------
@@ -186,12 +197,16 @@ class ToolSearchAdvisor:
         for t in tools:
             registered.setdefault(t.name, t)  # first registration wins, like Spring's putIfAbsent
         if TOOL_SEARCH_TOOL_NAME in registered:
-            raise ValueError(f"a registered tool may not be named {TOOL_SEARCH_TOOL_NAME!r}: it is the meta-tool")
+            raise ValueError(
+                f"a registered tool may not be named {TOOL_SEARCH_TOOL_NAME!r}: it is the meta-tool"
+            )
 
         counter = self._counter()
         original = [dict(m) for m in messages]
         conversation = self._with_suffix(original)
-        user_request = next((m.get("content") or "" for m in reversed(original) if m.get("role") == "user"), "")
+        user_request = next(
+            (m.get("content") or "" for m in reversed(original) if m.get("role") == "user"), ""
+        )
         trace = RunTrace(
             session_id=session_id,
             model=getattr(model, "name", type(model).__name__),
@@ -227,7 +242,9 @@ class ToolSearchAdvisor:
             definitions = [search_definition] + [registered[n].definition() for n in exposed_names]
             iteration.tokens = IterationTokens(
                 tool_search=_token_count(counter.count_request(_wire(conversation), definitions)),
-                baseline=_token_count(counter.count_request(_wire(self._baseline(conversation, original)), all_definitions)),
+                baseline=_token_count(
+                    counter.count_request(_wire(self._baseline(conversation, original)), all_definitions)
+                ),
             )
             trace.iterations.append(iteration)
 
@@ -244,9 +261,13 @@ class ToolSearchAdvisor:
                 return RunResult(trace, conversation, None)
             iteration.model_ms = (time.perf_counter() - model_started) * 1000
             if not isinstance(turn, AssistantTurn):
-                raise TypeError(f"{trace.model}: complete() must return an AssistantTurn, got {type(turn).__name__}")
+                raise TypeError(
+                    f"{trace.model}: complete() must return an AssistantTurn, got {type(turn).__name__}"
+                )
             iteration.assistant_content = turn.content
-            iteration.tokens.completion = counter.count_completion(turn.content, [c.to_dict() for c in turn.tool_calls]).total
+            iteration.tokens.completion = counter.count_completion(
+                turn.content, [c.to_dict() for c in turn.tool_calls]
+            ).total
             iteration.tokens.api_usage = turn.usage.to_dict() if turn.usage else None
             conversation.append(turn.to_message())
 
@@ -263,9 +284,15 @@ class ToolSearchAdvisor:
                 calls_per_tool[call.name] = calls_per_tool.get(call.name, 0) + 1
                 total_calls += 1
                 if calls_per_tool[call.name] > self.max_calls_per_tool:
-                    breach = ("max_calls_per_tool", f"tool {call.name!r} called more than {self.max_calls_per_tool} times")
+                    breach = (
+                        "max_calls_per_tool",
+                        f"tool {call.name!r} called more than {self.max_calls_per_tool} times",
+                    )
                 elif total_calls > self.max_total_tool_calls:
-                    breach = ("max_total_tool_calls", f"more than {self.max_total_tool_calls} tool calls in this request")
+                    breach = (
+                        "max_total_tool_calls",
+                        f"more than {self.max_total_tool_calls} tool calls in this request",
+                    )
             if breach:
                 reason, message = breach
                 trace.stop_reason = reason
@@ -273,7 +300,9 @@ class ToolSearchAdvisor:
                 iteration.errors.append(f"limit reached: {message}")
                 for call in turn.tool_calls:
                     iteration.tool_calls.append(
-                        ToolCallRecord(call.id, call.name, call.arguments, "rejected", "", f"limit reached: {message}")
+                        ToolCallRecord(
+                            call.id, call.name, call.arguments, "rejected", "", f"limit reached: {message}"
+                        )
                     )
                 trace.final_answer = None
                 iteration.duration_ms = (time.perf_counter() - started) * 1000
@@ -288,11 +317,17 @@ class ToolSearchAdvisor:
                 if search is not None:
                     iteration.searches.append(search)
                     for name in search.names:
-                        if name in registered and name not in discovered_order and name not in iteration.discovered:
+                        if (
+                            name in registered
+                            and name not in discovered_order
+                            and name not in iteration.discovered
+                        ):
                             iteration.discovered.append(name)
                 if record.error:
                     iteration.errors.append(f"{call.name}: {record.error}")
-                conversation.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content})
+                conversation.append(
+                    {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
+                )
             iteration.duration_ms = (time.perf_counter() - started) * 1000
 
     # ---- helpers ----------------------------------------------------------------------------------------
@@ -303,7 +338,11 @@ class ToolSearchAdvisor:
 
         def done(kind: str, content: str, error: str | None = None, search: SearchRecord | None = None):
             ms = (time.perf_counter() - started) * 1000
-            return ToolCallRecord(call.id, call.name, call.arguments, kind, content, error, ms), content, search
+            return (
+                ToolCallRecord(call.id, call.name, call.arguments, kind, content, error, ms),
+                content,
+                search,
+            )
 
         if call.name == TOOL_SEARCH_TOOL_NAME:
             args, _ = parse_arguments(call.arguments)
@@ -347,7 +386,9 @@ class ToolSearchAdvisor:
         content = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
         if len(content) > self.max_tool_result_chars:
             cut = len(content) - self.max_tool_result_chars
-            content = content[: self.max_tool_result_chars] + f"\n[... {cut} more characters cut by the advisor]"
+            content = (
+                content[: self.max_tool_result_chars] + f"\n[... {cut} more characters cut by the advisor]"
+            )
             return done("tool", content, f"result cut to {self.max_tool_result_chars} characters ({cut} cut)")
         return done("tool", content)
 

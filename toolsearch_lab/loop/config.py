@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
-from typing import Any, Mapping
+from typing import Any
 
 from toolsearch_lab.loop.advisor import (
     DEFAULT_MAX_CALLS_PER_TOOL,
@@ -61,10 +62,18 @@ class ToolSearchConfig:
     index_options: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.max_results is not None and (isinstance(self.max_results, bool) or not isinstance(self.max_results, int) or self.max_results < 1):
-            raise ValueError(f"ToolSearchConfig.max_results must be a positive integer or None, got {self.max_results!r}")
+        if self.max_results is not None and (
+            isinstance(self.max_results, bool)
+            or not isinstance(self.max_results, int)
+            or self.max_results < 1
+        ):
+            raise ValueError(
+                f"ToolSearchConfig.max_results must be a positive integer or None, got {self.max_results!r}"
+            )
         if not isinstance(self.lru_max_sessions, int) or self.lru_max_sessions <= 0:
-            raise ValueError(f"ToolSearchConfig.lru_max_sessions must be a positive integer, got {self.lru_max_sessions!r}")
+            raise ValueError(
+                f"ToolSearchConfig.lru_max_sessions must be a positive integer, got {self.lru_max_sessions!r}"
+            )
         if self.ttl is not None and self.ttl <= timedelta(0):
             raise ValueError(f"ToolSearchConfig.ttl must be positive, got {self.ttl!r}")
         if not self.system_message_suffix or not self.system_message_suffix.strip():
@@ -84,7 +93,9 @@ class ToolSearchConfig:
         from toolsearch_lab.index.factory import make_index
 
         if self.index_type not in INDEX_TYPES:
-            raise ValueError(f"ToolSearchConfig.index_type {self.index_type!r} is not one of {list(INDEX_TYPES)}")
+            raise ValueError(
+                f"ToolSearchConfig.index_type {self.index_type!r} is not one of {list(INDEX_TYPES)}"
+            )
         options = dict(self.index_options)
         if self.index_type == "lucene":
             options.setdefault("min_score", self.lucene_min_score)
@@ -106,12 +117,12 @@ class ToolSearchConfig:
             index_name=None if index is not None else self.index_type,
         )
 
-    def with_options(self, **changes) -> "ToolSearchConfig":
+    def with_options(self, **changes) -> ToolSearchConfig:
         return replace(self, **changes)
 
     # ---- Spring properties ----------------------------------------------------------------------------
     @classmethod
-    def from_spring_properties(cls, properties: Mapping[str, Any]) -> "ToolSearchConfig":
+    def from_spring_properties(cls, properties: Mapping[str, Any]) -> ToolSearchConfig:
         """Read ``spring.ai.chat.client.tool-search-advisor.*`` keys (other keys are ignored).
 
         Defaults and validation follow Spring: disabled unless ``enabled``; ``tool-index-type`` is matched
@@ -123,9 +134,11 @@ class ToolSearchConfig:
         for key, value in properties.items():
             if not isinstance(key, str) or not key.startswith(PREFIX):
                 continue
-            name = _relaxed(key[len(PREFIX):])
+            name = _relaxed(key[len(PREFIX) :])
             if name not in _KNOWN:
-                raise ValueError(f"unknown Spring property {key!r}; known: {sorted(PREFIX + k for k in _KNOWN)}")
+                raise ValueError(
+                    f"unknown Spring property {key!r}; known: {sorted(PREFIX + k for k in _KNOWN)}"
+                )
             values[name] = value
         kwargs: dict[str, Any] = {}
         if "enabled" in values:
@@ -151,7 +164,9 @@ class ToolSearchConfig:
         if "session-id-key-name" in values:
             kwargs["session_id_key"] = str(values["session-id-key-name"])
         if "eviction.lru-max-sessions" in values:
-            kwargs["lru_max_sessions"] = _int(values["eviction.lru-max-sessions"], "eviction.lru-max-sessions")
+            kwargs["lru_max_sessions"] = _int(
+                values["eviction.lru-max-sessions"], "eviction.lru-max-sessions"
+            )
         if values.get("eviction.ttl") not in (None, ""):
             kwargs["ttl"] = parse_duration(values["eviction.ttl"], PREFIX + "eviction.ttl")
         if "lucene.min-score-threshold" in values:
@@ -200,9 +215,7 @@ def parse_duration(value: Any, name: str = "duration") -> timedelta:
     if simple:
         unit = (simple.group(2) or "ms").lower()
         return timedelta(seconds=int(simple.group(1)) * _UNITS[unit])
-    iso = re.fullmatch(
-        r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?", text.upper()
-    )
+    iso = re.fullmatch(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?", text.upper())
     if iso and text.upper() not in ("P", "PT"):
         d, h, m, s = (float(g) if g else 0.0 for g in iso.groups())
         return timedelta(days=d, hours=h, minutes=m, seconds=s)

@@ -53,7 +53,9 @@ class ToolSearchTool:
         if max_results is not None and (
             isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1
         ):
-            raise ValueError(f"ToolSearchTool: max_results must be a positive integer or None, got {max_results!r}")
+            raise ValueError(
+                f"ToolSearchTool: max_results must be a positive integer or None, got {max_results!r}"
+            )
         self.index = index
         self.max_results = max_results
         self.index_default = index_default
@@ -106,7 +108,9 @@ class ToolSearchTool:
             return fail(f"toolSearchTool: {problem}")
         unknown = sorted(set(args) - {"query", "maxResults", "categoryFilter"})
         if unknown:
-            return fail(f"toolSearchTool: unknown argument(s) {unknown}; expected query, maxResults, categoryFilter")
+            return fail(
+                f"toolSearchTool: unknown argument(s) {unknown}; expected query, maxResults, categoryFilter"
+            )
         query = args.get("query")
         if not isinstance(query, str):
             return fail(
@@ -120,7 +124,9 @@ class ToolSearchTool:
             if isinstance(model_max, float) and model_max.is_integer():
                 model_max = int(model_max)
             if isinstance(model_max, bool) or not isinstance(model_max, int) or not low <= model_max <= high:
-                return fail(f"toolSearchTool: 'maxResults' must be an integer from {low} to {high}, got {model_max!r}")
+                return fail(
+                    f"toolSearchTool: 'maxResults' must be an integer from {low} to {high}, got {model_max!r}"
+                )
         category = args.get("categoryFilter")
         if category is not None and not isinstance(category, str):
             return fail(f"toolSearchTool: 'categoryFilter' must be a string, got {category!r}")

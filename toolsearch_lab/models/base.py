@@ -21,7 +21,11 @@ class ToolCall:
     arguments: str = "{}"
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
 
 
 @dataclass(frozen=True)
@@ -54,7 +58,7 @@ class AssistantTurn:
         return message
 
     @classmethod
-    def from_message(cls, message: dict) -> "AssistantTurn":
+    def from_message(cls, message: dict) -> AssistantTurn:
         """Build a turn from an assistant message dict (used to replay recorded runs)."""
         if message.get("role", "assistant") != "assistant":
             raise ValueError(f"expected an assistant message, got role {message.get('role')!r}")

@@ -23,15 +23,108 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from toolsearch_lab.models.base import AssistantTurn, ToolCall
 from toolsearch_lab.loop.search_tool import TOOL_SEARCH_TOOL_NAME
+from toolsearch_lab.models.base import AssistantTurn, ToolCall
 
 STOP_WORDS = frozenset(
-    """a an the is are was were be been being have has had do does did will would could should may might must
-    shall can need to of in for on with at by from as into through and or but if then than so that this these
-    those what which who whom whose it its i me my we our you your he she they them their all any each some no
-    not only just also very too please now use using get find tell show give want let up out about there here
-    given""".split()
+    [
+        "a",
+        "an",
+        "the",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "have",
+        "has",
+        "had",
+        "do",
+        "does",
+        "did",
+        "will",
+        "would",
+        "could",
+        "should",
+        "may",
+        "might",
+        "must",
+        "shall",
+        "can",
+        "need",
+        "to",
+        "of",
+        "in",
+        "for",
+        "on",
+        "with",
+        "at",
+        "by",
+        "from",
+        "as",
+        "into",
+        "through",
+        "and",
+        "or",
+        "but",
+        "if",
+        "then",
+        "than",
+        "so",
+        "that",
+        "this",
+        "these",
+        "those",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "it",
+        "its",
+        "i",
+        "me",
+        "my",
+        "we",
+        "our",
+        "you",
+        "your",
+        "he",
+        "she",
+        "they",
+        "them",
+        "their",
+        "all",
+        "any",
+        "each",
+        "some",
+        "no",
+        "not",
+        "only",
+        "just",
+        "also",
+        "very",
+        "too",
+        "please",
+        "now",
+        "use",
+        "using",
+        "get",
+        "find",
+        "tell",
+        "show",
+        "give",
+        "want",
+        "let",
+        "up",
+        "out",
+        "about",
+        "there",
+        "here",
+        "given",
+    ]
 )
 
 
@@ -39,7 +132,9 @@ def surface_words(text: str, split_camel: bool = False) -> list[str]:
     """Lower-cased content words as written (stop words dropped); camelCase split only for identifiers."""
     if split_camel:
         text = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text or "")
-    return [w for w in re.split(r"[^A-Za-z0-9]+", (text or "").lower()) if len(w) >= 2 and w not in STOP_WORDS]
+    return [
+        w for w in re.split(r"[^A-Za-z0-9]+", (text or "").lower()) if len(w) >= 2 and w not in STOP_WORDS
+    ]
 
 
 def fold(word: str) -> str:
@@ -100,13 +195,18 @@ class SimulatedAgent:
         used = {name for name, _ in results}
         candidates = [t for t in tools if t["function"]["name"] != TOOL_SEARCH_TOOL_NAME]
         fit = {t["function"]["name"]: self._fit(step, t, used) for t in candidates}
-        ranked = sorted(candidates, key=lambda t: -fit[t["function"]["name"]])  # stable: exposure order breaks ties
+        ranked = sorted(
+            candidates, key=lambda t: -fit[t["function"]["name"]]
+        )  # stable: exposure order breaks ties
         if ranked and fit[ranked[0]["function"]["name"]] >= self.pick_threshold:
             chosen = ranked[0]["function"]
             arguments = fill_arguments(chosen.get("parameters") or {}, step.data)
             return AssistantTurn(None, [ToolCall(f"call_{turn_id}_0", chosen["name"], json.dumps(arguments))])
         if searches < self.max_searches_per_step:
-            return AssistantTurn(None, [ToolCall(f"call_{turn_id}_0", TOOL_SEARCH_TOOL_NAME, self._search_args(step, searches))])
+            return AssistantTurn(
+                None,
+                [ToolCall(f"call_{turn_id}_0", TOOL_SEARCH_TOOL_NAME, self._search_args(step, searches))],
+            )
         return AssistantTurn(
             f"I could not find a tool for step {step_index + 1} ({step.need!r}) after {searches} searches, "
             f"so I stopped.\n" + self._summary(results)
@@ -157,7 +257,7 @@ class SimulatedAgent:
         if not results:
             return "I did not call any tool."
         lines = [f"Done. I used {len(results)} tool(s):"]
-        for (name, content), step in zip(results, self.steps):
+        for (name, content), step in zip(results, self.steps, strict=False):
             short = content if len(content) <= 160 else content[:157] + "..."
             lines.append(f"- {step.need} → {name}: {short}")
         return "\n".join(lines)

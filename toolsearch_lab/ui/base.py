@@ -33,8 +33,9 @@ def resync(fig: go.FigureWidget) -> None:
 
 def figure_box(fig: go.FigureWidget, width: int = FIG_WIDTH) -> widgets.Box:
     """A fixed-width box around a figure, so the notebook or Voila never squeezes it."""
-    return widgets.Box([fig], layout=widgets.Layout(width=f"{width}px", min_width=f"{width}px",
-                                                    overflow="hidden"))
+    return widgets.Box(
+        [fig], layout=widgets.Layout(width=f"{width}px", min_width=f"{width}px", overflow="hidden")
+    )
 
 
 def html_sink(width: int = FIG_WIDTH, value: str = "") -> widgets.HTML:
@@ -51,7 +52,7 @@ def update_figure(fig: go.FigureWidget, spec: dict) -> None:
     if len(data) != len(fig.data):
         raise ValueError(f"figure has {len(fig.data)} traces, the spec has {len(data)}")
     with fig.batch_update():
-        for trace, props in zip(fig.data, data):
+        for trace, props in zip(fig.data, data, strict=False):
             trace.update(props, overwrite=True)
         fig.layout.update(spec["layout"], overwrite=True)
     resync(fig)

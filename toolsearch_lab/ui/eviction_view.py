@@ -49,24 +49,44 @@ def timeline_spec(result: SimulationResult) -> dict:
     for kind in EVENT_KINDS:
         events = [e for e in result.events if e.kind == kind]
         offset = -EVICT_OFFSET if kind == EVICT else 0.0
-        data.append({
-            "type": "scatter", "mode": "markers", "name": kind,
-            "x": [e.time for e in events], "y": [row[e.session] + offset for e in events],
-            "text": [f"t={e.time:.2f} s · {e.session} · {kind}" + (f" · {t.esc(e.detail)}" if e.detail else "")
-                     + f" · request {e.request}" for e in events],
-            "hovertemplate": "%{text}<extra></extra>", "marker": STYLE[kind], "cliponaxis": False,
-        })
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": kind,
+                "x": [e.time for e in events],
+                "y": [row[e.session] + offset for e in events],
+                "text": [
+                    f"t={e.time:.2f} s · {e.session} · {kind}"
+                    + (f" · {t.esc(e.detail)}" if e.detail else "")
+                    + f" · request {e.request}"
+                    for e in events
+                ],
+                "hovertemplate": "%{text}<extra></extra>",
+                "marker": STYLE[kind],
+                "cliponaxis": False,
+            }
+        )
     end = result.request_times[-1] if result.request_times else 1.0
     counts = result.counts()
-    title = (f"Session indexes over time: {strategy_label(cfg)}<br><span style='font-size:{t.FONT_SIZE - 1}px;"
-             f"color:{t.MUTED}'>{counts['requests']} requests from {cfg.sessions} sessions at {cfg.rate:g}/s · "
-             f"{counts[REUSE]} reused the index, {counts['index_calls']} (re-)indexed, {counts[EVICT]} evictions"
-             "</span>")
+    title = (
+        f"Session indexes over time: {strategy_label(cfg)}<br><span style='font-size:{t.FONT_SIZE - 1}px;"
+        f"color:{t.MUTED}'>{counts['requests']} requests from {cfg.sessions} sessions at {cfg.rate:g}/s · "
+        f"{counts[REUSE]} reused the index, {counts['index_calls']} (re-)indexed, {counts[EVICT]} evictions"
+        "</span>"
+    )
     layout = t.base_layout(
-        title, height=220 + 46 * cfg.sessions,
+        title,
+        height=220 + 46 * cfg.sessions,
         xaxis=t.axis("simulated time (seconds)", range=[-0.02 * end, end * 1.03], rangemode="tozero"),
-        yaxis=t.axis("", tickmode="array", tickvals=list(range(cfg.sessions)), ticktext=names,
-                     range=[cfg.sessions - 0.5, -0.7], tickfont={"family": t.MONO}),
+        yaxis=t.axis(
+            "",
+            tickmode="array",
+            tickvals=list(range(cfg.sessions)),
+            ticktext=names,
+            range=[cfg.sessions - 0.5, -0.7],
+            tickfont={"family": t.MONO},
+        ),
         margin={"l": 110, "r": 30, "t": 130, "b": 60},
     )
     return {"data": data, "layout": layout}
@@ -78,11 +98,15 @@ def counts_html(result: SimulationResult) -> str:
     cells = []
     for kind in EVENT_KINDS:
         colour = STYLE[kind]["color"]
-        cells.append(f"<td style='padding:4px 14px 4px 0'><span style='color:{colour};font-size:{t.FONT_SIZE + 4}px'>"
-                     f"■</span> {kind}: <b>{c[kind]}</b></td>")
-    work = (f"index work: <b>{c['index_calls']}</b> index batches, <b>{c['tools_indexed']:,}</b> tool definitions "
-            f"indexed, <b>{c['clear_calls']}</b> clear_index calls · peak <b>{c['peak_resident']}</b> sessions held in "
-            f"memory, <b>{c['final_resident']}</b> at the end")
+        cells.append(
+            f"<td style='padding:4px 14px 4px 0'><span style='color:{colour};font-size:{t.FONT_SIZE + 4}px'>"
+            f"■</span> {kind}: <b>{c[kind]}</b></td>"
+        )
+    work = (
+        f"index work: <b>{c['index_calls']}</b> index batches, <b>{c['tools_indexed']:,}</b> tool definitions "
+        f"indexed, <b>{c['clear_calls']}</b> clear_index calls · peak <b>{c['peak_resident']}</b> sessions held in "
+        f"memory, <b>{c['final_resident']}</b> at the end"
+    )
     return t.panel(
         f"<table style='border-collapse:collapse'><tr>{''.join(cells)}</tr></table>"
         f"<div><b style='color:{t.GOOD}'>{100 * c[REUSE] / n:.0f}%</b> of requests reused their index · {work}</div>"
@@ -90,47 +114,94 @@ def counts_html(result: SimulationResult) -> str:
 
 
 class EvictionSimulator(Displayable):
-    def __init__(self, strategy: str = "LRU", sessions: int = 5, requests: int = 40, rate: float = 1.0,
-                 catalog_change: float = 0.1, lru_max: int = 3, ttl: float = 5.0, seed: int = 0) -> None:
+    def __init__(
+        self,
+        strategy: str = "LRU",
+        sessions: int = 5,
+        requests: int = 40,
+        rate: float = 1.0,
+        catalog_change: float = 0.1,
+        lru_max: int = 3,
+        ttl: float = 5.0,
+        seed: int = 0,
+    ) -> None:
         style = {"description_width": "initial"}
 
         def slider(cls, value, lo, hi, step, label, width="300px", fmt=None):
             kw = {"readout_format": fmt} if fmt else {}
-            return cls(value=value, min=lo, max=hi, step=step, description=label, continuous_update=False,
-                       style=style, layout=widgets.Layout(width=width), **kw)
+            return cls(
+                value=value,
+                min=lo,
+                max=hi,
+                step=step,
+                description=label,
+                continuous_update=False,
+                style=style,
+                layout=widgets.Layout(width=width),
+                **kw,
+            )
 
-        self.strategy_dropdown = widgets.Dropdown(options=STRATEGIES, value=strategy, description="Strategy",
-                                                  style=style, layout=widgets.Layout(width="230px"))
+        self.strategy_dropdown = widgets.Dropdown(
+            options=STRATEGIES,
+            value=strategy,
+            description="Strategy",
+            style=style,
+            layout=widgets.Layout(width="230px"),
+        )
         self.sessions = slider(widgets.IntSlider, sessions, 1, 12, 1, "sessions")
         self.requests = slider(widgets.IntSlider, requests, 5, 150, 5, "requests")
         self.rate = slider(widgets.FloatSlider, rate, 0.1, 5.0, 0.1, "requests / s", fmt=".1f")
-        self.catalog_change = slider(widgets.FloatSlider, catalog_change, 0.0, 0.5, 0.01, "P(catalog changed)",
-                                     fmt=".2f")
+        self.catalog_change = slider(
+            widgets.FloatSlider, catalog_change, 0.0, 0.5, 0.01, "P(catalog changed)", fmt=".2f"
+        )
         self.lru_max = slider(widgets.IntSlider, lru_max, 1, 12, 1, "LRU max sessions")
         self.ttl = slider(widgets.FloatSlider, ttl, 0.5, 30.0, 0.5, "TTL (s)", fmt=".1f")
-        self.seed = widgets.BoundedIntText(value=seed, min=0, max=10**6, description="seed", style=style,
-                                           layout=widgets.Layout(width="160px"))
+        self.seed = widgets.BoundedIntText(
+            value=seed,
+            min=0,
+            max=10**6,
+            description="seed",
+            style=style,
+            layout=widgets.Layout(width="160px"),
+        )
         self.counts = html_sink()
         self.result = simulate(self.config())
         self.timeline_fig = new_figure(timeline_spec(self.result))
         self.counts.value = counts_html(self.result)
         self._enable()
-        for control in (self.strategy_dropdown, self.sessions, self.requests, self.rate, self.catalog_change,
-                        self.lru_max, self.ttl, self.seed):
+        for control in (
+            self.strategy_dropdown,
+            self.sessions,
+            self.requests,
+            self.rate,
+            self.catalog_change,
+            self.lru_max,
+            self.ttl,
+            self.seed,
+        ):
             control.observe(lambda _: self.update(), names="value")
         self.widget = widgets.VBox(
-            [widgets.HBox([self.strategy_dropdown, self.lru_max, self.ttl]),
-             widgets.HBox([self.sessions, self.requests, self.seed]),
-             widgets.HBox([self.rate, self.catalog_change]),
-             self.counts, figure_box(self.timeline_fig)],
+            [
+                widgets.HBox([self.strategy_dropdown, self.lru_max, self.ttl]),
+                widgets.HBox([self.sessions, self.requests, self.seed]),
+                widgets.HBox([self.rate, self.catalog_change]),
+                self.counts,
+                figure_box(self.timeline_fig),
+            ],
             layout=widgets.Layout(width=f"{t.FIG_WIDTH + 20}px"),
         )
 
     def config(self) -> SimulationConfig:
-        return SimulationConfig(strategy=self.strategy_dropdown.value, sessions=int(self.sessions.value),
-                                requests=int(self.requests.value), rate=float(self.rate.value),
-                                catalog_change=float(self.catalog_change.value), lru_max=int(self.lru_max.value),
-                                ttl=float(self.ttl.value), seed=int(self.seed.value))
+        return SimulationConfig(
+            strategy=self.strategy_dropdown.value,
+            sessions=int(self.sessions.value),
+            requests=int(self.requests.value),
+            rate=float(self.rate.value),
+            catalog_change=float(self.catalog_change.value),
+            lru_max=int(self.lru_max.value),
+            ttl=float(self.ttl.value),
+            seed=int(self.seed.value),
+        )
 
     def _enable(self) -> None:
         # Grey out the knobs the chosen strategy ignores, so nobody wonders why moving them does nothing.

@@ -43,8 +43,10 @@ def marked(text: str, spans: list[tuple[int, int]], limit: int = 170) -> str:
             continue  # overlapping or outside the window
         b = min(b, end)
         out.append(t.esc(text[pos:a]))
-        out.append(f"<mark style='background:{t.NEW_LIGHT};border-bottom:2px solid {t.NEW};padding:0'>"
-                   f"{t.esc(text[a:b])}</mark>")
+        out.append(
+            f"<mark style='background:{t.NEW_LIGHT};border-bottom:2px solid {t.NEW};padding:0'>"
+            f"{t.esc(text[a:b])}</mark>"
+        )
         pos = b
     out.append(t.esc(text[pos:end]))
     out.append("…" if end < len(text) else "")
@@ -55,10 +57,14 @@ def why_regex(exp) -> str:
     name_spans = [(s.start, s.end) for s in exp.spans if s.field == "name"]
     desc_spans = [(s.start, s.end) for s in exp.spans if s.field == "description"]
     other = [s for s in exp.spans if s.field not in ("name", "description")]
-    parts = [f"name {exp.name_score:.2f} + description {exp.description_score:.2f}"
-             + (f" + parameters {exp.parameter_score:.2f}" if exp.parameter_score else "")]
+    parts = [
+        f"name {exp.name_score:.2f} + description {exp.description_score:.2f}"
+        + (f" + parameters {exp.parameter_score:.2f}" if exp.parameter_score else "")
+    ]
     if name_spans:
-        parts.append(f"<span style='font-family:{t.MONO}'>{marked(exp.fields.get('name', ''), name_spans)}</span>")
+        parts.append(
+            f"<span style='font-family:{t.MONO}'>{marked(exp.fields.get('name', ''), name_spans)}</span>"
+        )
     if desc_spans or not name_spans:
         parts.append(marked(exp.fields.get("description", ""), desc_spans))
     if other:
@@ -78,18 +84,21 @@ def why_bm25(exp) -> str:
             f"<span style='display:inline-block;margin:1px 4px 1px 0;padding:0 6px;border-radius:8px;"
             f"background:{t.SEARCH_LIGHT}' title='idf {leaf.idf:.3f} (in {leaf.doc_freq} of {leaf.doc_count} tools), "
             f"tf {leaf.tf}, length {leaf.dl} vs avg {leaf.avgdl:.1f}'><span style='font-family:{t.MONO}'>"
-            f"{t.esc(leaf.field)}:{t.esc(leaf.term)}{kind}</span> <b>+{leaf.contribution:.2f}</b></span>")
+            f"{t.esc(leaf.field)}:{t.esc(leaf.term)}{kind}</span> <b>+{leaf.contribution:.2f}</b></span>"
+        )
     return t.muted("term contributions: ") + "".join(chips)
 
 
 def why_hybrid(hit, vector_weight: float) -> str:
     """Fused score = w * normalised vector score + (1 - w) * normalised BM25 score, with each side's rank."""
     kw_rank = f"rank {hit.keyword_rank}" if hit.keyword_rank is not None else "no match"
-    return (t.muted("fused = ")
-            + f"{vector_weight:.2f} × vector <b>{hit.vector_normalised:.2f}</b> "
-            + t.muted(f"(cosine {hit.vector_score:.2f}, rank {hit.vector_rank})")
-            + f" + {1 - vector_weight:.2f} × BM25 <b>{hit.keyword_normalised:.2f}</b> "
-            + t.muted(f"(score {hit.keyword_score:.2f}, {kw_rank})"))
+    return (
+        t.muted("fused = ")
+        + f"{vector_weight:.2f} × vector <b>{hit.vector_normalised:.2f}</b> "
+        + t.muted(f"(cosine {hit.vector_score:.2f}, rank {hit.vector_rank})")
+        + f" + {1 - vector_weight:.2f} × BM25 <b>{hit.keyword_normalised:.2f}</b> "
+        + t.muted(f"(score {hit.keyword_score:.2f}, {kw_rank})")
+    )
 
 
 def why_generic(tool, score: float | None, label: str) -> str:
@@ -110,15 +119,22 @@ def explain_html(kind: str, index: Any, query: str, tool) -> str:
     return why_generic(tool, None, "")  # an index of this kind without explain()
 
 
-def column_html(kind: str, hits: list[tuple[Any, float | None, str]], elapsed_ms: float, error: str | None = None,
-                width: int = COLUMN_WIDTH) -> str:
+def column_html(
+    kind: str,
+    hits: list[tuple[Any, float | None, str]],
+    elapsed_ms: float,
+    error: str | None = None,
+    width: int = COLUMN_WIDTH,
+) -> str:
     """One index's ranking: rank, tool name, a score bar and the reason."""
     title, subtitle = KIND_TITLES.get(kind, (kind, ""))
     colour = KIND_COLOURS.get(kind, t.INK)
-    head = (f"<div style='border-top:5px solid {colour};padding-top:4px'><span style='font-weight:700;"
-            f"font-size:{t.FONT_SIZE + 3}px'>{t.esc(title)}</span> "
-            f"<span style='color:{t.MUTED};font-size:{t.FONT_SIZE - 2}px'>{elapsed_ms:.1f} ms</span><br>"
-            f"<span style='color:{t.MUTED};font-size:{t.FONT_SIZE - 2}px'>{t.esc(subtitle)}</span></div>")
+    head = (
+        f"<div style='border-top:5px solid {colour};padding-top:4px'><span style='font-weight:700;"
+        f"font-size:{t.FONT_SIZE + 3}px'>{t.esc(title)}</span> "
+        f"<span style='color:{t.MUTED};font-size:{t.FONT_SIZE - 2}px'>{elapsed_ms:.1f} ms</span><br>"
+        f"<span style='color:{t.MUTED};font-size:{t.FONT_SIZE - 2}px'>{t.esc(subtitle)}</span></div>"
+    )
     if error:
         return t.panel(head + f"<div style='color:{t.BAD}'>{t.esc(t.clip(error, 300))}</div>", width)
     if not hits:
@@ -131,7 +147,8 @@ def column_html(kind: str, hits: list[tuple[Any, float | None, str]], elapsed_ms
             f"<span style='color:{t.MUTED};display:inline-block;width:22px'>{rank}</span>"
             f"<b style='font-family:{t.MONO}'>{t.esc(tool.name)}</b><br>"
             f"<span style='margin-left:22px'>{t.score_bar(score, best, colour, width=120)}</span>"
-            f"<div style='margin-left:22px;font-size:{t.FONT_SIZE - 2}px'>{why}</div></div>")
+            f"<div style='margin-left:22px;font-size:{t.FONT_SIZE - 2}px'>{why}</div></div>"
+        )
     return t.panel(head + "".join(rows), width)
 
 
@@ -145,23 +162,45 @@ def _catalog_names(current: str) -> list[str]:
 class IndexExplorer(Displayable):
     """``indexes`` (kind → index object) replaces the factory, e.g. to explore your own configuration."""
 
-    def __init__(self, catalog: str = "github-mcp", query: str = "create a pull request",
-                 kinds: tuple[str, ...] = ("regex", "lucene", "vector", "hybrid"), max_results: int = 5,
-                 indexes: dict[str, Any] | None = None, tools: list | None = None) -> None:
+    def __init__(
+        self,
+        catalog: str = "github-mcp",
+        query: str = "create a pull request",
+        kinds: tuple[str, ...] = ("regex", "lucene", "vector", "hybrid"),
+        max_results: int = 5,
+        indexes: dict[str, Any] | None = None,
+        tools: list | None = None,
+    ) -> None:
         self.kinds = tuple(kinds)
         self._given = dict(indexes or {})
         self._tools_given = list(tools) if tools is not None else None
         self._built: dict[tuple[str, str], Any] = {}  # (catalog, kind) → index holding that catalog
         self._tools: dict[str, dict[str, Any]] = {}  # catalog → name → Tool
         style = {"description_width": "initial"}
-        self.query_box = widgets.Text(value=query, description="Query", continuous_update=False, style=style,
-                                      layout=widgets.Layout(width="560px"))
-        self.max_results = widgets.IntSlider(value=max_results, min=1, max=10, description="maxResults",
-                                             continuous_update=False, style=style,
-                                             layout=widgets.Layout(width="300px"))
+        self.query_box = widgets.Text(
+            value=query,
+            description="Query",
+            continuous_update=False,
+            style=style,
+            layout=widgets.Layout(width="560px"),
+        )
+        self.max_results = widgets.IntSlider(
+            value=max_results,
+            min=1,
+            max=10,
+            description="maxResults",
+            continuous_update=False,
+            style=style,
+            layout=widgets.Layout(width="300px"),
+        )
         options = [catalog] if self._tools_given is not None else _catalog_names(catalog)
-        self.catalog_dropdown = widgets.Dropdown(options=options, value=catalog, description="Catalog",
-                                                 style=style, layout=widgets.Layout(width="260px"))
+        self.catalog_dropdown = widgets.Dropdown(
+            options=options,
+            value=catalog,
+            description="Catalog",
+            style=style,
+            layout=widgets.Layout(width="260px"),
+        )
         self.columns: dict[str, widgets.HTML] = {k: html_sink(COLUMN_WIDTH) for k in self.kinds}
         self.status = html_sink()
         self.results: dict[str, list[tuple[str, float | None]]] = {}
@@ -169,12 +208,18 @@ class IndexExplorer(Displayable):
         for control in (self.query_box, self.max_results, self.catalog_dropdown):
             control.observe(lambda _: self.search(), names="value")
         cells = [self.columns[k] for k in self.kinds]
-        grid = widgets.GridBox(cells, layout=widgets.Layout(
-            grid_template_columns=f"{COLUMN_WIDTH}px {COLUMN_WIDTH}px", grid_gap="6px 10px",
-            width=f"{t.FIG_WIDTH}px"))
+        grid = widgets.GridBox(
+            cells,
+            layout=widgets.Layout(
+                grid_template_columns=f"{COLUMN_WIDTH}px {COLUMN_WIDTH}px",
+                grid_gap="6px 10px",
+                width=f"{t.FIG_WIDTH}px",
+            ),
+        )
         self.widget = widgets.VBox(
             [widgets.HBox([self.query_box, self.max_results]), self.catalog_dropdown, self.status, grid],
-            layout=widgets.Layout(width=f"{t.FIG_WIDTH + 20}px"))
+            layout=widgets.Layout(width=f"{t.FIG_WIDTH + 20}px"),
+        )
 
     # ---- indexes ---------------------------------------------------------------------------------------------
     def _catalog_tools(self, catalog: str) -> dict[str, Any]:
@@ -216,7 +261,9 @@ class IndexExplorer(Displayable):
                     weight = float(getattr(index, "vector_weight", 0.0))
                     ranked = [(h.tool_name, h.score, why_hybrid(h, weight)) for h in hybrid(request)]
                 else:
-                    ranked = [(r.tool_name, r.relevance_score, None) for r in index.search(request).tool_references]
+                    ranked = [
+                        (r.tool_name, r.relevance_score, None) for r in index.search(request).tool_references
+                    ]
                 elapsed = (time.perf_counter() - started) * 1000
                 hits = []
                 for name, score, why in ranked:
@@ -232,9 +279,11 @@ class IndexExplorer(Displayable):
                 self.columns[kind].value = column_html(kind, hits, elapsed)
             except Exception as exc:  # noqa: BLE001 - one broken index must not blank the others
                 self.results[kind] = []
-                self.columns[kind].value = column_html(kind, [], (time.perf_counter() - started) * 1000,
-                                                       f"{type(exc).__name__}: {exc}")
+                self.columns[kind].value = column_html(
+                    kind, [], (time.perf_counter() - started) * 1000, f"{type(exc).__name__}: {exc}"
+                )
         self.status.value = t.panel(
             f"Query <b style='font-family:{t.MONO}'>“{t.esc(query)}”</b> over <b>{len(tools)}</b> tools of "
             f"{t.esc(self.catalog_dropdown.value)}; top {k} per index. "
-            + t.muted("Scores are not comparable across columns: each index has its own scale."))
+            + t.muted("Scores are not comparable across columns: each index has its own scale.")
+        )

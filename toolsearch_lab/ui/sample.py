@@ -29,8 +29,13 @@ def _tokens(exposed: list[str], messages: int, completion: int) -> IterationToke
     framing = 3 * (2 + messages // 40) + 3
     tools = sum(SAMPLE_COSTS[n] for n in exposed) + FUNC_END
     ts = TokenCount(SYSTEM, USER + messages, tools, framing, SYSTEM + USER + messages + tools + framing)
-    base = TokenCount(SYSTEM - 40, USER + messages, BASELINE_TOOLS, framing,
-                      SYSTEM - 40 + USER + messages + BASELINE_TOOLS + framing)
+    base = TokenCount(
+        SYSTEM - 40,
+        USER + messages,
+        BASELINE_TOOLS,
+        framing,
+        SYSTEM - 40 + USER + messages + BASELINE_TOOLS + framing,
+    )
     return IterationTokens(ts, base, completion)
 
 
@@ -38,30 +43,82 @@ def sample_trace(accumulation: bool = True) -> RunTrace:
     q1 = "current time weather"
     q2 = "what to wear <script>alert('q')</script>"
     its = [
-        Iteration(0, [TST], [], [], None,
-                  [ToolCallRecord("c0", TST, f'{{"query": "{q1}", "maxResults": 3}}', "search",
-                                  '["currentTime", "weather"]')],
-                  [SearchRecord("c0", q1, 3, None, [SearchHit("currentTime", 5.63), SearchHit("weather", 2.10)])],
-                  ["currentTime", "weather"], tokens=_tokens([TST], 0, 20)),
-        Iteration(1, [TST, "currentTime", "weather"], ["currentTime", "weather"], ["currentTime", "weather"], None,
-                  [ToolCallRecord("c1", "currentTime", '{"location": "Landsmeer"}', "tool", "2026-11-30T15:00")],
-                  tokens=_tokens([TST, "currentTime", "weather"], 60, 15)),
-        Iteration(2, [TST, "currentTime", "weather"], [], ["currentTime", "weather"], None,
-                  [ToolCallRecord("c2", TST, '{"query": "what to wear"}', "search", '["clothing"]')],
-                  [SearchRecord("c2", q2, None, None, [SearchHit("clothing", 3.02)])],
-                  ["clothing"], tokens=_tokens([TST, "currentTime", "weather"], 100, 18)),
+        Iteration(
+            0,
+            [TST],
+            [],
+            [],
+            None,
+            [
+                ToolCallRecord(
+                    "c0", TST, f'{{"query": "{q1}", "maxResults": 3}}', "search", '["currentTime", "weather"]'
+                )
+            ],
+            [SearchRecord("c0", q1, 3, None, [SearchHit("currentTime", 5.63), SearchHit("weather", 2.10)])],
+            ["currentTime", "weather"],
+            tokens=_tokens([TST], 0, 20),
+        ),
+        Iteration(
+            1,
+            [TST, "currentTime", "weather"],
+            ["currentTime", "weather"],
+            ["currentTime", "weather"],
+            None,
+            [ToolCallRecord("c1", "currentTime", '{"location": "Landsmeer"}', "tool", "2026-11-30T15:00")],
+            tokens=_tokens([TST, "currentTime", "weather"], 60, 15),
+        ),
+        Iteration(
+            2,
+            [TST, "currentTime", "weather"],
+            [],
+            ["currentTime", "weather"],
+            None,
+            [ToolCallRecord("c2", TST, '{"query": "what to wear"}', "search", '["clothing"]')],
+            [SearchRecord("c2", q2, None, None, [SearchHit("clothing", 3.02)])],
+            ["clothing"],
+            tokens=_tokens([TST, "currentTime", "weather"], 100, 18),
+        ),
     ]
     exposed3 = [TST, "currentTime", "weather", "clothing"] if accumulation else [TST, "clothing"]
-    its.append(Iteration(3, exposed3, ["clothing"], ["currentTime", "weather", "clothing"], None,
-                         [ToolCallRecord("c3", "clothing", '{"weather": "rain"}', "tool",
-                                         "<b>coat</b> and <img src=x onerror=alert(1)>")],
-                         tokens=_tokens(exposed3, 150, 14)))
-    its.append(Iteration(4, exposed3, [], ["currentTime", "weather", "clothing"],
-                         "Wear a coat. <script>alert('answer')</script>", [], tokens=_tokens(exposed3, 200, 12)))
+    its.append(
+        Iteration(
+            3,
+            exposed3,
+            ["clothing"],
+            ["currentTime", "weather", "clothing"],
+            None,
+            [
+                ToolCallRecord(
+                    "c3",
+                    "clothing",
+                    '{"weather": "rain"}',
+                    "tool",
+                    "<b>coat</b> and <img src=x onerror=alert(1)>",
+                )
+            ],
+            tokens=_tokens(exposed3, 150, 14),
+        )
+    )
+    its.append(
+        Iteration(
+            4,
+            exposed3,
+            [],
+            ["currentTime", "weather", "clothing"],
+            "Wear a coat. <script>alert('answer')</script>",
+            [],
+            tokens=_tokens(exposed3, 200, 12),
+        )
+    )
     return RunTrace(
-        session_id="sample", model="hand-made", index="lucene",
-        user_request="What should I wear in Landsmeer right now? <i>thanks</i>", catalog_size=26,
+        session_id="sample",
+        model="hand-made",
+        index="lucene",
+        user_request="What should I wear in Landsmeer right now? <i>thanks</i>",
+        catalog_size=26,
         config={"reference_tool_name_accumulation": accumulation},
         session_events=[SessionEvent("indexed", "sample", "0" * 64, 26, "first request")],
-        iterations=its, final_answer="Wear a coat. <script>alert('answer')</script>", stop_reason="answered",
+        iterations=its,
+        final_answer="Wear a coat. <script>alert('answer')</script>",
+        stop_reason="answered",
     )

@@ -58,8 +58,9 @@ def _scenario_names(current: str) -> list[str]:
     return names
 
 
-def default_runner(scenario: str, index: str, accumulation: bool, model: str, max_results: int,
-                   threshold: float | None):
+def default_runner(
+    scenario: str, index: str, accumulation: bool, model: str, max_results: int, threshold: float | None
+):
     """Run a shipped scenario. With the simulated agent the slider's max_results is what the agent asks for
     (it always sends maxResults, and the model's value wins over the advisor's, as in Spring)."""
     from toolsearch_lab.eval.scenarios import load_scenario, run_scenario
@@ -70,16 +71,28 @@ def default_runner(scenario: str, index: str, accumulation: bool, model: str, ma
         from toolsearch_lab.models.simulated import SimulatedAgent
 
         chat_model = SimulatedAgent(sc.agent_steps(), max_results=max_results)
-    return run_scenario(sc, index=index, accumulation=accumulation, model=chat_model, max_results=max_results,
-                        min_score=threshold)
+    return run_scenario(
+        sc,
+        index=index,
+        accumulation=accumulation,
+        model=chat_model,
+        max_results=max_results,
+        min_score=threshold,
+    )
 
 
 class IterationStepper(Displayable):
     """See the module docstring. ``run`` may be a ScenarioRun or a RunTrace; ``runner`` replaces
     :func:`default_runner` (tests, or a custom model)."""
 
-    def __init__(self, scenario: str = "spring-demo", index: str = "lucene", model: str = "simulated",
-                 run=None, runner: Callable[..., Any] | None = None) -> None:
+    def __init__(
+        self,
+        scenario: str = "spring-demo",
+        index: str = "lucene",
+        model: str = "simulated",
+        run=None,
+        runner: Callable[..., Any] | None = None,
+    ) -> None:
         self._runner = runner or default_runner
         self._cache: dict[tuple, Any] = {}
         self._busy = False  # suppresses re-runs while controls are set programmatically
@@ -87,27 +100,62 @@ class IterationStepper(Displayable):
         if model not in models:
             models.append(model)
         style = {"description_width": "initial"}
-        self.scenario_dropdown = widgets.Dropdown(options=_scenario_names(scenario), value=scenario,
-                                                  description="Scenario", style=style,
-                                                  layout=widgets.Layout(width="260px"))
-        self.model_dropdown = widgets.Dropdown(options=models, value=model, description="Model", style=style,
-                                               layout=widgets.Layout(width="200px"))
-        self.index_dropdown = widgets.Dropdown(options=INDEX_KINDS, value=index, description="Index",
-                                               style=style, layout=widgets.Layout(width="190px"))
-        self.run_button = widgets.Button(description="Re-run", icon="play", button_style="primary",
-                                         layout=widgets.Layout(width="120px"))
-        self.max_results = widgets.IntSlider(value=DEFAULT_MAX_RESULTS, min=1, max=10, description="maxResults",
-                                             continuous_update=False, style=style,
-                                             layout=widgets.Layout(width="300px"))
-        self.threshold = widgets.FloatSlider(value=0.25, min=0.0, max=6.0, step=0.05, description="min BM25 score",
-                                             continuous_update=False, readout_format=".2f", style=style,
-                                             layout=widgets.Layout(width="340px"))
-        self.accumulation = widgets.Checkbox(value=True, description="accumulate discovered tools",
-                                             indent=False, layout=widgets.Layout(width="280px"))
-        self.slider = widgets.IntSlider(value=0, min=0, max=0, description="Iteration", style=style,
-                                        layout=widgets.Layout(width="700px"))
-        self.play = widgets.Play(value=0, min=0, max=0, interval=1500, description="play",
-                                 layout=widgets.Layout(width="120px"))
+        self.scenario_dropdown = widgets.Dropdown(
+            options=_scenario_names(scenario),
+            value=scenario,
+            description="Scenario",
+            style=style,
+            layout=widgets.Layout(width="260px"),
+        )
+        self.model_dropdown = widgets.Dropdown(
+            options=models,
+            value=model,
+            description="Model",
+            style=style,
+            layout=widgets.Layout(width="200px"),
+        )
+        self.index_dropdown = widgets.Dropdown(
+            options=INDEX_KINDS,
+            value=index,
+            description="Index",
+            style=style,
+            layout=widgets.Layout(width="190px"),
+        )
+        self.run_button = widgets.Button(
+            description="Re-run", icon="play", button_style="primary", layout=widgets.Layout(width="120px")
+        )
+        self.max_results = widgets.IntSlider(
+            value=DEFAULT_MAX_RESULTS,
+            min=1,
+            max=10,
+            description="maxResults",
+            continuous_update=False,
+            style=style,
+            layout=widgets.Layout(width="300px"),
+        )
+        self.threshold = widgets.FloatSlider(
+            value=0.25,
+            min=0.0,
+            max=6.0,
+            step=0.05,
+            description="min BM25 score",
+            continuous_update=False,
+            readout_format=".2f",
+            style=style,
+            layout=widgets.Layout(width="340px"),
+        )
+        self.accumulation = widgets.Checkbox(
+            value=True,
+            description="accumulate discovered tools",
+            indent=False,
+            layout=widgets.Layout(width="280px"),
+        )
+        self.slider = widgets.IntSlider(
+            value=0, min=0, max=0, description="Iteration", style=style, layout=widgets.Layout(width="700px")
+        )
+        self.play = widgets.Play(
+            value=0, min=0, max=0, interval=1500, description="play", layout=widgets.Layout(width="120px")
+        )
         # A Python-side link (not jslink) so stepping works the same in a kernel, in Voila and in tests.
         self._play_link = widgets.link((self.play, "value"), (self.slider, "value"))
         self.status = html_sink()
@@ -127,18 +175,33 @@ class IterationStepper(Displayable):
         self.tokens_fig = new_figure(tokens_spec(trace) if trace else empty)
         self._redraw_all()
 
-        for control in (self.scenario_dropdown, self.model_dropdown, self.index_dropdown, self.max_results,
-                        self.threshold, self.accumulation):
+        for control in (
+            self.scenario_dropdown,
+            self.model_dropdown,
+            self.index_dropdown,
+            self.max_results,
+            self.threshold,
+            self.accumulation,
+        ):
             control.observe(self._on_setting, names="value")
         self.slider.observe(self._on_step, names="value")
         self.run_button.on_click(lambda _: self.rerun(force=True))
 
-        row1 = widgets.HBox([self.scenario_dropdown, self.model_dropdown, self.index_dropdown, self.run_button])
+        row1 = widgets.HBox(
+            [self.scenario_dropdown, self.model_dropdown, self.index_dropdown, self.run_button]
+        )
         row2 = widgets.HBox([self.max_results, self.threshold, self.accumulation])
         stepper = widgets.HBox([self.play, self.slider])
         self.widget = widgets.VBox(
-            [row1, row2, self.status, stepper, figure_box(self.tools_fig), self.details,
-             figure_box(self.tokens_fig)],
+            [
+                row1,
+                row2,
+                self.status,
+                stepper,
+                figure_box(self.tools_fig),
+                self.details,
+                figure_box(self.tokens_fig),
+            ],
             layout=widgets.Layout(width=f"{t.FIG_WIDTH + 20}px"),
         )
 
@@ -146,8 +209,14 @@ class IterationStepper(Displayable):
     def _params(self) -> tuple:
         kind = self.index_dropdown.value
         threshold = round(float(self.threshold.value), 4) if kind in THRESHOLDS else None
-        return (self.scenario_dropdown.value, kind, bool(self.accumulation.value), self.model_dropdown.value,
-                int(self.max_results.value), threshold)
+        return (
+            self.scenario_dropdown.value,
+            kind,
+            bool(self.accumulation.value),
+            self.model_dropdown.value,
+            int(self.max_results.value),
+            threshold,
+        )
 
     def _configure_threshold(self, kind: str) -> None:
         spec = THRESHOLDS.get(kind)
@@ -174,8 +243,14 @@ class IterationStepper(Displayable):
             return True
         scenario, index, accumulation, model, max_results, threshold = params
         try:
-            run = self._runner(scenario=scenario, index=index, accumulation=accumulation, model=model,
-                               max_results=max_results, threshold=threshold)
+            run = self._runner(
+                scenario=scenario,
+                index=index,
+                accumulation=accumulation,
+                model=model,
+                max_results=max_results,
+                threshold=threshold,
+            )
         except Exception as exc:  # noqa: BLE001 - shown to the room instead of a traceback
             self.error = f"Run failed: {type(exc).__name__}: {exc}"
             return False
@@ -198,8 +273,11 @@ class IterationStepper(Displayable):
             self._configure_threshold(change["new"])
         if self.model_dropdown.value != "simulated" and self._params() not in self._cache:
             # A real model costs money and time: wait for the button instead of running on every click.
-            self.status.value = status_html(self.run, "Settings changed: press Re-run to call the model.") \
-                if self.run is not None else error_html("Press Re-run.")
+            self.status.value = (
+                status_html(self.run, "Settings changed: press Re-run to call the model.")
+                if self.run is not None
+                else error_html("Press Re-run.")
+            )
             return
         self.rerun()
 
@@ -227,7 +305,10 @@ class IterationStepper(Displayable):
             update_figure(self.tools_fig, tools_spec(trace, keep))
             update_figure(self.tokens_fig, tokens_spec(trace, keep))
         else:  # first real run after a failed start: figures were built empty
-            for fig, spec in ((self.tools_fig, tools_spec(trace, keep)), (self.tokens_fig, tokens_spec(trace, keep))):
+            for fig, spec in (
+                (self.tools_fig, tools_spec(trace, keep)),
+                (self.tokens_fig, tokens_spec(trace, keep)),
+            ):
                 with fig.batch_update():
                     fig.add_traces(spec["data"])
                     fig.layout.update(spec["layout"])

@@ -11,8 +11,14 @@ from toolsearch_lab.trace import Iteration, RunTrace
 from toolsearch_lab.ui import theme as t
 
 # Trace order of the tools figure; update_figure relies on it never changing.
-TOOLS_TRACES = ("toolSearchTool", "exposed", "newly exposed", "found, exposed next request", "called",
-                "rejected call")
+TOOLS_TRACES = (
+    "toolSearchTool",
+    "exposed",
+    "newly exposed",
+    "found, exposed next request",
+    "called",
+    "rejected call",
+)
 TOKENS_TRACES = ("tool search", "baseline", "tool search cumulative", "baseline cumulative")
 
 CELL = 24  # marker size of one (iteration, tool) cell
@@ -51,8 +57,21 @@ def tool_rows(trace: RunTrace) -> list[str]:
 def highlight(selected: int | None, n: int, colour: str = t.NEW_LIGHT) -> list[dict]:
     if selected is None or not 0 <= selected < n:
         return []
-    return [{"type": "rect", "xref": "x", "yref": "paper", "x0": selected - 0.5, "x1": selected + 0.5,
-             "y0": 0, "y1": 1, "fillcolor": colour, "opacity": 0.55, "line": {"width": 0}, "layer": "below"}]
+    return [
+        {
+            "type": "rect",
+            "xref": "x",
+            "yref": "paper",
+            "x0": selected - 0.5,
+            "x1": selected + 0.5,
+            "y0": 0,
+            "y1": 1,
+            "fillcolor": colour,
+            "opacity": 0.55,
+            "line": {"width": 0},
+            "layer": "below",
+        }
+    ]
 
 
 def tools_spec(trace: RunTrace, selected: int | None = None) -> dict:
@@ -83,36 +102,73 @@ def tools_spec(trace: RunTrace, selected: int | None = None) -> dict:
                 put("found, exposed next request", i, name, f"iteration {i}: search returned {name}")
         for c in it.tool_calls:
             kind = "rejected call" if c.kind == "rejected" else "called"
-            put(kind, i, c.name, f"iteration {i}: model called {c.name}" + (" (rejected)" if kind != "called" else ""))
+            put(
+                kind,
+                i,
+                c.name,
+                f"iteration {i}: model called {c.name}" + (" (rejected)" if kind != "called" else ""),
+            )
 
     style = {
         "toolSearchTool": {"symbol": "square", "size": CELL, "color": t.SEARCH},
         "exposed": {"symbol": "square", "size": CELL, "color": t.FOUND},
         "newly exposed": {"symbol": "square", "size": CELL, "color": t.NEW},
-        "found, exposed next request": {"symbol": "circle-open", "size": CELL - 10, "color": t.FOUND,
-                                        "line": {"width": 3}},
+        "found, exposed next request": {
+            "symbol": "circle-open",
+            "size": CELL - 10,
+            "color": t.FOUND,
+            "line": {"width": 3},
+        },
         "called": {"symbol": "square-open", "size": CELL + 9, "color": t.CALLED, "line": {"width": 3}},
         "rejected call": {"symbol": "x-thin-open", "size": CELL, "color": t.BAD, "line": {"width": 4}},
     }
     data = []
     for kind in TOOLS_TRACES:
         xs, ys, hs = cells[kind]
-        data.append({"type": "scatter", "mode": "markers", "name": kind, "x": xs, "y": ys, "text": hs,
-                     "hovertemplate": "%{text}<extra></extra>", "marker": style[kind], "showlegend": True,
-                     "cliponaxis": False})
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": kind,
+                "x": xs,
+                "y": ys,
+                "text": hs,
+                "hovertemplate": "%{text}<extra></extra>",
+                "marker": style[kind],
+                "showlegend": True,
+                "cliponaxis": False,
+            }
+        )
     catalog = trace.catalog_size
     found = len(rows) - 1
-    title = (f"Tools exposed to the model in each request: {found} of {catalog} tools discovered"
-             f"{'' if trace.config.get('reference_tool_name_accumulation', True) else ' (accumulation off)'}")
+    title = (
+        f"Tools exposed to the model in each request: {found} of {catalog} tools discovered"
+        f"{'' if trace.config.get('reference_tool_name_accumulation', True) else ' (accumulation off)'}"
+    )
     # Long tool names widen the label column and shrink the plot area; the legend (anchored to the plot
     # area) then wraps onto extra rows above it, so leave room for them below the title.
     top = 110 if max((len(r) for r in rows), default=0) <= 16 else 170
     layout = t.base_layout(
-        title, height=top + 80 + ROW_PX * len(rows),
-        xaxis=t.axis("Iteration (one model request each)", tickmode="array", tickvals=list(range(n)),
-                     ticktext=[str(i) for i in range(n)], range=[-0.6, max(n, 1) - 0.4], showgrid=False),
-        yaxis=t.axis("", type="category", categoryorder="array", categoryarray=rows, autorange="reversed",
-                     tickfont={"family": t.MONO, "size": t.FONT_SIZE - 1}, showgrid=True, range=None),
+        title,
+        height=top + 80 + ROW_PX * len(rows),
+        xaxis=t.axis(
+            "Iteration (one model request each)",
+            tickmode="array",
+            tickvals=list(range(n)),
+            ticktext=[str(i) for i in range(n)],
+            range=[-0.6, max(n, 1) - 0.4],
+            showgrid=False,
+        ),
+        yaxis=t.axis(
+            "",
+            type="category",
+            categoryorder="array",
+            categoryarray=rows,
+            autorange="reversed",
+            tickfont={"family": t.MONO, "size": t.FONT_SIZE - 1},
+            showgrid=True,
+            range=None,
+        ),
         shapes=highlight(selected, n),
         margin={"l": 40, "r": 30, "t": top, "b": 60},
     )
@@ -126,38 +182,80 @@ def tokens_spec(trace: RunTrace, selected: int | None = None) -> dict:
     ts = [it.tokens.tool_search.total for it in its]
     base = [it.tokens.baseline.total for it in its]
     cum_ts, cum_base, a, b = [], [], 0, 0
-    for u, v in zip(ts, base):
+    for u, v in zip(ts, base, strict=False):
         a += u
         b += v
         cum_ts.append(a)
         cum_base.append(b)
     n_all = trace.catalog_size
     data = [
-        {"type": "bar", "name": "tool search: this request", "x": x, "y": ts, "marker": {"color": t.SEARCH},
-         "hovertemplate": "iteration %{x}: %{y:,} prompt tokens with tool search<extra></extra>"},
-        {"type": "bar", "name": f"all {n_all} tools: this request", "x": x, "y": base,
-         "marker": {"color": t.BASELINE},
-         "hovertemplate": "iteration %{x}: %{y:,} prompt tokens sending every tool<extra></extra>"},
-        {"type": "scatter", "mode": "lines+markers", "name": "tool search: cumulative", "x": x, "y": cum_ts,
-         "yaxis": "y2", "line": {"color": t.SEARCH, "dash": "dot", "width": 3}, "marker": {"size": 8},
-         "hovertemplate": "after iteration %{x}: %{y:,} prompt tokens in total<extra></extra>"},
-        {"type": "scatter", "mode": "lines+markers", "name": f"all {n_all} tools: cumulative", "x": x,
-         "y": cum_base, "yaxis": "y2", "line": {"color": t.BASELINE, "dash": "dot", "width": 3},
-         "marker": {"size": 8}, "hovertemplate": "after iteration %{x}: %{y:,} prompt tokens in total<extra></extra>"},
+        {
+            "type": "bar",
+            "name": "tool search: this request",
+            "x": x,
+            "y": ts,
+            "marker": {"color": t.SEARCH},
+            "hovertemplate": "iteration %{x}: %{y:,} prompt tokens with tool search<extra></extra>",
+        },
+        {
+            "type": "bar",
+            "name": f"all {n_all} tools: this request",
+            "x": x,
+            "y": base,
+            "marker": {"color": t.BASELINE},
+            "hovertemplate": "iteration %{x}: %{y:,} prompt tokens sending every tool<extra></extra>",
+        },
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": "tool search: cumulative",
+            "x": x,
+            "y": cum_ts,
+            "yaxis": "y2",
+            "line": {"color": t.SEARCH, "dash": "dot", "width": 3},
+            "marker": {"size": 8},
+            "hovertemplate": "after iteration %{x}: %{y:,} prompt tokens in total<extra></extra>",
+        },
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": f"all {n_all} tools: cumulative",
+            "x": x,
+            "y": cum_base,
+            "yaxis": "y2",
+            "line": {"color": t.BASELINE, "dash": "dot", "width": 3},
+            "marker": {"size": 8},
+            "hovertemplate": "after iteration %{x}: %{y:,} prompt tokens in total<extra></extra>",
+        },
     ]
     total = trace.tokens_total()
     n = len(its)
-    subtitle = (f"<span style='font-size:{t.FONT_SIZE - 1}px;color:{t.MUTED}'>whole run: "
-                f"{total['prompt_tool_search']:,} vs {total['prompt_baseline']:,} prompt tokens, "
-                f"{total['prompt_saved_pct']:g}% saved</span>")
+    subtitle = (
+        f"<span style='font-size:{t.FONT_SIZE - 1}px;color:{t.MUTED}'>whole run: "
+        f"{total['prompt_tool_search']:,} vs {total['prompt_baseline']:,} prompt tokens, "
+        f"{total['prompt_saved_pct']:g}% saved</span>"
+    )
     layout = t.base_layout(
-        f"Prompt tokens per model request: tool search vs all {n_all} tools<br>{subtitle}", height=430,
-        barmode="group", bargap=0.35,
-        xaxis=t.axis("Iteration (one model request each)", tickmode="array", tickvals=list(range(n)),
-                     range=[-0.6, max(n, 1) - 0.4], showgrid=False),
+        f"Prompt tokens per model request: tool search vs all {n_all} tools<br>{subtitle}",
+        height=430,
+        barmode="group",
+        bargap=0.35,
+        xaxis=t.axis(
+            "Iteration (one model request each)",
+            tickmode="array",
+            tickvals=list(range(n)),
+            range=[-0.6, max(n, 1) - 0.4],
+            showgrid=False,
+        ),
         yaxis=t.axis("prompt tokens in this request", rangemode="tozero", tickformat=",.0f"),
-        yaxis2=t.axis("cumulative prompt tokens", overlaying="y", side="right", rangemode="tozero",
-                      showgrid=False, tickformat=",.0f"),
+        yaxis2=t.axis(
+            "cumulative prompt tokens",
+            overlaying="y",
+            side="right",
+            rangemode="tozero",
+            showgrid=False,
+            tickformat=",.0f",
+        ),
         shapes=highlight(selected, n),
         margin={"l": 80, "r": 90, "t": 130, "b": 60},
     )
@@ -183,8 +281,13 @@ def details_html(trace: RunTrace, selected: int) -> str:
     next_it = its[selected + 1] if selected + 1 < len(its) else None
     called = {c.name for c in it.tool_calls}
     found = len([n for n in it.exposed_tools if n != TOOL_SEARCH_TOOL_NAME])
-    parts = [t.heading(f"Iteration {it.index} of {len(its) - 1}: the model saw toolSearchTool + {found} of "
-                       f"{trace.catalog_size} tools", t.FONT_SIZE + 3)]
+    parts = [
+        t.heading(
+            f"Iteration {it.index} of {len(its) - 1}: the model saw toolSearchTool + {found} of "
+            f"{trace.catalog_size} tools",
+            t.FONT_SIZE + 3,
+        )
+    ]
     chips = []
     new = set(it.newly_exposed)
     for name in it.exposed_tools:
@@ -195,25 +298,40 @@ def details_html(trace: RunTrace, selected: int) -> str:
             chips.append(t.chip(name, t.INK, t.NEW_LIGHT, "new", bold=True, ring=ring))
         else:
             chips.append(t.chip(name, t.FOUND, t.FOUND_LIGHT, ring=ring))
-    parts.append("<div><b>Exposed tools</b> " + t.muted("(ring = called in this iteration)") + "<br>"
-                 + "".join(chips) + "</div>")
+    parts.append(
+        "<div><b>Exposed tools</b> "
+        + t.muted("(ring = called in this iteration)")
+        + "<br>"
+        + "".join(chips)
+        + "</div>"
+    )
     dropped = [n for n in it.accumulated if n not in it.exposed_tools]
     if dropped:
-        parts.append("<div style='margin-top:4px'><b>Discovered earlier but not sent</b> "
-                     + t.muted("(accumulation off: only the last search's results stay exposed)") + "<br>"
-                     + "".join(t.chip(n, t.MUTED, t.BASELINE_LIGHT) for n in dropped) + "</div>")
+        parts.append(
+            "<div style='margin-top:4px'><b>Discovered earlier but not sent</b> "
+            + t.muted("(accumulation off: only the last search's results stay exposed)")
+            + "<br>"
+            + "".join(t.chip(n, t.MUTED, t.BASELINE_LIGHT) for n in dropped)
+            + "</div>"
+        )
     if it.assistant_content:
-        parts.append(t.heading("The model said")
-                     + f"<div style='white-space:pre-wrap;background:#F9FAFB;padding:6px 10px;border-left:4px "
-                       f"solid {t.BASELINE}'>{t.esc(t.clip(it.assistant_content, 800))}</div>")
+        parts.append(
+            t.heading("The model said")
+            + f"<div style='white-space:pre-wrap;background:#F9FAFB;padding:6px 10px;border-left:4px "
+            f"solid {t.BASELINE}'>{t.esc(t.clip(it.assistant_content, 800))}</div>"
+        )
     for s in it.searches:
         query = t.esc(s.query) if s.query is not None else t.muted("(no query)")
         extra = f" · maxResults {s.max_results}" if s.max_results is not None else ""
         if s.category_filter:
             extra += f" · category {t.esc(s.category_filter)}"
-        parts.append(t.heading(f"<span style='color:{t.SEARCH}'>toolSearchTool</span> query: "
-                               f"<span style='font-family:{t.MONO}'>“{query}”</span>"
-                               f"<span style='font-weight:400;color:{t.MUTED}'>{extra}</span>"))
+        parts.append(
+            t.heading(
+                f"<span style='color:{t.SEARCH}'>toolSearchTool</span> query: "
+                f"<span style='font-family:{t.MONO}'>“{query}”</span>"
+                f"<span style='font-weight:400;color:{t.MUTED}'>{extra}</span>"
+            )
+        )
         if s.error:
             parts.append(f"<div style='color:{t.BAD}'>search failed: {t.esc(t.clip(s.error))}</div>")
         elif not s.hits:
@@ -233,28 +351,36 @@ def details_html(trace: RunTrace, selected: int) -> str:
         for c in real_calls:
             colour = t.BAD if c.kind == "rejected" or c.error else t.GOOD
             status = "rejected" if c.kind == "rejected" else ("error" if c.error else "ran")
-            body = (f"<div style='margin:4px 0 8px 0;padding:6px 10px;border-left:4px solid {colour};"
-                    f"background:#F9FAFB'><b style='font-family:{t.MONO}'>{t.esc(c.name)}</b>"
-                    f" <span style='color:{colour};font-weight:700'>{status}</span><br>"
-                    f"<span style='color:{t.MUTED}'>arguments</span> "
-                    f"<code style='font-family:{t.MONO}'>{t.esc(t.clip(c.arguments, 300))}</code>")
+            body = (
+                f"<div style='margin:4px 0 8px 0;padding:6px 10px;border-left:4px solid {colour};"
+                f"background:#F9FAFB'><b style='font-family:{t.MONO}'>{t.esc(c.name)}</b>"
+                f" <span style='color:{colour};font-weight:700'>{status}</span><br>"
+                f"<span style='color:{t.MUTED}'>arguments</span> "
+                f"<code style='font-family:{t.MONO}'>{t.esc(t.clip(c.arguments, 300))}</code>"
+            )
             if c.error:
                 body += f"<br><span style='color:{t.BAD}'>{t.esc(t.clip(c.error, 300))}</span>"
             if c.result:
-                body += (f"<br><span style='color:{t.MUTED}'>result</span> "
-                         f"<code style='font-family:{t.MONO};white-space:pre-wrap'>{t.esc(t.clip(c.result, 500))}"
-                         "</code>")
+                body += (
+                    f"<br><span style='color:{t.MUTED}'>result</span> "
+                    f"<code style='font-family:{t.MONO};white-space:pre-wrap'>{t.esc(t.clip(c.result, 500))}"
+                    "</code>"
+                )
             parts.append(body + "</div>")
     if not it.tool_calls and it.assistant_content is not None and next_it is None:
-        parts.append(f"<div style='color:{t.GOOD};font-weight:700'>No tool calls: this is the final answer.</div>")
+        parts.append(
+            f"<div style='color:{t.GOOD};font-weight:700'>No tool calls: this is the final answer.</div>"
+        )
     for e in it.errors:
         if not any(e.endswith(c.error or "\0") for c in it.tool_calls):
             parts.append(f"<div style='color:{t.BAD}'>{t.esc(t.clip(e, 300))}</div>")
     tk = it.tokens
-    parts.append(f"<div style='margin-top:8px;color:{t.MUTED}'>Prompt tokens of this request: "
-                 f"<b style='color:{t.SEARCH}'>{tk.tool_search.total:,}</b> with tool search "
-                 f"(tool definitions {tk.tool_search.tools:,}) vs <b style='color:{t.INK}'>{tk.baseline.total:,}"
-                 f"</b> sending all {trace.catalog_size} tools (tool definitions {tk.baseline.tools:,}).</div>")
+    parts.append(
+        f"<div style='margin-top:8px;color:{t.MUTED}'>Prompt tokens of this request: "
+        f"<b style='color:{t.SEARCH}'>{tk.tool_search.total:,}</b> with tool search "
+        f"(tool definitions {tk.tool_search.tools:,}) vs <b style='color:{t.INK}'>{tk.baseline.total:,}"
+        f"</b> sending all {trace.catalog_size} tools (tool definitions {tk.baseline.tools:,}).</div>"
+    )
     return t.panel("".join(parts))
 
 
@@ -266,25 +392,35 @@ def status_html(run, note: str = "") -> str:
     parts = []
     if grade is not None:
         ok = bool(getattr(grade, "success", False))
-        mark = (f"<span style='color:{t.GOOD};font-weight:700'>✔ success</span>" if ok
-                else f"<span style='color:{t.BAD};font-weight:700'>✘ not solved</span>")
+        mark = (
+            f"<span style='color:{t.GOOD};font-weight:700'>✔ success</span>"
+            if ok
+            else f"<span style='color:{t.BAD};font-weight:700'>✘ not solved</span>"
+        )
         missing = list(getattr(grade, "missing", []) or [])
         expected = list(getattr(grade, "expected", []) or [])
-        parts.append(f"{mark} · called {len(expected) - len(missing)} of {len(expected)} expected tools"
-                     + (" · missing " + "".join(t.chip(m, t.BAD, "#FEE2E2") for m in missing) if missing else ""))
+        parts.append(
+            f"{mark} · called {len(expected) - len(missing)} of {len(expected)} expected tools"
+            + (" · missing " + "".join(t.chip(m, t.BAD, "#FEE2E2") for m in missing) if missing else "")
+        )
     parts.append(
         f"<b>{len(trace.iterations)}</b> model requests · {len(trace.searches())} searches · stop: "
         f"{t.esc(trace.stop_reason)} · prompt tokens <b style='color:{t.SEARCH}'>"
         f"{total['prompt_tool_search']:,}</b> with tool search vs <b>{total['prompt_baseline']:,}</b> with all "
         f"{trace.catalog_size} tools: <b style='color:{t.GOOD}'>{total['prompt_saved_pct']:g}% saved</b>"
     )
-    head = (f"<div style='font-size:{t.FONT_SIZE + 1}px'><b>Request</b> "
-            f"“{t.esc(t.clip(trace.user_request, 300))}” "
-            + t.muted(f"· model {t.esc(trace.model)} · index {t.esc(trace.index)}") + "</div>")
+    head = (
+        f"<div style='font-size:{t.FONT_SIZE + 1}px'><b>Request</b> "
+        f"“{t.esc(t.clip(trace.user_request, 300))}” "
+        + t.muted(f"· model {t.esc(trace.model)} · index {t.esc(trace.index)}")
+        + "</div>"
+    )
     body = head + "".join(f"<div>{p}</div>" for p in parts)
     if trace.final_answer:
-        body += (f"<div style='margin-top:4px'><b>Answer</b> "
-                 f"<span style='white-space:pre-wrap'>{t.esc(t.clip(trace.final_answer, 500))}</span></div>")
+        body += (
+            f"<div style='margin-top:4px'><b>Answer</b> "
+            f"<span style='white-space:pre-wrap'>{t.esc(t.clip(trace.final_answer, 500))}</span></div>"
+        )
     for e in trace.errors[:3]:
         body += f"<div style='color:{t.BAD}'>{t.esc(t.clip(e, 300))}</div>"
     if note:

@@ -50,16 +50,30 @@ def base_layout(title: str, height: int, width: int = FIG_WIDTH, **extra) -> dic
     """Plotly layout shared by every figure: fixed size, large fonts, quiet grid, legend above the plot."""
     layout = {
         # Pinned to the top of the figure, so a legend that wraps onto a second row never runs into it.
-        "title": {"text": title, "x": 0.01, "xanchor": "left", "yref": "container", "y": 1.0, "yanchor": "top",
-                  "pad": {"t": 16}, "font": {"size": TITLE_SIZE, "color": INK}},
+        "title": {
+            "text": title,
+            "x": 0.01,
+            "xanchor": "left",
+            "yref": "container",
+            "y": 1.0,
+            "yanchor": "top",
+            "pad": {"t": 16},
+            "font": {"size": TITLE_SIZE, "color": INK},
+        },
         "width": width,
         "height": height,
         "font": {"family": FONT, "size": FONT_SIZE, "color": INK},
         "paper_bgcolor": PAPER,
         "plot_bgcolor": PAPER,
         "margin": {"l": 70, "r": 30, "t": 90, "b": 60},
-        "legend": {"orientation": "h", "x": 0.0, "xanchor": "left", "y": 1.02, "yanchor": "bottom",
-                   "font": {"size": FONT_SIZE - 1}},
+        "legend": {
+            "orientation": "h",
+            "x": 0.0,
+            "xanchor": "left",
+            "y": 1.02,
+            "yanchor": "bottom",
+            "font": {"size": FONT_SIZE - 1},
+        },
         "hoverlabel": {"font": {"family": FONT, "size": FONT_SIZE - 1}},
     }
     layout.update(extra)
@@ -67,27 +81,42 @@ def base_layout(title: str, height: int, width: int = FIG_WIDTH, **extra) -> dic
 
 
 def axis(title: str, **extra) -> dict:
-    out = {"title": {"text": title, "font": {"size": FONT_SIZE}}, "gridcolor": GRID, "zeroline": False,
-           "linecolor": BASELINE, "automargin": True}
+    out = {
+        "title": {"text": title, "font": {"size": FONT_SIZE}},
+        "gridcolor": GRID,
+        "zeroline": False,
+        "linecolor": BASELINE,
+        "automargin": True,
+    }
     out.update(extra)
     return out
 
 
 def panel(body: str, width: int = PANEL_WIDTH) -> str:
     """Wrap HTML in the fixed-width panel style every text sink uses."""
-    return (f'<div style="width:{width - 24}px;font-family:{FONT};font-size:{FONT_SIZE}px;color:{INK};'
-            f'line-height:1.45;padding:8px 12px">{body}</div>')
+    return (
+        f'<div style="width:{width - 24}px;font-family:{FONT};font-size:{FONT_SIZE}px;color:{INK};'
+        f'line-height:1.45;padding:8px 12px">{body}</div>'
+    )
 
 
 def chip(name: str, fg: str, bg: str, badge: str = "", bold: bool = False, ring: bool = False) -> str:
     """A tool-name pill. ``name`` is escaped here."""
     border = f"2px solid {CALLED}" if ring else f"1px solid {fg}"
     weight = "700" if bold else "500"
-    tag = (f'<span style="font-size:{FONT_SIZE - 3}px;font-weight:700;margin-left:6px;color:{INK}">{esc(badge)}'
-           "</span>") if badge else ""
-    return (f'<span style="display:inline-block;margin:2px 4px 2px 0;padding:1px 9px;border-radius:12px;'
-            f'border:{border};background:{bg};color:{INK};font-family:{MONO};font-size:{FONT_SIZE - 1}px;'
-            f'font-weight:{weight}">{esc(name)}{tag}</span>')
+    tag = (
+        (
+            f'<span style="font-size:{FONT_SIZE - 3}px;font-weight:700;margin-left:6px;color:{INK}">{esc(badge)}'
+            "</span>"
+        )
+        if badge
+        else ""
+    )
+    return (
+        f'<span style="display:inline-block;margin:2px 4px 2px 0;padding:1px 9px;border-radius:12px;'
+        f"border:{border};background:{bg};color:{INK};font-family:{MONO};font-size:{FONT_SIZE - 1}px;"
+        f'font-weight:{weight}">{esc(name)}{tag}</span>'
+    )
 
 
 def heading(text: str, size: int = FONT_SIZE + 2) -> str:
@@ -103,10 +132,12 @@ def score_bar(score: float | None, best: float | None, colour: str = FOUND, widt
     if score is None:
         return muted("no score")
     frac = 0.0 if not best else max(0.0, min(1.0, score / best))
-    return (f'<span style="display:inline-block;vertical-align:middle;width:{width}px;height:10px;'
-            f'background:{GRID};border-radius:5px;margin-right:8px">'
-            f'<span style="display:block;width:{frac * width:.0f}px;height:10px;background:{colour};'
-            f'border-radius:5px"></span></span><span style="font-family:{MONO}">{score:.3f}</span>')
+    return (
+        f'<span style="display:inline-block;vertical-align:middle;width:{width}px;height:10px;'
+        f'background:{GRID};border-radius:5px;margin-right:8px">'
+        f'<span style="display:block;width:{frac * width:.0f}px;height:10px;background:{colour};'
+        f'border-radius:5px"></span></span><span style="font-family:{MONO}">{score:.3f}</span>'
+    )
 
 
 def fmt_int(n) -> str:

@@ -7,8 +7,8 @@ from functools import lru_cache
 
 import ipywidgets as widgets
 
-from toolsearch_lab.tokens import ENCODINGS, TokenCounter
 from toolsearch_lab.loop.search_tool import ToolSearchTool
+from toolsearch_lab.tokens import ENCODINGS, TokenCounter
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
 from toolsearch_lab.ui.stepper_render import trace_of
@@ -40,11 +40,20 @@ def _catalog_names(current: str) -> list[str]:
 class TokenDashboard(Displayable):
     def __init__(self, catalog: str = "github-mcp", run=None, encoding: str = "o200k_base") -> None:
         style = {"description_width": "initial"}
-        self.catalog_dropdown = widgets.Dropdown(options=_catalog_names(catalog), value=catalog,
-                                                 description="Catalog", style=style,
-                                                 layout=widgets.Layout(width="260px"))
-        self.encoding_dropdown = widgets.Dropdown(options=ENCODINGS, value=encoding, description="Encoding",
-                                                  style=style, layout=widgets.Layout(width="260px"))
+        self.catalog_dropdown = widgets.Dropdown(
+            options=_catalog_names(catalog),
+            value=catalog,
+            description="Catalog",
+            style=style,
+            layout=widgets.Layout(width="260px"),
+        )
+        self.encoding_dropdown = widgets.Dropdown(
+            options=ENCODINGS,
+            value=encoding,
+            description="Encoding",
+            style=style,
+            layout=widgets.Layout(width="260px"),
+        )
         self.summary = html_sink()
         self.prefix = html_sink()
         self.run = run
@@ -55,8 +64,13 @@ class TokenDashboard(Displayable):
         self.catalog_dropdown.observe(lambda _: self.redraw(), names="value")
         self.encoding_dropdown.observe(lambda _: self.redraw(), names="value")
         self.widget = widgets.VBox(
-            [widgets.HBox([self.catalog_dropdown, self.encoding_dropdown]), self.summary,
-             figure_box(self.per_tool_fig), figure_box(self.run_fig), self.prefix],
+            [
+                widgets.HBox([self.catalog_dropdown, self.encoding_dropdown]),
+                self.summary,
+                figure_box(self.per_tool_fig),
+                figure_box(self.run_fig),
+                self.prefix,
+            ],
             layout=widgets.Layout(width=f"{t.FIG_WIDTH + 20}px"),
         )
 
@@ -103,9 +117,11 @@ class TokenDashboard(Displayable):
     def _draw_text(self) -> None:
         trace = self.trace
         counter = _counter(self.encoding)
-        body = (f"<b>{t.esc(self.catalog)}</b>: {len(self.rows)} tools cost <b>{self.total:,}</b> prompt tokens "
-                f"in every request that sends them all; <span style='color:{t.SEARCH}'>toolSearchTool</span> "
-                f"alone costs <b>{self.search_tool_tokens:,}</b> ({counter.encoding_name}).")
+        body = (
+            f"<b>{t.esc(self.catalog)}</b>: {len(self.rows)} tools cost <b>{self.total:,}</b> prompt tokens "
+            f"in every request that sends them all; <span style='color:{t.SEARCH}'>toolSearchTool</span> "
+            f"alone costs <b>{self.search_tool_tokens:,}</b> ({counter.encoding_name})."
+        )
         if trace is not None and trace.catalog_size != len(self.rows):
             body += t.muted(f" The run below used its own catalog of {trace.catalog_size} tools.")
         self.summary.value = t.panel(body)

@@ -40,7 +40,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from toolsearch_lab.text.lucene import analyze, analyze_split
 from toolsearch_lab.index.bm25.postings import (
     LENGTH_TABLE,
     CompiledQuery,
@@ -66,6 +65,7 @@ from toolsearch_lab.model import (
     ToolReference,
     empty_response,
 )
+from toolsearch_lab.text.lucene import analyze, analyze_split
 
 log = logging.getLogger(__name__)
 
@@ -338,7 +338,7 @@ class BM25ToolIndex(BaseToolIndex):
         session = self._session(session_id, create=True)
         assert session is not None
         with session.lock:
-            for tool, fields in zip(tools, analysed):
+            for tool, fields in zip(tools, analysed, strict=False):
                 doc = len(session.tools)
                 session.tools.append(tool)
                 for name, (positional, extra) in fields.items():
@@ -498,7 +498,7 @@ class BM25ToolIndex(BaseToolIndex):
             elif phrase_boost is not None and phrase:
                 pending.append((g, fname, phrase_boost))
                 g += 1
-            leaves = [(offset + t, c) for t, c in zip(tids, cnts) if t >= 0 and has[offset + t]]
+            leaves = [(offset + t, c) for t, c in zip(tids, cnts, strict=False) if t >= 0 and has[offset + t]]
             if leaves:
                 keys += [key for key, _ in leaves]
                 bs = [terms_boost * c for _, c in leaves]
@@ -546,7 +546,7 @@ class BM25ToolIndex(BaseToolIndex):
         tools = snap.tools
         refs = [
             _tool_reference(tools[doc].name, score, tools[doc].description)
-            for doc, score in zip(docs.tolist(), scores.tolist())
+            for doc, score in zip(docs.tolist(), scores.tolist(), strict=False)
             if score >= threshold
         ]
         if log.isEnabledFor(logging.DEBUG):
@@ -653,7 +653,7 @@ def naive_scores(tools: Sequence[tuple[str, str]], query: str) -> list[float]:
     scores = [0.0] * len(tools)
     if not q:
         return scores
-    for docs, (phrase_boost, terms_boost) in zip(fields, boosts):
+    for docs, (phrase_boost, terms_boost) in zip(fields, boosts, strict=False):
         n_docs = sum(1 for d in docs if d)
         if not n_docs:
             continue

@@ -282,7 +282,7 @@ class Postings:
         self.fields = list(fields)
         offsets = np.cumsum([0] + [len(f.docs) for f in fields])
         self.indptr = np.concatenate(
-            [f.indptr[:-1] + off for f, off in zip(fields, offsets)] + [offsets[-1:]]
+            [f.indptr[:-1] + off for f, off in zip(fields, offsets, strict=False)] + [offsets[-1:]]
         ).astype(np.int64)
         self.docs = np.concatenate([f.docs for f in fields]) if fields else np.empty(0, np.int64)
         # float64 copies of exact float32 scores: np.add.at only has a fast path for matching dtypes.
@@ -599,10 +599,7 @@ def exact_all(
     active = sorted(set(group).union(g for g, _, _ in q.phrases))
     if len(active) > 1 and n_docs * (len(active) - 1) <= _DENSE_CLAUSES_MAX:
         return _exact_all_dense(postings, q, eligible, k, active)
-    if group:
-        main = group[max(range(len(group)), key=lambda i: hi[i] - lo[i])]
-    else:
-        main = -1
+    main = group[max(range(len(group)), key=lambda i: hi[i] - lo[i])] if group else -1
     acc = np.zeros(n_docs, dtype=np.float64)
     others: dict[int, list[int]] = {}
     mine = []
