@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test lab demo app bench clean
+.PHONY: test check lab demo app bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,17 +16,32 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
-test: $(STAMP)
+# Static checks first (lint, the import layering contracts, types): cheap, and they name the line at fault.
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+	$(BIN)/mypy
+
+test: check
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# Jupyter refuses to start as root without --allow-root (containers, dev boxes): pass it only then.
+ROOT_FLAG = $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
+# No news or update checks: a workshop room may have no network. Extra flags: make lab LAB_ARGS="--port 8899"
+LAB_ARGS ?=
 lab: $(STAMP)
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=notebooks --LabApp.news_url=None \
+		--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate $(LAB_ARGS)
 
 demo: $(STAMP)
 	$(BIN)/toolsearch-lab demo
 
+# The "offline" template (toolsearch_lab/ui/jupyter) is Voila's lab template without CDN stylesheets.
+APP_ARGS ?=
 app: $(STAMP)
-	$(BIN)/voila notebooks/app_stepper.ipynb
+	JUPYTER_PATH="$(CURDIR)/toolsearch_lab/ui/jupyter" $(BIN)/voila notebooks/app_stepper.ipynb \
+		--template=offline $(APP_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/search_speed.py

@@ -21,14 +21,16 @@ import time
 from pathlib import Path
 
 import numpy as np
+from sklearn.feature_extraction.text import TfidfVectorizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from toolsearch_lab.eval.datasets import Dataset, load_dataset
 from toolsearch_lab.eval.metrics import QueryResult, aggregate, evaluate
+from toolsearch_lab.index.bm25.index import BM25ToolIndex
 from toolsearch_lab.index.factory import INDEX_KINDS, make_index
 from toolsearch_lab.index.hybrid import HybridToolIndex
-from toolsearch_lab.index.vector import tool_text
+from toolsearch_lab.text.tool_text import tool_text
 
 K = 5
 DEPTH = 10
@@ -49,8 +51,6 @@ def metrics_from_scores(scores: np.ndarray, dataset: Dataset) -> dict[str, float
 
 
 def peer_tfidf(dataset: Dataset) -> dict[str, float]:
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
     texts = [tool_text(t, "full") for t in dataset.tools]
     vec = TfidfVectorizer(stop_words="english", sublinear_tf=True).fit(texts)
     scores = (vec.transform([q.query for q in dataset.queries]) @ vec.transform(texts).T).toarray()
@@ -58,7 +58,7 @@ def peer_tfidf(dataset: Dataset) -> dict[str, float]:
 
 
 def peer_bm25s(dataset: Dataset) -> dict[str, float]:
-    import bm25s
+    import bm25s  # a test extra only this peer needs; the report runs without the others
 
     texts = [tool_text(t, "full") for t in dataset.tools]
     retriever = bm25s.BM25()
@@ -80,9 +80,9 @@ def ablation_configs() -> list[tuple[str, dict]]:
     """From naive RRF to the default hybrid, one change per row, then sensitivity rows around the default.
 
     Rows A-F use Spring's keyword index (``BM25ToolIndex``) as the word side; F was the default before the
-    built-in stemmed keyword side. From G on, the word side is the hybrid's own :class:`KeywordScorer`.
+    built-in stemmed keyword side. From G on, the word side is the hybrid's default keyword index,
+    ``BM25ToolIndex(analyzer="words", fields="full")``.
     """
-    from toolsearch_lab.index.bm25.index import BM25ToolIndex
 
     def bm25(split: bool, params: bool) -> BM25ToolIndex:
         return BM25ToolIndex(min_score=0.0, split_identifiers=split, include_parameters=params)

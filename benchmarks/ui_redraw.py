@@ -62,7 +62,7 @@ def main(argv=None) -> int:
         rows.append(
             (
                 f"stepper[{name}] slider move ({n} iterations)",
-                *timed(lambda i, app=app, n=n: setattr(app.slider, "value", (i + 1) % n), args.repeat),
+                *timed(lambda i, app=app, n=n: setattr(app.slider, "value", i % n + 1), args.repeat),
             )
         )
         app.accumulation.value = False  # fill the cache for both settings, then time the redraw alone

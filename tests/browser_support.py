@@ -1,8 +1,10 @@
-"""Helpers for the real-browser tests: JupyterLab / Voila servers on 127.0.0.1 and Debian Chromium via Playwright.
+"""Helpers for the real-browser tests: JupyterLab and Voila on 127.0.0.1, Debian Chromium via Playwright.
 
-Everything is bounded: servers must answer within ``SERVER_START_S``, DOM waits use explicit timeouts, and
-servers are stopped by killing their process group. No network beyond 127.0.0.1 is needed: Chromium is
-launched with background networking off and JupyterLab with news and update checks off.
+Everything is bounded but generous (a loaded 2-core machine is slow, not broken): servers get
+``SERVER_START_S`` to answer and a server whose process exits fails at once, DOM waits use explicit timeouts,
+and servers are stopped by killing their process group. No network beyond 127.0.0.1 is needed: Chromium is
+launched with background networking off and JupyterLab with news and update checks off, and
+:class:`RequestLog` records every request to another host, so a test can fail on it.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = REPO / "notebooks"
+VOILA_TEMPLATES = REPO / "toolsearch_lab" / "ui" / "jupyter"
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
-SERVER_START_S = 60.0
+SERVER_START_S = 240.0
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -158,6 +162,8 @@ def jupyter_lab(root_dir: Path, base: Path) -> Iterator[Server]:
         "--IdentityProvider.token=",
         "--ServerApp.password=",
         "--ServerApp.port_retries=0",
+        # No auth on 127.0.0.1 anyway; without this, shutdown_kernels' DELETE (no XSRF cookie) gets a 403.
+        "--ServerApp.disable_check_xsrf=True",
         f"--ServerApp.root_dir={root_dir}",
         "--LabApp.news_url=None",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
@@ -183,8 +189,11 @@ def voila(notebook: Path, base: Path) -> Iterator[Server]:
         f"--port={port}",
         "--Voila.ip=127.0.0.1",
         "--show_tracebacks=True",
+        "--template=offline",  # Voila's lab template without its CDN stylesheets, as `make app` uses it
     ]
-    server = Server(cmd, _jupyter_env(base), notebook.parent, f"http://127.0.0.1:{port}", base / "voila.log")
+    env = _jupyter_env(base)
+    env["JUPYTER_PATH"] = str(VOILA_TEMPLATES)
+    server = Server(cmd, env, notebook.parent, f"http://127.0.0.1:{port}", base / "voila.log")
     try:
         # Voila executes the notebook to answer "/", so readiness means "the port accepts connections".
         _wait_port(server)
@@ -234,13 +243,10 @@ def chromium(profile_dir: Path, width: int = 1400, height: int = 1000):
 class ConsoleLog:
     """Collects page errors and console errors; some are expected offline (allow-list)."""
 
+    # No CDN names here: a request off 127.0.0.1 fails the test through RequestLog, not a console message.
     ALLOWED = (
-        "Failed to load resource",  # Voila's template asks a CDN for icon fonts; offline that fails
-        "net::ERR",
-        "fonts.googleapis",
-        "cdnjs",
-        "jsdelivr",
-        "unpkg",
+        "Failed to load resource",  # e.g. a missing favicon (a 404 from the local server)
+        "net::ERR",  # local requests cut short when a page or kernel closes
         "version",  # plotly/anywidget extension version warnings under Voila
         "favicon",
     )
@@ -273,7 +279,8 @@ def error_outputs(page) -> list[str]:
     """Tracebacks rendered by JupyterLab or Voila."""
     out = stderr_outputs(page)
     tb = page.locator(
-        ".jp-RenderedText[data-mime-type='application/vnd.jupyter.stderr'], .jp-OutputArea-output .ansi-red-fg"
+        ".jp-RenderedText[data-mime-type='application/vnd.jupyter.stderr'], "
+        ".jp-OutputArea-output .ansi-red-fg"
     )
     out += [tb.nth(i).inner_text()[:500] for i in range(min(tb.count(), 5))]
     return out
@@ -284,27 +291,60 @@ def _kernels(server: Server) -> list[dict]:
         return json.load(resp)
 
 
-def lab_open_notebook(page, server: Server, name: str, timeout: float = 60.0) -> None:
-    """Open a notebook and wait until its kernel is started, connected to the page and idle.
+def lab_open_notebook(page, server: Server, name: str, timeout: float = 180.0) -> None:
+    """Open a notebook (in a fresh workspace) and wait until its kernel is started, connected to the page and
+    idle.
 
     The toolbar's execution indicator says "idle" before the kernel exists, so readiness is read from the
     server: a kernel with at least one websocket connection and execution_state "idle".
     """
-    page.goto(f"{server.url}/lab/tree/{name}", wait_until="domcontentloaded")
+    page.goto(f"{server.url}/lab/tree/{name}?reset", wait_until="domcontentloaded")
     page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=timeout * 1000)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        kernels = _kernels(server)
-        if kernels and all(
-            k.get("connections", 0) >= 1 and k.get("execution_state") == "idle" for k in kernels
-        ):
+        kernel = _notebook_kernel(server, name)
+        if kernel and kernel.get("connections", 0) >= 1 and kernel.get("execution_state") == "idle":
             break
         time.sleep(0.25)
     else:
         raise RuntimeError(f"kernel not ready after {timeout:.0f}s: {_kernels(server)}\n{server.log_tail()}")
     page.wait_for_function(
-        "() => /Idle/.test(document.querySelector('#jp-main-statusbar')?.textContent || '')", timeout=30_000
+        "() => /Idle/.test(document.querySelector('#jp-main-statusbar')?.textContent || '')", timeout=60_000
     )
+
+
+def _notebook_kernel(server: Server, name: str) -> dict | None:
+    """The kernel of the session that has notebook ``name`` open (other notebooks' kernels may linger)."""
+    with urllib.request.urlopen(server.url + "/api/sessions", timeout=5) as resp:
+        sessions = json.load(resp)
+    return next((s["kernel"] for s in sessions if s.get("path") == name and s.get("kernel")), None)
+
+
+def shutdown_kernels(server: Server) -> None:
+    """Stop every kernel of the server, so the next notebook's readiness check sees only its own."""
+    for kernel in _kernels(server):
+        request = urllib.request.Request(f"{server.url}/api/kernels/{kernel['id']}", method="DELETE")
+        with suppress(urllib.error.URLError), urllib.request.urlopen(request, timeout=30):
+            pass  # already gone is fine
+
+
+class RequestLog:
+    """Every request the page makes to a host other than 127.0.0.1/localhost.
+
+    A listener, not a route: routed requests wait for the Python side to pump events, which would stall the
+    page while a test polls the server with plain sleeps.
+    """
+
+    def __init__(self, page) -> None:
+        self.non_local: list[str] = []
+        page.on("request", self._on_request)
+
+    def _on_request(self, request) -> None:
+        url = request.url
+        scheme, _, rest = url.partition("://")
+        host = rest.split("/", 1)[0].rsplit(":", 1)[0]
+        if scheme in ("http", "https", "ws", "wss") and host not in LOCAL_HOSTS:
+            self.non_local.append(url)
 
 
 def lab_run_all(page) -> None:
@@ -313,7 +353,7 @@ def lab_run_all(page) -> None:
     page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
 
 
-def lab_wait_executed(page, timeout_ms: int = 120_000) -> None:
+def lab_wait_executed(page, timeout_ms: int = 600_000) -> None:
     """Every code cell has an execution count (no '[*]', no '[ ]')."""
     page.wait_for_function(
         """() => {

@@ -100,7 +100,7 @@ def chat_response(
     usage: tuple[int, int] | dict | None = (10, 5),
     model: str = "fake-model",
 ) -> Reply:
-    """A spec-shaped 200 chat completion. ``usage`` is (prompt, completion) tokens, a dict, or None to omit."""
+    """A spec-shaped 200 chat completion. ``usage``: (prompt, completion) tokens, a dict, or None to omit."""
     message: dict = {"role": "assistant", "content": content}
     if tool_calls:
         message["tool_calls"] = tool_calls
@@ -144,7 +144,7 @@ def invalid_json(status: int = 200) -> Reply:
 
 
 def truncated(reply: Reply | None = None, keep: int = 20) -> Reply:
-    """``reply`` (default: a normal answer) cut after ``keep`` bytes, with the full Content-Length promised."""
+    """``reply`` (default: a normal answer) cut after ``keep`` bytes, the full Content-Length promised."""
     reply = reply or chat_response("this answer never arrives whole")
     return Reply(status=reply.status, body=reply.payload()[:keep], headers=_JSON, truncate=True)
 

@@ -17,7 +17,13 @@ from toolsearch_lab.loop.advisor import (
     ToolNotFoundError,
     ToolSearchAdvisor,
 )
-from toolsearch_lab.loop.search_tool import ToolSearchTool
+from toolsearch_lab.loop.search_tool import (
+    FALLBACK_DEFAULT_MAX_RESULTS,
+    MAX_ARGUMENT_CHARS,
+    MAX_ARGUMENT_DEPTH,
+    ToolSearchTool,
+    parse_arguments,
+)
 from toolsearch_lab.model import SearchRequest, Tool
 from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall, Usage
 from toolsearch_lab.session.eviction import AlwaysEvict, LruEviction
@@ -32,6 +38,7 @@ class SpyIndex:
     def __init__(self) -> None:
         self.inner = RegexToolIndex()
         self.calls: list[tuple] = []
+        self.default_max_results = self.inner.default_max_results
 
     def index_tool(self, session_id, tool):
         self.calls.append(("index_tool", session_id, tool.name))
@@ -169,7 +176,7 @@ def test_bad_search_arguments_become_error_results_for_the_model(arguments, frag
     assert len(model.calls) == 2  # the model saw the error and carried on
 
 
-# ---- advisor construction and sessions ------------------------------------------------------------------------
+# ---- advisor construction and sessions ---------------------------------------------------------------------
 def test_item45_construction_requires_index_and_has_spring_defaults():
     with pytest.raises(ValueError, match="index is required"):
         ToolSearchAdvisor(None)
@@ -567,3 +574,238 @@ def test_one_advisor_serves_many_sessions_on_many_threads():
         assert grade(scenario, result.trace).success
         assert [len(it.searches) for it in result.trace.iterations] == [1, 0, 0, 0, 0]
         assert result.trace.searches()[0].names[:3] == ["currentTime", "weather", "clothing"]
+
+
+# ---- hardening II: nothing a model or a tool sends crashes the loop --------------------------------------
+def _tool_error(result, n=0) -> str:
+    return json.loads([m for m in result.messages if m["role"] == "tool"][n]["content"])["error"]
+
+
+@pytest.mark.parametrize("depth", [65, 1_000, 5_000])
+def test_deeply_nested_arguments_become_an_error_result_not_a_recursion_error(depth):
+    deep = '{"location": ' + "[" * depth + "]" * depth + "}"
+    turns = [
+        AssistantTurn(None, [search("weather")]),
+        AssistantTurn(None, [ToolCall("c1", "weatherTool", deep), ToolCall("s2", "toolSearchTool", deep)]),
+        answer(),
+    ]
+    _, result = run(ToolSearchAdvisor(RegexToolIndex()), turns)
+    assert result.trace.stop_reason == "answered"
+    for n in (0, 1):
+        message = _tool_error(result, n + 1)
+        assert f"nested {depth + 1} levels deep; the limit is {MAX_ARGUMENT_DEPTH}" in message
+    assert MAX_ARGUMENT_DEPTH == 64 and "nested" in result.trace.iterations[1].errors[0]
+    assert RunTrace.from_json(result.trace.to_json()) == result.trace
+
+
+def test_arguments_at_the_depth_limit_still_parse():
+    ok = '{"location": ' + "[" * (MAX_ARGUMENT_DEPTH - 1) + "]" * (MAX_ARGUMENT_DEPTH - 1) + "}"
+    args, problem = parse_arguments(ok)
+    assert problem is None and "location" in args
+    args, problem = parse_arguments('{"q": "' + "[" * 5_000 + '"}')  # brackets inside a string do not count
+    assert problem is None and args["q"].startswith("[[[")
+
+
+def test_oversized_arguments_are_refused_unparsed():
+    huge = json.dumps({"location": "x" * MAX_ARGUMENT_CHARS})
+    _, result = run(
+        ToolSearchAdvisor(RegexToolIndex()),
+        [
+            AssistantTurn(None, [search("weather")]),
+            AssistantTurn(None, [ToolCall("c1", "weatherTool", huge)]),
+            answer(),
+        ],
+    )
+    assert f"the limit is {MAX_ARGUMENT_CHARS:,}" in _tool_error(result, 1)
+
+
+def test_circular_and_non_json_tool_results_become_error_results_naming_the_tool():
+    loop: dict = {"a": 1}
+    loop["self"] = loop
+
+    class Unprintable:
+        def __str__(self):
+            raise RuntimeError("no text for you")
+
+    returns = {
+        "circularTool": loop,
+        "nanTool": {"temperature": float("nan")},
+        "tupleKeyTool": {("a", "b"): 1},
+        "unprintableTool": [Unprintable()],
+        "deepTool": _nested_list(200),
+    }
+    catalog = [
+        Tool(name, f"returns a hostile value {name}", function=(lambda v=v: v)) for name, v in returns.items()
+    ]
+    calls = [ToolCall(f"c{i}", name, "{}") for i, name in enumerate(returns)]
+    turns = [AssistantTurn(None, [search("hostile", maxResults=10)]), AssistantTurn(None, calls), answer()]
+    _, result = run(ToolSearchAdvisor(RegexToolIndex()), turns, tool_list=catalog)
+    assert result.trace.stop_reason == "answered"
+    errors = {r.name: r.error for r in result.trace.iterations[1].tool_calls}
+    assert "circularTool returned a dict the model cannot read" in errors["circularTool"]
+    assert "circular reference" in errors["circularTool"]
+    assert "nanTool returned a dict" in errors["nanTool"] and "Out of range float" in errors["nanTool"]
+    assert "tupleKeyTool returned a dict" in errors["tupleKeyTool"]
+    assert "unprintableTool returned a list that cannot be converted" in errors["unprintableTool"]
+    assert "nested more than" in errors["deepTool"]
+    assert RunTrace.from_json(result.trace.to_json()) == result.trace
+
+
+def _nested_list(depth):
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("bad", [1, 1.0, b"conv-1", object(), ["conv-1"], True])
+def test_session_ids_must_be_strings_so_1_and_str_1_never_merge(bad):
+    advisor = ToolSearchAdvisor(RegexToolIndex())
+    with pytest.raises(
+        ValueError, match=r"context\['chat_memory_conversation_id'\] must be a string session id"
+    ):
+        advisor.run(
+            ScriptedModel([answer()]),
+            [{"role": "user", "content": "x"}],
+            tools(),
+            {**CTX, "chat_memory_conversation_id": bad},
+        )
+    for method in (advisor.fingerprint_of, advisor.evict_session):
+        with pytest.raises(ValueError, match="session_id must be a non-blank string"):
+            method(bad)
+    with pytest.raises(ValueError, match="session_id must be a non-blank string"):
+        advisor.initialize_session(bad, tools())
+    run(advisor, [answer()], context={"chat_memory_conversation_id": "1"})
+    assert advisor.fingerprint_of("1") is not None
+
+
+@pytest.mark.parametrize(
+    "messages, fragment",
+    [
+        ("hello", "messages must be a list of message dicts"),
+        ({"role": "user", "content": "x"}, "messages must be a list of message dicts"),
+        ([{"role": "user", "content": "x"}, "hello"], r"messages\[1\] must be a dict like"),
+        ([["role", "user"]], r"messages\[0\] must be a dict like .* got list"),
+        ([{"content": "no role"}], r"messages\[0\] needs a string 'role'"),
+        (
+            [{"role": "user", "content": {"x": float("inf")}}],
+            r"messages\[0\] \(user\) cannot be sent as JSON",
+        ),
+    ],
+)
+def test_messages_that_are_not_dicts_are_named_by_index(messages, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        ToolSearchAdvisor(RegexToolIndex()).run(ScriptedModel([answer()]), messages, tools(), CTX)
+
+
+def test_circular_message_is_a_clear_error():
+    message: dict = {"role": "user", "content": "x"}
+    message["again"] = message
+    with pytest.raises(
+        ValueError, match=r"messages\[0\] \(user\) cannot be sent as JSON: it contains itself"
+    ):
+        ToolSearchAdvisor(RegexToolIndex()).run(ScriptedModel([answer()]), [message], tools(), CTX)
+
+
+def test_iterations_are_numbered_from_1_and_version_1_traces_still_load():
+    turns = [
+        AssistantTurn(None, [search("weather")]),
+        AssistantTurn(None, [call("weatherTool", location="x")]),
+        answer(),
+    ]
+    _, result = run(ToolSearchAdvisor(RegexToolIndex()), turns)
+    assert [it.number for it in result.trace.iterations] == [1, 2, 3]
+    assert [it.index for it in result.trace.iterations] == [0, 1, 2]  # position in the list
+    data = result.trace.to_dict()
+    assert data["version"] == 2 and [it["number"] for it in data["iterations"]] == [1, 2, 3]
+    assert all("index" not in it for it in data["iterations"])
+    old = json.loads(result.trace.to_json())
+    old["version"] = 1
+    for i, it in enumerate(old["iterations"]):
+        del it["number"], it["retries"]
+        it["index"] = i
+    again = RunTrace.from_dict(old)
+    assert [it.number for it in again.iterations] == [1, 2, 3] and again.version == 2
+    assert again.to_json() == result.trace.to_json()
+
+
+def test_index_default_max_results_is_what_the_model_reads_the_trace_says_and_the_search_returns():
+    from toolsearch_lab.embed.tfidf import TfidfEmbedder
+    from toolsearch_lab.index.vector import VectorToolIndex
+
+    catalog = [Tool(f"weather_tool_{i}", f"Get the weather forecast variant {i}") for i in range(8)]
+    embedder = TfidfEmbedder().fit([t.description for t in catalog] + ["weather forecast"])
+    index = VectorToolIndex(embedder, similarity_threshold=0.0, default_max_results=3)
+    model, result = run(
+        ToolSearchAdvisor(index),
+        [AssistantTurn(None, [search("weather forecast")]), answer()],
+        tool_list=catalog,
+    )
+    assert "at most 3 names" in ToolSearchTool(index).definition()["function"]["description"]
+    record = result.trace.searches()[0]
+    assert record.max_results == 3 and len(record.names) == 3
+    assert len(json.loads([m for m in result.messages if m["role"] == "tool"][0]["content"])) == 3
+
+
+def test_an_index_without_default_max_results_gets_the_documented_fallback_in_the_request():
+    spy = SpyIndex()
+    del spy.default_max_results
+    _, result = run(ToolSearchAdvisor(spy), [AssistantTurn(None, [search("location")]), answer()])
+    assert [c for c in spy.calls if c[0] == "search"][0][3] == FALLBACK_DEFAULT_MAX_RESULTS == 10
+    assert result.trace.searches()[0].max_results == 10
+    assert "at most 10 names" in ToolSearchTool(spy).definition()["function"]["description"]
+
+
+def test_search_arguments_are_parsed_once(monkeypatch):
+    import toolsearch_lab.loop.advisor as advisor_module
+    import toolsearch_lab.loop.search_tool as search_module
+
+    calls = []
+    real = search_module.parse_arguments
+
+    def counting(arguments):
+        calls.append(arguments)
+        return real(arguments)
+
+    monkeypatch.setattr(advisor_module, "parse_arguments", counting)
+    monkeypatch.setattr(search_module, "parse_arguments", counting)
+    run(ToolSearchAdvisor(RegexToolIndex()), [AssistantTurn(None, [search("weather")]), answer()])
+    assert len(calls) == 1
+
+
+def test_a_failed_model_call_keeps_its_retries_in_the_trace():
+    from toolsearch_lab.trace import RetryRecord
+
+    class Flaky:
+        name = "flaky"
+
+        def complete(self, messages, tools):
+            error = RuntimeError("HTTP 429 three times")
+            error.retries = [
+                RetryRecord(1, 429, "RateLimitError", 0.5),
+                RetryRecord(2, 429, "RateLimitError", 1.0),
+            ]
+            raise error
+
+    result = ToolSearchAdvisor(RegexToolIndex()).run(
+        Flaky(), [{"role": "user", "content": "x"}], tools(), CTX
+    )
+    assert result.trace.stop_reason == "error"
+    assert [(r.attempt, r.status, r.wait_s) for r in result.trace.iterations[0].retries] == [
+        (1, 429, 0.5),
+        (2, 429, 1.0),
+    ]
+    assert result.trace.summary()["retries"] == 2
+    assert result.trace.summary()["errors"] == ["model call failed: RuntimeError: HTTP 429 three times"]
+    assert RunTrace.from_json(result.trace.to_json()) == result.trace
+
+
+def test_strict_mode_fails_like_spring_when_a_search_result_is_not_an_array():
+    """Spring parses every toolSearchTool result as a JSON array on the next iteration; an error text (here:
+    a search without its query) therefore fails the request. strict=True keeps that; the default skips it."""
+    bad_search = AssistantTurn(None, [ToolCall("s1", "toolSearchTool", "{}")])
+    with pytest.raises(ValueError, match="not a JSON array of names"):
+        run(ToolSearchAdvisor(RegexToolIndex(), strict=True), [bad_search, answer()])
+    _, result = run(ToolSearchAdvisor(RegexToolIndex()), [bad_search, answer()])
+    assert result.stop_reason == "answered"
+    assert result.trace.iterations[1].exposed_tools == ["toolSearchTool"]

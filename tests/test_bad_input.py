@@ -190,7 +190,7 @@ def test_dataset_file_with_bad_utf8_is_a_dataset_error(tmp_path):
 
     path = tmp_path / "normalized.json"
     path.write_bytes(b'{"tools": [{"name": "a", "description": "\xff"}], "queries": []}')
-    with pytest.raises(DatasetError, match="not UTF-8"):
+    with pytest.raises(DatasetError, match="not (valid )?UTF-8"):
         load_dataset(path)
 
 
@@ -276,3 +276,12 @@ def test_advisor_rejects_bad_tools_and_limits_clearly():
             ToolSearchAdvisor(RegexToolIndex(), max_calls_per_tool=bad)
     with pytest.raises(ValueError, match="index is required"):
         ToolSearchAdvisor(None)
+
+
+def test_trace_json_nested_too_deep_is_a_clear_error_not_a_recursion_error():
+    with pytest.raises(
+        ValueError, match="RunTrace.from_json: the text is nested 5000 levels deep; the limit is 64"
+    ):
+        RunTrace.from_json("[" * 5000 + "]" * 5000)
+    with pytest.raises(ValueError, match="expected JSON text, got int"):
+        RunTrace.from_json(5)

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from toolsearch_lab.catalog.container import (
+    MAX_CATALOG_DEPTH,
     CatalogError,
     ToolCatalog,
     detect_format,
@@ -359,3 +360,102 @@ def test_tool_catalog_rejects_duplicates_and_non_tools():
         ToolCatalog([Tool("a", "x"), Tool("a", "y")])
     with pytest.raises(CatalogError, match=r"catalog item #0: expected a Tool, got dict"):
         ToolCatalog([{"name": "a"}])
+
+
+# ---- hardening II: depth, schema structure, names --------------------------------------------------------
+def test_catalog_file_nested_3000_levels_is_a_catalog_error_naming_file_and_limit(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text(
+        '{"tools": [{"name": "x", "description": "d", "parameters": ' + "[" * 3000 + "]" * 3000 + "}]}"
+    )
+    with pytest.raises(
+        CatalogError, match=rf"deep.json: JSON nested 3003 levels deep; the limit is {MAX_CATALOG_DEPTH}"
+    ):
+        load_catalog(path)
+
+
+def test_a_record_nested_past_the_limit_or_circular_is_named():
+    deep: dict = {"type": "object"}
+    node = deep
+    for _ in range(MAX_CATALOG_DEPTH + 5):
+        node["properties"] = {"p": {"type": "object"}}
+        node = node["properties"]["p"]
+    with pytest.raises(
+        CatalogError, match=r"tool 'deep' \(#0\): the record is unusable: it is nested more than 100"
+    ):
+        tools_from_json([{"name": "deep", "description": "", "parameters": deep}])
+    loop: dict = {"type": "object", "properties": {}}
+    loop["properties"]["me"] = loop
+    with pytest.raises(CatalogError, match=r"tool 'loop' \(#0\): the record is unusable: it contains itself"):
+        tools_from_json([{"name": "loop", "description": "", "parameters": loop}])
+
+
+@pytest.mark.parametrize(
+    "parameters, message",
+    [
+        (
+            {"type": "object", "properties": 5},
+            r"parameters.properties must be an object of named schemas, got int 5",
+        ),
+        (
+            {"type": "object", "properties": {"a": 3}},
+            r"parameters.properties.a must be a schema object, got int",
+        ),
+        ({"type": "object", "required": 7}, r"parameters.required must be a list of property names, got 7"),
+        ({"type": "object", "required": ["a", 1]}, r"parameters.required must be a list of property names"),
+        ({"type": "object", "anyOf": {"type": "string"}}, r"parameters.anyOf must be a list of schemas"),
+        ({"type": "object", "$ref": "#"}, r"parameters: \$ref chain # loops back to itself"),
+        (
+            {"type": "object", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}},
+            r"parameters.\$defs.a: \$ref chain #/\$defs/b -> #/\$defs/a loops back",
+        ),
+        (
+            {"type": "object", "properties": {"t": {"maximum": float("nan")}}},
+            r"parameters.properties.t.maximum is nan",
+        ),
+        (
+            {"type": "object", "properties": {"t": {"minimum": float("-inf")}}},
+            r"parameters.properties.t.minimum is -inf",
+        ),
+        (
+            {
+                "type": "object",
+                "properties": {"q": {"type": "object", "properties": {"r": {"required": "r"}}}},
+            },
+            r"parameters.properties.q.properties.r.required must be a list",
+        ),
+    ],
+)
+def test_malformed_schemas_name_the_tool_and_the_field(parameters, message):
+    with pytest.raises(CatalogError, match=r"tool 'bad' \(#0\): " + message):
+        tools_from_json([{"name": "bad", "description": "d", "parameters": parameters}])
+
+
+def test_recursive_schemas_and_properties_named_like_keywords_are_fine():
+    tree = {
+        "type": "object",
+        "properties": {
+            "children": {"type": "array", "items": {"$ref": "#"}},
+            "properties": {"type": "string"},
+            "required": {"type": "boolean"},
+        },
+        "required": ["children"],
+    }
+    assert tools_from_json([{"name": "tree", "description": "d", "parameters": tree}]).names == ["tree"]
+
+
+def test_nan_in_a_catalog_file_is_reported_not_exported(tmp_path):
+    path = tmp_path / "nan.json"
+    path.write_text('[{"name": "t", "description": "d", "parameters": {"type": "object", "x-limit": NaN}}]')
+    with pytest.raises(
+        CatalogError, match=r"tool 't' \(#0\): parameters.x-limit is nan, which is not a JSON number"
+    ):
+        load_catalog(path)
+
+
+@pytest.mark.parametrize("name", ["get_weather\n", "get_weather\r\n", "\nget_weather", "get weather"])
+def test_names_with_a_trailing_newline_or_whitespace_are_rejected(name):
+    with pytest.raises(ValueError, match="field 'name' must match"):
+        Tool(name, "Get the weather")
+    with pytest.raises(CatalogError, match="field 'name' must match"):
+        tools_from_json([{"name": name, "description": "Get the weather"}])

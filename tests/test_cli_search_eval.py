@@ -85,3 +85,59 @@ def test_errors_exit_2_with_message(dataset_file, tmp_path, capsys):
     assert "ghost" in capsys.readouterr().err
     assert main(["search", "x", "--catalog", str(tmp_path / "missing.json")]) == 2
     assert "missing.json" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- hints about the real cause
+def test_blank_query_hint_names_the_blank_query(dataset_file, capsys):
+    assert main(["search", "  ", "--catalog", str(dataset_file), "--index", "lucene"]) == 0
+    out = capsys.readouterr().out
+    assert "0 of 3 tools" in out and "the query is blank" in out
+    assert "threshold" not in out and "min_score" not in out
+    assert main(["search", "", "--catalog", str(dataset_file), "--index", "regex"]) == 0
+    out = capsys.readouterr().out
+    assert "3 of 3 tools" in out and "match-all pattern" in out
+
+
+def test_regex_syntax_in_keyword_mode_is_explained(dataset_file, capsys):
+    assert main(["search", "(unclosed", "--catalog", str(dataset_file), "--index", "regex"]) == 0
+    out = capsys.readouterr().out
+    assert "never reads the query as a regular expression" in out and "(?i)(unclosed)" in out
+    assert "--regex-mode pattern" in out and "threshold" not in out
+
+
+def test_invalid_pattern_in_pattern_mode_is_an_error(dataset_file, capsys):
+    argv = [
+        "search",
+        "(unclosed",
+        "--catalog",
+        str(dataset_file),
+        "--index",
+        "regex",
+        "--regex-mode",
+        "pattern",
+    ]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert "not a valid regular expression" in captured.err and captured.out == ""
+    assert main([*argv[:1], "weath.*", *argv[2:]]) == 0
+    assert "get_weather" in capsys.readouterr().out
+
+
+def test_threshold_hint_only_when_the_threshold_cut_the_results(dataset_file, capsys):
+    assert main(["search", "zzzqqq", "--catalog", str(dataset_file), "--index", "lucene"]) == 0
+    out = capsys.readouterr().out
+    assert "no tool's name or description contains a term" in out and "min_score" not in out
+    argv = ["search", "weather forecast", "--catalog", str(dataset_file), "--index", "lucene"]
+    assert main([*argv, "--min-score", "100", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["toolReferences"] == []
+    (hint,) = data["hints"]
+    assert "below the lucene index's min_score 100.0" in hint and "best: get_weather" in hint
+
+
+def test_options_that_do_not_fit_the_index_are_refused(dataset_file, capsys):
+    base = ["search", "x", "--catalog", str(dataset_file)]
+    assert main([*base, "--index", "regex", "--min-score", "1"]) == 2
+    assert "no score threshold" in capsys.readouterr().err
+    assert main([*base, "--index", "lucene", "--regex-mode", "pattern"]) == 2
+    assert "--regex-mode applies to --index regex only" in capsys.readouterr().err

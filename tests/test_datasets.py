@@ -111,7 +111,14 @@ def test_unknown_name_and_bad_json(tmp_path):
         load_dataset("no-such-dataset")
     bad = tmp_path / "bad.json"
     bad.write_text("{not json", encoding="utf-8")
-    with pytest.raises(DatasetError, match="not valid JSON"):
+    with pytest.raises(DatasetError, match="invalid JSON at line 1 column 2"):
         load_dataset(bad)
     with pytest.raises(DatasetError, match="expected a JSON object"):
         parse_dataset([1, 2])
+
+
+def test_a_dataset_nested_too_deep_is_refused_with_the_limit(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 5000 + "]" * 5000, encoding="utf-8")
+    with pytest.raises(DatasetError, match="nested 5000 levels deep; the limit is"):
+        load_dataset(deep)

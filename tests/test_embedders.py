@@ -11,12 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from toolsearch_lab.embed.base import (
+from toolsearch_lab.embed import (
     EmbeddingError,
     MiniLMEmbedder,
     OpenAIEmbedder,
     TfidfEmbedder,
-    split_identifiers,
     verify_model_file,
 )
 from toolsearch_lab.embed.cache import CachedEmbedder, EmbeddingCache, default_cache_dir
@@ -102,12 +101,6 @@ def test_model_file_hash_mismatch_is_a_clear_error(tmp_path):
         verify_model_file(fake, "0" * 64)
     with pytest.raises(EmbeddingError, match="missing"):
         verify_model_file(tmp_path / "absent.onnx", "0" * 64)
-
-
-def test_split_identifiers():
-    assert split_identifiers("getWeather") == "get Weather"
-    assert split_identifiers("list_pull-requests") == "list pull requests"
-    assert split_identifiers("HTTPServer.start") == "HTTP Server start"
 
 
 # ---------------------------------------------------------------------------------------------- TF-IDF

@@ -1,6 +1,6 @@
 """Provider export shapes, pinned by golden files (tests/golden/*.json, exact JSON incl. key order).
 
-Regenerate after an intended change with ``UPDATE_GOLDEN=1 pytest tests/test_export.py`` and review the diff."""
+Regenerate after an intended change with ``UPDATE_GOLDEN=1 pytest tests/test_export.py``; review the diff."""
 
 from __future__ import annotations
 
@@ -154,3 +154,24 @@ def test_duplicates_and_non_tools_are_rejected():
         to_openai_tools([WEATHER, WEATHER])
     with pytest.raises(TypeError, match=r"tools\[0\]: expected a Tool, got dict"):
         to_anthropic_tools([{"name": "x"}])
+
+
+@pytest.mark.parametrize(
+    "parameters, fragment",
+    [
+        (
+            {"type": "object", "properties": {"t": {"maximum": float("inf")}}},
+            "parameters.properties.t.maximum is inf",
+        ),
+        ({"type": "object", "properties": 5}, "parameters.properties must be an object of named schemas"),
+        ({"type": "object", "$ref": "#"}, r"parameters: \$ref chain # loops back to itself"),
+    ],
+)
+def test_a_tool_built_in_code_with_a_bad_schema_is_never_exported(parameters, fragment):
+    """Tool(...) checks only "type": "object"; the export edge checks the rest, so no export ever holds
+    NaN/Infinity (invalid JSON) or a schema a provider would reject."""
+    bad = Tool("hot", "Too hot to export", parameters)
+    for export in (to_openai_tools, to_mcp_tools, to_anthropic_tools, to_openai_responses_tools):
+        with pytest.raises(ValueError, match=rf"tools\[1\] 'hot': {fragment}.*cannot be exported"):
+            export([Tool("fine", "ok"), bad])
+    json.dumps(to_openai_tools([Tool("fine", "ok")]), allow_nan=False)

@@ -107,8 +107,9 @@ def test_429_with_retry_after_is_retried_then_answers():
         gap = server.requests[1].received_at - server.requests[0].received_at
     assert trace.stop_reason == "answered" and result.answer == "Sunny."
     assert len(server.requests) == 2 and len(trace.iterations) == 1
+    assert [(r.status, r.wait_s) for r in trace.iterations[0].retries] == [(429, 1.0)]
     MEASURED["429-retry-after gap"] = gap
-    assert gap >= 0.5  # Retry-After: 1 was honoured (the SDK's own backoff would be ~0.5 s at most)
+    assert gap >= 0.5  # Retry-After: 1 was honoured (the first backoff without it is 0.5 s)
 
 
 def test_429_that_persists_reports_the_status_and_stops():
@@ -168,7 +169,7 @@ def test_connection_refused_is_an_error_not_a_crash():
     assert trace.stop_reason == "error" and "ModelConnectionError" in trace.errors[0]
 
 
-# ---------------------------------------------------------------------------------------------- bad tool calls
+# --------------------------------------------------------------------------------------------- bad tool calls
 
 
 def test_non_json_arguments_and_unknown_tools_get_error_results_the_model_reads():
@@ -322,11 +323,11 @@ def test_zz_print_measurements():
     print("\nfault timings (s): " + ", ".join(f"{k}={v:.2f}" for k, v in sorted(MEASURED.items())))
 
 
-# ---------------------------------------------------------------------------------------------- embedder faults
+# -------------------------------------------------------------------------------------------- embedder faults
 
 
 def _embedder(server):
-    from toolsearch_lab.embed.base import OpenAIEmbedder
+    from toolsearch_lab.embed import OpenAIEmbedder
 
     return OpenAIEmbedder(model="emb", base_url=server.base_url, api_key="k", max_retries=0, timeout=0.5)
 
@@ -337,7 +338,7 @@ def _embedder(server):
     ids=["500", "truncated", "timeout"],
 )
 def test_embedder_http_faults_are_embedding_errors(reply):
-    from toolsearch_lab.embed.base import EmbeddingError
+    from toolsearch_lab.embed import EmbeddingError
 
     with FakeOpenAIServer() as server:
         server.enqueue(reply)
@@ -348,7 +349,8 @@ def test_embedder_http_faults_are_embedding_errors(reply):
 @pytest.mark.parametrize(
     "reply",
     [
-        invalid_json(),  # found by this suite (escaped as json.JSONDecodeError); fixed in embedders.py by its author
+        # found by this suite (escaped as json.JSONDecodeError); fixed in the embedder by its author
+        invalid_json(),
         Reply(
             status=200, json={"data": "x"}
         ),  # found by this suite (escaped as AttributeError); fixed likewise
@@ -356,9 +358,56 @@ def test_embedder_http_faults_are_embedding_errors(reply):
     ids=["invalid-json", "wrong-shape"],
 )
 def test_embedder_unreadable_bodies_are_embedding_errors(reply):
-    from toolsearch_lab.embed.base import EmbeddingError
+    from toolsearch_lab.embed import EmbeddingError
 
     with FakeOpenAIServer() as server:
         server.enqueue(reply)
         with pytest.raises(EmbeddingError):
             _embedder(server).embed(["weather"])
+
+
+# ---------------------------------------------------------------------------------------------- hardening II
+
+
+def test_arguments_nested_1000_deep_over_http_become_an_error_result():
+    """Reproduced first over real HTTP: the RecursionError escaped advisor.run and no trace came back."""
+    deep = "[" * 1_000 + "]" * 1_000
+    with FakeOpenAIServer() as server:
+        server.enqueue(
+            chat_response(tool_calls=[tool_call("toolSearchTool", '{"query": ' + deep + "}")]),
+            chat_response("Sorry, I sent broken arguments."),
+        )
+        trace, result = _run("deep-arguments", _model(server))
+        tool_messages = _tool_messages(server.requests[1])
+    assert trace.stop_reason == "answered" and result.answer.startswith("Sorry")
+    error = json.loads(tool_messages[0]["content"])["error"]
+    assert "nested 1001 levels deep; the limit is 64" in error
+    assert "nested 1001 levels deep" in trace.searches()[0].error
+
+
+def test_three_429s_in_a_row_are_retried_and_every_retry_is_in_the_trace():
+    with FakeOpenAIServer() as server:
+        server.enqueue(
+            *[error_response(429, "Rate limit reached", "rate_limit_exceeded", {"retry-after-ms": "20"})] * 3,
+            chat_response("Sunny."),
+        )
+        trace, result = _run("429x3", _model(server, max_retries=3))
+    assert trace.stop_reason == "answered" and len(server.requests) == 4
+    retries = trace.iterations[0].retries
+    assert [(r.attempt, r.status, r.error, r.wait_s) for r in retries] == [
+        (1, 429, "RateLimitError", 0.02),
+        (2, 429, "RateLimitError", 0.02),
+        (3, 429, "RateLimitError", 0.02),
+    ]
+    assert "Rate limit reached" in retries[0].message and "sk-fault-test" not in trace.to_json()
+
+
+def test_a_run_that_finally_fails_still_carries_its_retries():
+    with FakeOpenAIServer(
+        default=error_response(503, "overloaded", headers={"retry-after-ms": "10"})
+    ) as server:
+        trace, _ = _run("503-persistent", _model(server, max_retries=2))
+    assert trace.stop_reason == "error" and len(server.requests) == 3
+    assert [(r.attempt, r.status) for r in trace.iterations[0].retries] == [(1, 503), (2, 503)]
+    assert "Gave up after 2 retries" in trace.errors[0]
+    assert trace.summary()["retries"] == 2 and len(trace.summary()["errors"]) == 1

@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from toolsearch_lab.index.bm25.index import BM25ToolIndex
 from toolsearch_lab.index.factory import INDEX_KINDS, make_index
-from toolsearch_lab.index.hybrid import (
-    HybridToolIndex,
-    KeywordScorer,
-    normalise,
-    split_clauses,
-    strip_stop_words,
-)
+from toolsearch_lab.index.hybrid import HybridToolIndex, normalise, strip_stop_words
+from toolsearch_lab.index.ngram import CharNgramToolIndex
+from toolsearch_lab.index.vector import VectorToolIndex, split_clauses
 from toolsearch_lab.model import SearchRequest, Tool, ToolIndex, empty_response
+from toolsearch_lab.text.normalise import keyword_tokens, stem_tokens
+from toolsearch_lab.text.stopwords import ENGLISH_STOP_WORDS
+from toolsearch_lab.text.tool_text import tool_text
 
 
 class AxesEmbedder:
@@ -82,7 +82,7 @@ def test_strip_stop_words_and_clauses():
 def test_protocol_and_factory():
     index = hybrid()
     assert isinstance(index, ToolIndex)
-    assert set(INDEX_KINDS) == {"regex", "lucene", "vector", "hybrid"}
+    assert {"regex", "lucene", "vector", "hybrid"} <= set(INDEX_KINDS)
     with pytest.raises(ValueError, match="regex, lucene, vector, hybrid"):
         make_index("faiss")
     assert type(make_index("hybrid", embedder=AxesEmbedder())).__name__ == "HybridToolIndex"
@@ -117,6 +117,7 @@ def test_explain_matches_search_and_exposes_components():
         assert hit.score == pytest.approx(ref.relevance_score)
         expected = 0.7 * hit.vector_normalised + 0.3 * hit.keyword_normalised
         assert hit.score == pytest.approx(expected)
+        assert hit.keyword_normalised == pytest.approx(0.5 * hit.word_normalised + 0.5 * hit.char_normalised)
         assert set(hit.view_scores) == {"description", "full", "name"}
         assert hit.vector_score == pytest.approx(np.mean(list(hit.view_scores.values())))
         assert hit.keyword_score >= 0.0 and 0.0 <= hit.char_score <= 1.0 + 1e-9
@@ -145,18 +146,16 @@ def test_default_max_results_category_filter_and_sessions():
 
 def test_search_many_matches_search_and_embeds_once():
     index = hybrid()
-    emb = next(iter(index.views.values())).embedder
+    emb = index.vector_index.embedder
     before = emb.calls
     queries = ["stock ticker price", "rain forecast", "book a meeting. Then email the invite to the team."]
-    batch = index.search_many("s", queries, 3)
+    batch = index.search_many([SearchRequest("s", q, 3) for q in queries])
     assert emb.calls == before + 1  # three views share one embedder: one call for every query
-    for q, resp in zip(queries, batch, strict=False):
-        assert index.search(SearchRequest("s", q, 3)).tool_names == resp.tool_names
+    for q, resp in zip(queries, batch, strict=True):
+        assert index.search(SearchRequest("s", q, 3)) == resp
 
 
 def test_single_view_from_a_vector_index():
-    from toolsearch_lab.index.vector import VectorToolIndex
-
     index = HybridToolIndex(vector_index=VectorToolIndex(AxesEmbedder()))
     index.index_tools("s", TOOLS)
     hits = index.explain_search(SearchRequest("s", "forecast", 1))
@@ -184,51 +183,81 @@ def test_search_racing_a_clear_answers_empty():
     assert index.search(SearchRequest("s", "weather", 5)) == empty_response()
 
 
-def test_keyword_scorer_bm25_by_hand_and_stemming():
+def test_keyword_component_bm25_by_hand_and_stemming():
     tools = [
         Tool("search_papers", "Search academic papers by keyword"),
         Tool("send_email", "Sends an email"),
         Tool("misc", "Nothing relevant here at all"),
     ]
-    scorer = KeywordScorer(char_ngrams=False)
-    scorer.add(tools)
-    s = scorer.word_scores(["searching for a paper"])[0]
+    index = HybridToolIndex(embedder=AxesEmbedder(), char_share=0.0)
+    index.index_tools("s", tools)
+    bm25 = index.keyword_index
+    assert isinstance(bm25, BM25ToolIndex) and bm25.fields == "full" and bm25.analyzer == "words"
+    _, scores = bm25.score_matrix("s", ["searching for a paper"])
+    s = scores[0]
     # "searching" -> "search", "paper" -> "paper": only the first tool shares terms (stop words dropped).
     assert s[0] > 0 and s[1] == 0 and s[2] == 0
-    # By hand: "search" and "paper" each occur twice in tool 0 (split name + description), df = 1 of N = 3;
-    # BM25 with k1 = 1.2, b = 0.75 over the stemmed, stop-word-free lengths.
-    counts = [dict(scorer._word_counts[i]) for i in range(3)]
-    lengths = np.array([sum(c.values()) for c in counts], dtype=float)
-    assert counts[0]["search"] == 2 and counts[0]["paper"] == 2
+    # By hand, Lucene's BM25: "search" and "paper" each occur twice in tool 0 (split name + description),
+    # df = 1 of N = 3; lengths are the stemmed, stop-word-free token counts (all < 24: stored exactly).
+    lengths = np.array(
+        [len(stem_tokens(keyword_tokens(tool_text(t, "full"), ENGLISH_STOP_WORDS))) for t in tools],
+        dtype=float,
+    )
+    assert lengths.tolist() == [6, 4, 2]  # search paper search academ paper keyword | send email send email
     idf = np.log1p((3 - 1 + 0.5) / (1 + 0.5))
-    tf_part = 2 * 2.2 / (2 + 1.2 * (0.25 + 0.75 * lengths[0] / lengths.mean()))
-    assert s[0] == pytest.approx(2 * idf * tf_part)
-    # Without stemming, the inflected query shares no term with the tool.
-    plain = KeywordScorer(stemmer="none", char_ngrams=False)
-    plain.add(tools)
-    assert plain.word_scores(["searching for a paper"])[0].max() == 0
+    tf_part = 2 / (2 + 1.2 * (0.25 + 0.75 * lengths[0] / lengths.mean()))
+    assert s[0] == pytest.approx(2 * idf * tf_part, rel=1e-6)
+    plain = HybridToolIndex(embedder=AxesEmbedder(), char_share=0.0, stemmer="none")
+    plain.index_tools("s", tools)
+    assert plain.keyword_index.score_matrix("s", ["searching for a paper"])[1].max() == 0
 
 
-def test_keyword_scorer_char_ngrams_catch_typos_and_derivations():
+def test_char_component_catches_typos_and_derivations():
     tools = [Tool("StrologyTool", "Povides strology services"), Tool("cooking", "Recipes for dinner")]
-    scorer = KeywordScorer()
-    scorer.add(tools)
-    assert scorer.word_scores(["astrology reading"])[0].max() == 0  # no shared word
-    chars = scorer.char_scores(["astrology reading"])[0]
+    index = HybridToolIndex(embedder=AxesEmbedder())
+    index.index_tools("s", tools)
+    assert index.keyword_index.score_matrix("s", ["astrology reading"])[1].max() == 0  # no shared word
+    assert isinstance(index.char_index, CharNgramToolIndex)
+    chars = index.char_index.score_matrix("s", ["astrology reading"])[1][0]
     assert chars[0] > 0.1 and chars[0] > chars[1]
-    assert scorer.char_scores(["recipes"])[0][1] == pytest.approx(scorer.char_scores(["recipes"])[0].max())
+    assert index.char_index.search(SearchRequest("s", "recipes", 1)).tool_names == ["cooking"]
 
 
-def test_keyword_scorer_incremental_adds_match_one_batch():
-    one = KeywordScorer()
-    one.add(TOOLS)
-    inc = KeywordScorer()
+def test_components_follow_incremental_adds_like_one_batch():
+    one = HybridToolIndex(embedder=AxesEmbedder())
+    one.index_tools("s", TOOLS)
+    inc = HybridToolIndex(embedder=AxesEmbedder())
     for t in TOOLS:
-        inc.add([t])
+        inc.index_tool("s", t)
     queries = ["stock prices", "synchronising", "meetings on my calendar"]
-    np.testing.assert_allclose(inc.word_scores(queries), one.word_scores(queries))
-    np.testing.assert_allclose(inc.char_scores(queries), one.char_scores(queries))
-    assert len(inc) == len(TOOLS)
+    a, b = one.score_matrix("s", queries), inc.score_matrix("s", queries)
+    np.testing.assert_allclose(a.keyword, b.keyword, rtol=1e-6)
+    np.testing.assert_allclose(a.char, b.char)
+    np.testing.assert_allclose(a.fused, b.fused, rtol=1e-6)
+
+
+def test_hybrid_numbers_are_the_component_columns():
+    """Every raw score and rank in a hybrid explanation is the one the component's own search shows
+    (notebook 02 once said "vector cosine 0.50, rank 1" while the vector column showed 0.414, 2nd)."""
+    index = hybrid()
+    query = "send the weather forecast by mail"
+    columns = {
+        role: index.components[role].search(SearchRequest("s", query, len(TOOLS)))
+        for role in ("keyword", "vector", "char")
+    }
+    for ref in index.search(SearchRequest("s", query, 5)).tool_references:
+        hit = index.explain("s", query, ref.tool_name).details
+        for role, score, rank in [
+            ("vector", hit.vector_score, hit.vector_rank),
+            ("keyword", hit.keyword_score, hit.keyword_rank),
+            ("char", hit.char_score, hit.char_rank),
+        ]:
+            names = columns[role].tool_names
+            if rank is None:
+                assert ref.tool_name not in names
+                continue
+            assert names[rank - 1] == ref.tool_name
+            assert columns[role].tool_references[rank - 1].relevance_score == pytest.approx(score, rel=1e-6)
 
 
 def test_hybrid_finds_an_inflected_paraphrase_by_keywords():
@@ -260,8 +289,6 @@ def test_keyword_side_follows_later_additions_and_clears():
 
 
 def test_previous_keyword_index_still_pluggable():
-    from toolsearch_lab.index.bm25.index import BM25ToolIndex
-
     index = HybridToolIndex(
         BM25ToolIndex(min_score=0.0, split_identifiers=True),
         embedder=AxesEmbedder(),
@@ -271,6 +298,7 @@ def test_previous_keyword_index_still_pluggable():
     index.index_tools("s", TOOLS)
     assert index.search(SearchRequest("s", "run xk9 please", 1)).tool_names == ["xk9_sync"]
     assert index.explain_search(SearchRequest("s", "run xk9 please", 1))[0].char_score == 0.0
+    assert index.char_index is None and set(index.components) == {"keyword", "vector"}
 
 
 def test_invalid_keyword_options():

@@ -8,7 +8,10 @@ import threading
 
 import numpy as np
 import pytest
+from bm25_reference import naive_scores
 
+import toolsearch_lab.index.bm25.index as li
+from toolsearch_lab.index.bm25 import scoring as bm25_scoring
 from toolsearch_lab.index.bm25.index import (
     LENGTH_TABLE,
     BM25ToolIndex,
@@ -16,8 +19,8 @@ from toolsearch_lab.index.bm25.index import (
     byte4_to_int,
     encode_lengths,
     int_to_byte4,
-    naive_scores,
 )
+from toolsearch_lab.index.bm25.scoring import exact_all
 from toolsearch_lab.model import SearchRequest, Tool, ToolIndex, ToolReference
 from toolsearch_lab.text.lucene import analyze, analyze_split, split_identifier
 
@@ -212,8 +215,12 @@ def test_item28_name_match_outranks_description_match():
     assert (first, second) == ("weather", "forecast") and s1 == pytest.approx(1.8904, abs=1e-4)
     assert s2 == pytest.approx(0.5717, abs=1e-4)
     # one token: Lucene merges the identical clauses, name 4+2 = 6, description 1+1 = 2
-    assert [t.boost for c in index.explain("s", "weather", "weather").clauses for t in c.terms] == [6.0]
-    assert [t.boost for c in index.explain("s", "weather", "forecast").clauses for t in c.terms] == [2.0]
+    assert [t.boost for c in index.explain("s", "weather", "weather").details.clauses for t in c.terms] == [
+        6.0
+    ]
+    assert [t.boost for c in index.explain("s", "weather", "forecast").details.clauses for t in c.terms] == [
+        2.0
+    ]
 
 
 def test_item29_threshold_on_raw_score():
@@ -376,17 +383,22 @@ def test_explain_sums_to_the_score(query, tool):
     score = dict(hits(index, query))[tool]
     e = index.explain("s", query, tool)
     assert e.score == score and e.matched
-    clause_sum = np.float32(sum(c.score for c in e.clauses))
+    clause_sum = np.float32(sum(p.value for p in e.parts))
     assert float(clause_sum) == pytest.approx(score, rel=1e-6)
-    for c in e.clauses:
+    assert [p.value for p in e.parts] == [c.score for c in e.details.clauses]
+    for c in e.details.clauses:
         assert float(np.float32(sum(t.contribution for t in c.terms))) == pytest.approx(c.score, rel=1e-6)
-    assert "score" in e.to_text() and e.rows()
+    assert (
+        "score" in e.to_text()
+        and e.details.rows()
+        and e.rank == 1 + [n for n, _ in hits(index, query)].index(tool)
+    )
 
 
 def test_explain_phrase_and_missing_tool():
     index = make_index(DEMO_TOOLS)
     e = index.explain("s", "given location", "weather")
-    phrases = [t for c in e.clauses for t in c.terms if t.kind == "phrase"]
+    phrases = [t for c in e.details.clauses for t in c.terms if t.kind == "phrase"]
     assert phrases and phrases[0].term == "given location" and phrases[0].tf == 1
     assert index.explain("s", "stock", "weather").score == 0.0
     with pytest.raises(KeyError):
@@ -410,7 +422,7 @@ def test_split_identifiers_finds_snake_and_camel_case():
     assert [n for n, _ in hits(split, "stock price")] == ["getStockPrice"]
     assert hits(split, "get_weather")[0][0] == "get_weather"  # the whole token still matches
     e = split.explain("s", "stock price", "getStockPrice")
-    assert any(t.kind == "phrase" and t.term == "stock price" for c in e.clauses for t in c.terms)
+    assert any(t.kind == "phrase" and t.term == "stock price" for c in e.details.clauses for t in c.terms)
 
 
 def test_include_parameters_indexes_parameter_names_and_descriptions():
@@ -465,7 +477,7 @@ def test_one_megabyte_description_and_odd_text():
     expected = naive_scores(tools, "weather")
     assert [got[n] for n, _ in tools] == pytest.approx(expected, rel=1e-5)
     e = index.explain("s", "weather", "big")
-    leaf = e.clauses[0].terms[0]
+    leaf = e.details.clauses[0].terms[0]
     assert leaf.field == "toolDescription" and leaf.dl == len(analyze(big)) > leaf.dl_norm  # lossy norm
 
 
@@ -522,10 +534,6 @@ def test_scores_and_ranking_match_naive_reference():
 
 def test_pruned_top_k_equals_dense_scoring(monkeypatch):
     """The MaxScore-pruned top k (bounds, finalists, exact rescoring) equals scoring every matching doc."""
-    import toolsearch_lab.index.bm25.index as li
-    from toolsearch_lab.index.bm25 import postings as lucene_postings
-    from toolsearch_lab.index.bm25.postings import exact_all
-
     tools = _synthetic(4000, 3)
     index = make_index(tools)
     rng = random.Random(4)
@@ -535,7 +543,7 @@ def test_pruned_top_k_equals_dense_scoring(monkeypatch):
         for _ in range(40)
     ] + ["the", "a a a", "the of", "data data w3", "for the data of a", "w5 w5 w5 w5 w5"]
     cases = [(q, k) for q in queries for k in (1, 3, 10, 50)]
-    monkeypatch.setattr(lucene_postings, "_pruned_cost", lambda *a: 0)  # always prune
+    monkeypatch.setattr(bm25_scoring, "_pruned_cost", lambda *a: 0)  # always prune
     fast = [hits(index, q, max_results=k) for q, k in cases]
     monkeypatch.setattr(li, "top_k", exact_all)
     dense = [hits(index, q, max_results=k) for q, k in cases]
@@ -544,10 +552,6 @@ def test_pruned_top_k_equals_dense_scoring(monkeypatch):
 
 @pytest.mark.parametrize("options", [{}, {"split_identifiers": True, "include_parameters": True}])
 def test_pruned_top_k_equals_dense_scoring_with_ties_filters_and_options(monkeypatch, options):
-    import toolsearch_lab.index.bm25.index as li
-    from toolsearch_lab.index.bm25 import postings as lucene_postings
-    from toolsearch_lab.index.bm25.postings import exact_all
-
     rng = random.Random(9)
     vocab = ["the", "a", "get", "list", "data", "file", "user", "repo"] + [f"w{i}" for i in range(60)]
     tools = []
@@ -569,7 +573,7 @@ def test_pruned_top_k_equals_dense_scoring_with_ties_filters_and_options(monkeyp
     def run():
         return [hits(index, q, max_results=k, category_filter=c) for q, k, c in cases]
 
-    monkeypatch.setattr(lucene_postings, "_pruned_cost", lambda *a: 0)  # always prune
+    monkeypatch.setattr(bm25_scoring, "_pruned_cost", lambda *a: 0)  # always prune
     fast = run()
     monkeypatch.setattr(li, "top_k", exact_all)
     assert fast == run()
@@ -587,7 +591,6 @@ def test_compiled_query_matches_the_plan(options):
     ]
     index = BM25ToolIndex(0.0, **options)
     index.index_tools("s", tools)
-    session = index._sessions["s"]
     for query in [
         "weather",
         "weather weather",
@@ -599,8 +602,9 @@ def test_compiled_query_matches_the_plan(options):
         "a a a b",
         "get_weather",
     ]:
-        phrase, terms = index._analyze_query(query)
-        snap, ids = index._snapshot(session, terms)
+        snap = index._snapshot_of("s")
+        phrase, terms = index._query_tokens(query, snap)
+        ids = {t: snap.vocab.get(t, -1) for t in terms}
         compiled = index._compile(snap, phrase, terms, ids)
         expected = []
         for g, group in enumerate(index._plan(phrase, terms)):
@@ -643,10 +647,6 @@ def test_hot_path_tool_references_equal_constructed_ones():
 def test_exact_all_clause_rows_equal_sparse_clauses(monkeypatch, options):
     """exact_all's small-index variant (one row per clause, two clauses added in float) scores exactly like
     its sparse variant: phrases, repeated tokens (boosts x2, x3), category filters, 2-5 clauses."""
-    import toolsearch_lab.index.bm25.index as li
-    from toolsearch_lab.index.bm25 import postings as lucene_postings
-    from toolsearch_lab.index.bm25.postings import exact_all
-
     rng = random.Random(21)
     vocab = ["the", "a", "get", "list", "data", "file", "user", "repo"] + [f"w{i}" for i in range(40)]
     tools = []
@@ -669,5 +669,20 @@ def test_exact_all_clause_rows_equal_sparse_clauses(monkeypatch, options):
 
     monkeypatch.setattr(li, "top_k", exact_all)
     rows = run()
-    monkeypatch.setattr(lucene_postings, "_DENSE_CLAUSES_MAX", -1)  # always the sparse variant
+    monkeypatch.setattr(bm25_scoring, "_DENSE_CLAUSES_MAX", -1)  # always the sparse variant
     assert rows == run()
+
+
+def test_index_tools_builds_the_search_arrays_right_away():
+    """A batch is searchable with no build left for the first search; single additions are batched into the
+    next build instead of rebuilding once per tool."""
+    index = BM25ToolIndex()
+    index.index_tools("s", [Tool(n, d) for n, d in DEMO_TOOLS])
+    built = index._sessions["s"].snapshot
+    assert built is not None and len(built.tools) == 3
+    index.index_tool("s", Tool("extra", "weather extra"))
+    assert index._sessions["s"].snapshot is None  # dirty until the next search or batch
+    assert "extra" in [r.tool_name for r in index.search(SearchRequest("s", "extra")).tool_references]
+    assert len(index._sessions["s"].snapshot.tools) == 4
+    index.search(SearchRequest("s", "weather"))
+    assert index._sessions["s"].snapshot is index._snapshot_of("s")  # searches do not rebuild

@@ -16,6 +16,7 @@ SERVER = str(Path(__file__).with_name("mcp_test_server.py"))
 
 @pytest.fixture(scope="module")
 def catalog():
+    # timeout bounds each request (the 'slow' tool test relies on it); start-up has its own 30 s default.
     with ToolCatalog.from_mcp_stdio(sys.executable, [SERVER], timeout=1.5) as cat:
         yield cat
 
@@ -59,7 +60,7 @@ def test_stuck_tool_times_out_and_the_session_stays_usable(catalog):
 def test_server_dying_mid_session_fails_fast_and_clearly():
     connection = McpConnection(sys.executable, [SERVER], timeout=10)
     try:
-        tools = connection.tools()
+        tools = ToolCatalog.from_mcp(connection)
         assert tools.get("add").function(a=1, b=2) == "3"
         started = time.monotonic()
         with pytest.raises(McpToolError, match=r"tool 'crash' failed: the server closed the connection"):
@@ -91,3 +92,24 @@ def test_server_that_cannot_start_is_reported_with_its_stderr():
 def test_bad_timeouts_are_rejected():
     with pytest.raises(ValueError, match="timeouts must be > 0"):
         McpConnection(sys.executable, [SERVER], timeout=0)
+
+
+def test_slow_starting_server_gets_the_startup_timeout_not_the_request_timeout():
+    """A cold server on a busy machine needs seconds to start; the per-request timeout must not apply to
+    the handshake (it did: timeout=0.5 failed every server that took longer than that to import its SDK)."""
+    slow_start = (
+        f"import runpy, sys, time; time.sleep(2); sys.argv = [{SERVER!r}]; "
+        f"runpy.run_path({SERVER!r}, run_name='__main__')"
+    )
+    with ToolCatalog.from_mcp_stdio(sys.executable, ["-c", slow_start], timeout=0.5) as cat:
+        assert cat.connection.startup_timeout == 30.0
+        assert cat.get("add").function(a=2, b=3) == "5"
+
+
+def test_server_that_exits_during_startup_fails_fast_despite_the_long_startup_timeout():
+    started = time.monotonic()
+    with pytest.raises(McpToolError, match=r"(?s)failed to start.*exit code 5 here"):
+        ToolCatalog.from_mcp_stdio(
+            sys.executable, ["-c", "import sys; sys.stderr.write('exit code 5 here\\n'); sys.exit(5)"]
+        )
+    assert time.monotonic() - started < 15  # hang guard: the default startup_timeout is 30 s

@@ -329,3 +329,62 @@ def test_fake_server_raw_reply_and_headers(server):
     with pytest.raises(ModelError) as info:
         make_model(server).complete(USER, [])
     assert info.value.request_id == "req_43" and info.value.status_code == 400
+
+
+# ---- our own retry loop ----------------------------------------------------------------------------------
+def test_retries_are_ours_and_recorded_on_the_turn(server):
+    server.enqueue(
+        error_response(429, "slow down", "rate_limit_exceeded", {"retry-after-ms": "30"}),
+        error_response(500, "hiccup"),
+        chat_response("finally"),
+    )
+    model = make_model(server, max_retries=2)
+    waits: list[float] = []
+    model._sleep = waits.append
+    turn = model.complete(USER, [])
+    assert turn.content == "finally" and len(server.requests) == 3
+    assert model.client.max_retries == 0  # the SDK does not retry behind our back
+    assert [(r.attempt, r.status, r.error, r.wait_s) for r in turn.retries] == [
+        (1, 429, "RateLimitError", 0.03),
+        (2, 500, "InternalServerError", 1.0),  # no Retry-After: backoff 0.5 s doubling
+    ]
+    assert waits == [0.03, 1.0]
+    assert FAKE_KEY not in repr(turn.retries)
+
+
+def test_retry_after_forms_and_caps():
+    from datetime import datetime, timedelta, timezone
+    from email.utils import format_datetime
+
+    from toolsearch_lab.models.openai import MAX_RETRY_AFTER_S, _retry_after, backoff_seconds
+
+    assert _retry_after({"retry-after-ms": "250"}) == 0.25
+    assert _retry_after({"retry-after": "2"}) == 2.0
+    later = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
+    assert 25 <= _retry_after({"retry-after": later}) <= 30
+    assert _retry_after({"retry-after": "soon"}) is None and _retry_after({}) is None
+    assert (
+        backoff_seconds(1, None) == 0.5
+        and backoff_seconds(3, None) == 2.0
+        and backoff_seconds(9, None) == 8.0
+    )
+    assert backoff_seconds(1, 3600.0) == MAX_RETRY_AFTER_S == 60.0
+
+
+def test_connection_failure_after_retries_carries_them(server):
+    model = OpenAIChatModel(
+        model="m", base_url="http://127.0.0.1:9/v1", api_key=FAKE_KEY, max_retries=2, timeout=2
+    )
+    model._sleep = lambda s: None
+    with pytest.raises(ModelConnectionError, match="after 3 attempt") as info:
+        model.complete(USER, [])
+    assert [(r.attempt, r.status, r.error) for r in info.value.retries] == [
+        (1, None, "APIConnectionError"),
+        (2, None, "APIConnectionError"),
+    ]
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "2"])
+def test_max_retries_is_validated(bad):
+    with pytest.raises(ValueError, match="max_retries must be an integer >= 0"):
+        OpenAIChatModel(max_retries=bad)

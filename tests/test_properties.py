@@ -193,8 +193,8 @@ def _hybrid_with_session():
 
 
 def test_hybrid_search_racing_a_clear_answers_empty():
-    """Found by this suite (a clear between reading the tool list and scoring raised ValueError); fixed in
-    hybrid_index.py by its author. Deterministic reproducer of the race seen on 8 threads."""
+    """A clear between reading the tool list and scoring the components must answer empty, not raise: a
+    deterministic reproducer of the race seen on 8 threads."""
     index = _hybrid_with_session()
     original = index.score_matrix
 
@@ -461,8 +461,8 @@ def _contended_pattern_searches(call_timeout_s: float, n_threads: int = 8, searc
 
 
 def test_simple_patterns_are_not_refused_as_backtracking_when_threads_compete():
-    """Regression (fixed in regex_index.py): the per-call timeout is wall-clock, so with 8 threads on 2 cores
-    a trivial pattern was refused as 'catastrophic backtracking' when its thread was merely descheduled. A 2 ms
-    per-call timeout makes that near-certain without the CPU-time check."""
+    """The per-call timeout is wall-clock, so with 8 threads on 2 cores a trivial pattern could be refused
+    as 'catastrophic backtracking' when its thread was merely descheduled. A 2 ms per-call timeout makes
+    that near-certain without the CPU-time check."""
     failures = _contended_pattern_searches(0.002)
     assert failures == [], f"{len(failures)} spurious refusals, e.g. {failures[0]}"

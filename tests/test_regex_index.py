@@ -16,12 +16,14 @@ from toolsearch_lab.index.regex import (
     MatchSpan,
     PatternError,
     PatternTimeoutError,
+    RegexDetails,
     RegexToolIndex,
     java_root_lower,
     spring_escape,
 )
 from toolsearch_lab.model import (
     BaseToolIndex,
+    Explanation,
     SearchMetadata,
     SearchRequest,
     SearchResponse,
@@ -435,12 +437,19 @@ def test_unknown_mode_rejected():
 
 def test_explain_keyword_spans_and_score_parts(index):
     index.index_tool("s", tool("weatherTool", "Returns current weather conditions"))
-    exp = index.explain("s", "weather", "weatherTool")
+    explanation = index.explain("s", "weather", "weatherTool")
+    assert isinstance(explanation, Explanation) and isinstance(explanation.details, RegexDetails)
+    exp = explanation.details
     assert exp.pattern == "(?i)(weather)"
     assert exp.spans == [MatchSpan("name", 0, 7, "weather"), MatchSpan("description", 16, 23, "weather")]
     assert (exp.name_score, exp.parameter_score) == (3.0, 0.0)
     assert exp.description_score == pytest.approx(1.1923, abs=1e-4)
-    assert exp.score == search(index, "weather").tool_references[0].relevance_score
+    assert explanation.score == exp.score == search(index, "weather").tool_references[0].relevance_score
+    assert [(p.label, p.value) for p in explanation.parts] == [
+        ("name", exp.name_score),
+        ("description", exp.description_score),
+    ]
+    assert (explanation.rank, explanation.returned) == (1, True)
     assert exp.fields["description"][16:23] == "weather"
     with pytest.raises(ValueError, match="no tool named 'missing'"):
         index.explain("s", "weather", "missing")
@@ -548,10 +557,17 @@ def test_pattern_mode_searches_parameter_names_and_descriptions(pindex):
     keyword = RegexToolIndex()
     keyword.index_tools("s", [WEATHER, EMAIL])
     assert search(keyword, "fahrenheit").tool_names == []  # Spring never looks at parameters
+    assert [p.label for p in keyword.explain("s", "fahrenheit", "get_weather").parts] == [
+        "name",
+        "description",
+    ]
 
 
 def test_pattern_mode_parameter_scoring_and_explain(pindex):
-    exp = pindex.explain("s", "fahren|zip", "get_weather")
+    explanation = pindex.explain("s", "fahren|zip", "get_weather")
+    assert [p.label for p in explanation.parts] == ["name", "description", "parameters"]
+    assert sum(p.value for p in explanation.parts) == explanation.score
+    exp = explanation.details
     assert exp.spans == [
         MatchSpan("parameter:options.units:description", 11, 17, "fahren"),
         MatchSpan("parameter:days[].zipcode", 0, 3, "zip"),
@@ -614,3 +630,57 @@ def test_pattern_mode_keeps_index_contract(pindex):
     assert pindex.size("s") == 0
     with pytest.raises(ValueError, match="max_results"):
         search(pindex, "weather", max_results=0)
+
+
+# ------------------------------------------------------------------- bad input and the index's own default
+
+
+@pytest.mark.parametrize("mode", ["keywords", "pattern"])
+@pytest.mark.parametrize("bad", [42, b"weather", ["weather"], 2.5])
+def test_non_string_query_is_refused_with_a_message_naming_query(mode, bad):
+    index = RegexToolIndex(mode=mode)
+    index.index_tool("s", tool("weatherTool", "weather"))
+    with pytest.raises(TypeError, match="query must be a str") as info:
+        search(index, bad)
+    assert type(bad).__name__ in str(info.value)
+    assert "empty" not in str(info.value)
+
+
+def test_default_max_results_is_the_index_own():
+    index = RegexToolIndex(default_max_results=3)
+    index.index_tools("s", [tool(f"dataTool{i}", "data") for i in range(20)])
+    assert search(index, "data").tool_names == ["dataTool0", "dataTool1", "dataTool2"]
+    assert len(search(index, "data", max_results=12).tool_references) == 12
+    assert index.explain("s", "data", "dataTool3").returned is False  # rank 4 of a default 3
+    with pytest.raises(ValueError, match="default_max_results"):
+        RegexToolIndex(default_max_results=0)
+
+
+def test_explain_rank_and_score_match_search_for_every_tool(index):
+    index.index_tools(
+        "s",
+        [
+            tool("weatherTool", "weather"),
+            tool("stockTool", "stock prices\n\nand weather"),
+            tool("mapTool", "maps"),
+        ],
+    )
+    for query in ("weather", "", "stock weather"):
+        refs = search(index, query).tool_references
+        for rank, ref in enumerate(refs, 1):
+            exp = index.explain("s", query, ref.tool_name)
+            assert (exp.score, exp.rank, exp.returned) == (ref.relevance_score, rank, True)
+            assert sum(p.value for p in exp.parts) == exp.score
+    missing = index.explain("s", "weather", "mapTool")
+    assert (missing.score, missing.rank, missing.returned, missing.matched) == (0.0, None, False, False)
+
+
+def test_blank_query_ranks_multi_line_descriptions_first(index):
+    # Java's "." stops at line terminators, so ".*" hits every line of a description: a one-line description
+    # scores 7.5 and each extra line adds hits (this is why a blank query on the GitHub catalog shows 21.5).
+    index.index_tools(
+        "s", [tool("oneLine", "Lists issues."), tool("threeLines", "Lists issues.\n\nPaginated.")]
+    )
+    scores = {r.tool_name: r.relevance_score for r in search(index, "").tool_references}
+    assert scores == {"threeLines": 5.0 + 5 + 0.5, "oneLine": 7.5}
+    assert search(index, "").tool_names == ["threeLines", "oneLine"]

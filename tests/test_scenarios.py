@@ -26,10 +26,20 @@ from toolsearch_lab.models.simulated import SimulatedAgent, fill_arguments, tool
 SAVINGS_FLOOR = {"github": 90.0, "livemcpbench": 97.0}
 
 
-def test_three_scenarios_ship_with_their_catalog_sizes():
-    assert list_scenarios() == ["github", "livemcpbench", "spring-demo"]
+def test_shipped_scenarios_with_their_catalog_sizes():
     sizes = {name: len(load_scenario(name).tools) for name in list_scenarios()}
-    assert sizes == {"github": 117, "livemcpbench": 510, "spring-demo": 26}
+    assert {"github", "livemcpbench", "spring-demo"} <= set(list_scenarios("plain"))
+    assert {k: v for k, v in sizes.items() if not k.startswith("github-bugfix")} == {
+        "github": 117,
+        "github-user": 117,
+        "github-release-day-user": 117,
+        "livemcpbench": 510,
+        "livemcpbench-user": 510,
+        "livemcpbench-day-out-user": 510,
+        "spring-demo": 26,
+        "spring-demo-user": 26,
+        "spring-demo-shop-user": 26,
+    }
 
 
 def test_agent_never_sees_expected_tools():
@@ -43,9 +53,11 @@ def test_agent_never_sees_expected_tools():
 
 @pytest.mark.parametrize("name", ["spring-demo", "github", "livemcpbench"])
 @pytest.mark.parametrize("accumulation", [False, True])
-def test_every_scenario_is_graded_successful_with_bm25(name, accumulation):
-    run = run_scenario(name, index="lucene", accumulation=accumulation)
+@pytest.mark.parametrize("agent", ["literal", "semantic"])
+def test_every_plain_scenario_is_graded_successful_with_bm25(name, accumulation, agent):
+    run = run_scenario(name, index="lucene", accumulation=accumulation, model=agent)
     assert run.grade.success, (run.grade, [(s.query, s.names) for s in run.trace.searches()])
+    assert run.step_success_rate == 1.0 and all(s.success for s in run.trace.steps)
     assert run.trace.stop_reason == "answered"
     assert run.trace.final_answer.startswith("Done.")
     if name in SAVINGS_FLOOR and not accumulation:
@@ -62,10 +74,13 @@ def test_accumulation_costs_tokens_the_trace_shows_it():
 def test_runs_are_deterministic():
     a = run_scenario("spring-demo").trace
     b = run_scenario("spring-demo").trace
-    strip = lambda t: [
-        (it.exposed_tools, [c.name for c in it.tool_calls], it.tokens.tool_search.total)
-        for it in t.iterations
-    ]  # noqa: E731
+
+    def strip(t):
+        return [
+            (it.exposed_tools, [c.name for c in it.tool_calls], it.tokens.tool_search.total)
+            for it in t.iterations
+        ]
+
     assert strip(a) == strip(b)
 
 
@@ -74,7 +89,7 @@ def test_grade_requires_expected_tools_in_order():
     run = run_scenario(scenario)
     assert grade(scenario, run.trace).success
     # an agent with the steps in the wrong order calls the tools in the wrong order: not successful
-    reordered = SimulatedAgent(list(reversed(scenario.agent_steps())))
+    reordered = SimulatedAgent(list(reversed(scenario.agent_steps())), mode="literal")
     advisor = ToolSearchAdvisor(BM25ToolIndex())
     result = advisor.run(reordered, scenario.messages(), scenario.tools, {advisor.session_id_key: "x"})
     verdict = grade(scenario, result.trace)
@@ -94,8 +109,9 @@ def test_agent_can_pick_wrong_and_the_trace_shows_it():
             "steps": [{"need": "send a message", "data": {}, "expected_tools": ["send_email_v1"]}],
         }
     )
-    run = run_scenario(scenario, index="regex")
+    run = run_scenario(scenario, index="regex", model="literal")
     assert run.grade.called == ["send_sms"] and not run.grade.success
+    assert run.grade.steps[0].called == ["send_sms"] and run.step_success_rate == 0.0
 
 
 def test_agent_gives_up_after_two_fruitless_searches():
@@ -109,14 +125,16 @@ def test_agent_gives_up_after_two_fruitless_searches():
             ],
         }
     )
-    run = run_scenario(scenario, index="lucene")
+    run = run_scenario(scenario, index="lucene", model="literal")
     assert len(run.trace.searches()) == 2
     assert run.trace.final_answer.startswith("I could not find a tool for step 1")
     assert not run.grade.success
 
 
 def test_second_search_drops_the_data_words():
-    agent = SimulatedAgent([{"need": "weather forecast in Oslo", "data": {"city": "Oslo"}}], max_results=3)
+    agent = SimulatedAgent(
+        [{"need": "weather forecast in Oslo", "data": {"city": "Oslo"}}], max_results=3, mode="literal"
+    )
     history = [{"role": "user", "content": "x"}]
     first = agent.complete(history, [])
     assert json.loads(first.tool_calls[0].arguments) == {"query": "weather forecast oslo", "maxResults": 3}
@@ -197,7 +215,7 @@ def test_regex_index_also_drives_the_demo_scenario():
     scenario = load_scenario("spring-demo")
     advisor = ToolSearchAdvisor(RegexToolIndex())
     result = advisor.run(
-        SimulatedAgent(scenario.agent_steps()),
+        SimulatedAgent(scenario.agent_steps(), mode="literal"),
         scenario.messages(),
         scenario.tools,
         {advisor.session_id_key: "r"},
@@ -213,3 +231,133 @@ def test_min_score_reaches_the_index_that_has_one():
         assert all(s.names == [] for s in run.trace.searches()), kind
     with pytest.raises(ValueError, match="'regex' index has no score threshold"):
         run_scenario("spring-demo", index="regex", min_score=0.5)
+
+
+# ---- wordings, step grading ------------------------------------------------------------------------------
+@pytest.mark.parametrize("plain", list_scenarios("plain"))
+def test_every_plain_scenario_has_a_user_wording_of_the_same_task(plain):
+    original = load_scenario(plain)
+    user = load_scenario(plain, wording="user")
+    assert (original.wording, user.wording) == ("plain", "user")
+    assert user.name == f"{plain}-user" and user.family == original.family == plain
+    assert [t.name for t in user.tools] == [t.name for t in original.tools]
+    assert [(s.data, s.expected_tools) for s in user.steps] == [
+        (s.data, s.expected_tools) for s in original.steps
+    ]
+    # written in other words: no need repeats the original, and none names a tool
+    tool_names = {t.name.lower() for t in user.tools}
+    for mine, theirs in zip(user.steps, original.steps, strict=True):
+        assert mine.need != theirs.need
+        assert not tool_names & set(mine.need.lower().replace(",", " ").split())
+    assert load_scenario(user.name, wording="plain").name == plain
+
+
+def test_every_catalog_has_a_new_multi_step_scenario_in_user_words():
+    families = {load_scenario(n).family: load_scenario(n) for n in list_scenarios("user")}
+    new = {f: sc for f, sc in families.items() if f not in list_scenarios("plain")}
+    catalogs = {len(sc.tools) for sc in new.values()}
+    assert catalogs == {26, 117, 510}
+    assert all(len(sc.steps) >= 5 and sc.wording == "user" for sc in new.values())
+    release = load_scenario("github-release-day-user")
+    assert release.steps[2].need == "land PR 7 into the main line"
+    assert release.steps[2].expected_tools == ("merge_pull_request",)
+
+
+def test_list_scenarios_offers_both_wordings():
+    names = list_scenarios()
+    assert set(list_scenarios("plain")) | set(list_scenarios("user")) == set(names)
+    assert all(n.endswith("-user") for n in list_scenarios("user"))
+    with pytest.raises(ValueError, match="unknown wording 'posh'"):
+        list_scenarios("posh")
+    with pytest.raises(ValueError, match="'github-release-day-user' has no 'plain' wording"):
+        load_scenario("github-release-day-user", wording="plain")
+
+
+class _Ran:
+    """Just what grade() reads of a trace."""
+
+    def __init__(self, called, stop_reason="answered"):
+        self._called = called
+        self.stop_reason = stop_reason
+
+    def called_tools(self):
+        return list(self._called)
+
+
+def _three_steps(also=None):
+    tools = [{"name": n, "description": n} for n in ("a", "b", "c", "x", "b2")]
+    steps = [
+        {"need": "first", "expected_tools": ["a"]},
+        {"need": "second", "expected_tools": ["b"], "also_accepted": also or []},
+        {"need": "third", "expected_tools": ["c"]},
+    ]
+    return scenario_from_dict({"name": "t", "user_request": "r", "tools": tools, "steps": steps})
+
+
+def test_step_grading_counts_each_step():
+    scenario = _three_steps()
+    verdict = grade(scenario, _Ran(["a", "x", "c"]))
+    assert [s.success for s in verdict.steps] == [True, False, True]
+    assert verdict.steps_succeeded == 2 and verdict.step_success_rate == pytest.approx(2 / 3)
+    assert not verdict.success and verdict.missing == ["b"]
+    # the failed step shows what ran instead, between its neighbours
+    assert verdict.steps[1].called == ["x"] and verdict.steps[0].called == ["a"]
+    assert grade(scenario, _Ran(["a", "b", "c"])).step_success_rate == 1.0
+    # every step done but the run did not end with an answer: steps count, the task does not
+    cut = grade(scenario, _Ran(["a", "b", "c"], stop_reason="max_iterations"))
+    assert cut.step_success_rate == 1.0 and not cut.success
+    # out of order: once "c" is matched, an "a" after it does not count
+    assert [s.success for s in grade(scenario, _Ran(["c", "a"])).steps] == [True, False, False]
+
+
+def test_also_accepted_tools_do_the_step():
+    scenario = _three_steps(also=["b2"])
+    verdict = grade(scenario, _Ran(["a", "b2", "c"]))
+    assert verdict.success and verdict.steps[1].called == ["b2"]
+    with pytest.raises(ValueError, match=r"also_accepted \['zz'\] are not in the catalog"):
+        _three_steps(also=["zz"])
+
+
+def test_run_scenario_puts_step_outcomes_in_the_trace_and_they_round_trip():
+    from toolsearch_lab.trace import RunTrace
+
+    run = run_scenario("spring-demo", index="regex", model="literal")
+    assert [s.expected for s in run.trace.steps] == [["currentTime"], ["weather"], ["clothing"]]
+    assert run.trace.step_success_rate() == 1.0 == run.step_success_rate
+    again = RunTrace.from_json(run.trace.to_json())
+    assert again.steps == run.trace.steps
+
+
+def test_reworded_file_must_match_the_original_steps():
+    base = {"name": "x-user", "wording_of": "spring-demo", "wording": "user", "user_request": "r"}
+    with pytest.raises(ValueError, match="must reword each of the 3 steps of 'spring-demo', got 1"):
+        scenario_from_dict({**base, "needs": [{"rewords": "a", "need": "b"}]})
+    original = [s.need for s in load_scenario("spring-demo").steps]
+    needs = [{"rewords": n, "need": f"in other words {i}"} for i, n in enumerate(original)]
+    assert scenario_from_dict({**base, "needs": needs}).steps[2].need == "in other words 2"
+    # the original changed (or the pairs were shuffled): a clear error, not a silent mismatch
+    swapped = [needs[1], needs[0], needs[2]]
+    with pytest.raises(ValueError, match=r"needs\[0\] rewords .* but step 1 of 'spring-demo' is"):
+        scenario_from_dict({**base, "needs": swapped})
+
+
+def test_matrix_rows_say_which_steps_failed_and_why():
+    from toolsearch_lab.eval.scenarios import buildable_indexes, scenario_matrix, summarise_matrix
+
+    rows = scenario_matrix(["spring-demo-user"], ["regex"], ["literal", "semantic"])
+    by_agent = {r["agent"]: r for r in rows}
+    literal, semantic = by_agent["literal"], by_agent["semantic"]
+    assert literal["wording"] == "user" and literal["family"] == "spring-demo"
+    # the literal agent stops at step 1: the later steps were never searched for
+    assert literal["steps_succeeded"] == 0 and [f["surfaced"] for f in literal["failed_steps"]][1:] == [
+        None,
+        None,
+    ]
+    assert semantic["steps_succeeded"] == 3 - len(semantic["failed_steps"])
+    totals = summarise_matrix(rows)
+    assert [(t["agent"], t["steps"], t["steps_succeeded"]) for t in totals] == [
+        ("literal", 3, 0),
+        ("semantic", 3, semantic["steps_succeeded"]),
+    ]
+    usable, problems = buildable_indexes(["regex", "nope"])
+    assert usable == ["regex"] and "unknown index kind 'nope'" in problems["nope"]

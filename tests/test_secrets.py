@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from openai_fake_server import FakeOpenAIServer, chat_response, error_response, tool_call
 
-from toolsearch_lab.embed.base import EmbeddingError, OpenAIEmbedder
+from toolsearch_lab.embed import EmbeddingError, OpenAIEmbedder
 from toolsearch_lab.index.regex import RegexToolIndex
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.model import Tool
@@ -73,7 +73,7 @@ def server():
 
 @pytest.fixture()
 def debug_logs(caplog):
-    """Every log record at DEBUG, from our code, the openai SDK and the HTTP stack, formatted with its args."""
+    """Every log record at DEBUG from our code, the openai SDK and the HTTP stack, formatted with its args."""
     saved = {name: logging.getLogger(name).level for name in HTTP_LOGGERS}
     for name in HTTP_LOGGERS:
         logging.getLogger(name).setLevel(logging.DEBUG)
@@ -166,7 +166,7 @@ def test_embedder_repr_and_logs_hold_no_key(server, debug_logs):
     _no_key(repr(embedder), "repr(embedder)")
     _no_key(str(embedder), "str(embedder)")
     _no_key(embedder.name, "embedder.name")
-    _no_key(repr(vars(embedder)), "vars(embedder)")  # the key sits in a _Secret whose repr is '***'
+    _no_key(repr(vars(embedder)), "vars(embedder)")  # the key sits in a Secret whose repr is '***'
     assert embedder.embed(["weather"]).shape == (1, 2)
     _no_key(debug_logs.text, "logs")
 
@@ -209,7 +209,7 @@ logging.basicConfig(level=logging.DEBUG, stream=sys.stdout, force=True)
 for name in {loggers!r}:
     logging.getLogger(name).setLevel(logging.DEBUG)
 from toolsearch_lab.models.openai import OpenAIChatModel
-from toolsearch_lab.embed.base import OpenAIEmbedder
+from toolsearch_lab.embed import OpenAIEmbedder
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.index.regex import RegexToolIndex
 from toolsearch_lab.model import Tool
@@ -232,7 +232,8 @@ try:
 except Exception as exc:
     print(exc); print(repr(exc))""",
     """result = ToolSearchAdvisor(RegexToolIndex()).run(
-    model, [{{"role": "user", "content": "weather?"}}], [Tool("get_weather", "Get the weather", function=lambda **k: "sunny")],
+    model, [{{"role": "user", "content": "weather?"}}],
+    [Tool("get_weather", "Get the weather", function=lambda **k: "sunny")],
     {{"chat_memory_conversation_id": "nb"}})
 print(result.trace.to_json(indent=1)); result.trace.summary()""",
     # uncaught errors: the notebook shows their tracebacks
@@ -276,3 +277,84 @@ def test_notebook_outputs_hold_no_key(server):
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert len(errors) == 2, [o.get("ename") for o in errors]
     _no_key(text, "notebook outputs")
+
+
+# ------------------------------------------------------------------------------------------ URL credentials
+
+
+def test_key_inside_the_base_url_reaches_the_server_but_no_repr_name_vars_log_or_error(server, debug_logs):
+    import base64
+
+    url = server.base_url.replace("http://", f"http://proxyuser:{KEY}@")
+    model = OpenAIChatModel(model="m", base_url=url, max_retries=0)
+    for text, where in (
+        (repr(model), "repr(model)"),
+        (str(model), "str(model)"),
+        (model.name, "model.name"),
+        (repr(vars(model)), "vars(model)"),
+    ):
+        _no_key(text, where)
+    assert "***@127.0.0.1" in repr(model)  # the reader still sees that credentials are configured
+    assert model.complete([{"role": "user", "content": "hi"}], []).content == "Sunny."
+    sent = server.requests[0].headers["authorization"]
+    assert (
+        sent == "Basic " + base64.b64encode(f"proxyuser:{KEY}".encode()).decode()
+    )  # as httpx sent it before
+    with pytest.raises(ModelError) as info:
+        model.complete([{"role": "user", "content": "please fail"}], [])
+    for e in _chain(info.value):
+        _no_key(_exception_texts(e), "error with URL credentials")
+    _no_key(repr(vars(model)), "vars(model) after use")
+    http_lines = [r.getMessage() for r in debug_logs.records if r.name.startswith("httpx")]
+    assert any("HTTP Request: POST http://127.0.0.1" in line for line in http_lines), http_lines
+    _no_key(debug_logs.text, "logs")
+
+
+def test_redaction_helpers():
+    from toolsearch_lab.secrets import Secret, redact_url, scrub, split_url_credentials
+
+    assert redact_url(f"http://user:{KEY}@host:8000/v1") == "http://***@host:8000/v1"
+    assert redact_url(f"https://{KEY}@host/v1") == "https://***@host/v1"
+    assert redact_url(f"https://h/v1?api-key={KEY}&x=1") == "https://h/v1?api-key=***&x=1"
+    assert redact_url("http://host/v1") == "http://host/v1" and redact_url(None) is None
+    assert split_url_credentials(f"http://u:{KEY}@h/v1") == ("http://h/v1", "u", Secret(KEY))
+    assert split_url_credentials("http://h/v1") == ("http://h/v1", None, None)
+    assert repr(Secret(KEY)) == "'***'" and str(Secret(KEY)) == "'***'"
+    text = scrub(f"failed: Authorization: Bearer {KEY} at http://u:{KEY}@h", [Secret("other")])
+    _no_key(text, "scrubbed text")
+    assert "Bearer ***" in text and "http://***@h" in text
+
+
+def test_the_log_filter_redacts_url_credentials_from_the_http_loggers(debug_logs):
+    from toolsearch_lab.secrets import install_log_redaction
+
+    install_log_redaction()
+    install_log_redaction()  # idempotent
+    for name in ("httpx", "httpx2"):
+        logger = logging.getLogger(name)
+        logger.info('HTTP Request: %s %s "%s"', "POST", f"http://u:{KEY}@h/v1/x", "200 OK")
+        assert len(logger.filters) == len(set(map(id, logger.filters)))
+    _no_key(debug_logs.text, "filtered httpx log line")
+    assert "http://***@h/v1/x" in debug_logs.text
+
+
+def test_embedder_with_a_key_inside_the_base_url_shows_it_nowhere(server, debug_logs):
+    import base64
+
+    url = server.base_url.replace("http://", f"http://proxyuser:{KEY}@")
+    embedder = OpenAIEmbedder(model="emb", base_url=url, max_retries=0)
+    for text, where in (
+        (repr(embedder), "repr(embedder)"),
+        (str(embedder), "str(embedder)"),
+        (embedder.name, "embedder.name"),
+        (repr(vars(embedder)), "vars(embedder)"),
+    ):
+        _no_key(text, where)
+    assert embedder.embed(["weather"]).shape == (1, 2)
+    sent = server.requests[0].headers["authorization"]
+    assert sent == "Basic " + base64.b64encode(f"proxyuser:{KEY}".encode()).decode()
+    with pytest.raises(EmbeddingError) as info:
+        embedder.embed(["please fail"])
+    for e in _chain(info.value):
+        _no_key(_exception_texts(e), "embedder error with URL credentials")
+    _no_key(debug_logs.text, "logs")

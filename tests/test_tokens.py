@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
-import sys
 import threading
-import types
-from argparse import Namespace
 
 import pytest
 import tiktoken
@@ -205,7 +202,8 @@ def test_unknown_model_falls_back_to_o200k_with_a_warning():
 COOKBOOK_MESSAGES = [
     {
         "role": "system",
-        "content": "You are a helpful, pattern-following assistant that translates corporate jargon into plain English.",
+        "content": "You are a helpful, pattern-following assistant that translates corporate jargon "
+        "into plain English.",
     },
     {"role": "system", "name": "example_user", "content": "New synergies will help drive top-line growth."},
     {
@@ -216,7 +214,8 @@ COOKBOOK_MESSAGES = [
     {
         "role": "system",
         "name": "example_user",
-        "content": "Let's circle back when we have more bandwidth to touch base on opportunities for increased leverage.",
+        "content": "Let's circle back when we have more bandwidth to touch base on opportunities for "
+        "increased leverage.",
     },
     {
         "role": "system",
@@ -466,28 +465,25 @@ def test_catalog_tokens_sorted_with_total(cl100k):
 
 
 # ------------------------------------------------------------------------------------------------- CLI
-def _fake_catalog(monkeypatch, tools):
-    module = types.ModuleType("toolsearch_lab.catalog.container")
-    module.load_catalog = lambda name_or_path: list(tools)
-    monkeypatch.setitem(sys.modules, "toolsearch_lab.catalog.container", module)
+def test_tokens_command_text_and_json(tmp_path, capsys):
+    from toolsearch_lab.cli.main import main
 
-
-def test_tokens_command_text_and_json(monkeypatch, capsys):
-    _fake_catalog(monkeypatch, [weather_tool(), Tool("tiny", "t")])
-    assert tokens.tokens_command(Namespace(catalog="demo", encoding="o200k_base", json=False)) == 0
-    out = capsys.readouterr().out
-    lines = out.splitlines()
-    assert lines[0] == "catalog demo: 2 tools, encoding o200k_base"
+    tools = [weather_tool(), Tool("tiny", "t")]
+    path = tmp_path / "demo.json"
+    path.write_text(json.dumps([t.definition() for t in tools]), encoding="utf-8")
+    assert main(["tokens", "--catalog", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"catalog {path}: 2 tools, encoding o200k_base"
     assert lines[2].startswith("get_current_weather") and lines[3].startswith("tiny")
     assert lines[4].startswith("total") and lines[5].startswith("json")
 
-    assert tokens.tokens_command(Namespace(catalog="demo", encoding="cl100k_base", json=True)) == 0
+    assert main(["tokens", "--catalog", str(path), "--encoding", "cl100k_base", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     counter = TokenCounter("cl100k_base")
     assert payload == {
-        "catalog": "demo",
+        "catalog": str(path),
         "encoding": "cl100k_base",
-        "total": counter.tools_tokens([weather_tool(), Tool("tiny", "t")]),
+        "total": counter.tools_tokens(tools),
         "tools": [
             {"name": "get_current_weather", "tokens": counter.tool_tokens(weather_tool())},
             {"name": "tiny", "tokens": counter.tool_tokens(Tool("tiny", "t"))},
@@ -496,7 +492,6 @@ def test_tokens_command_text_and_json(monkeypatch, capsys):
 
 
 def test_tokens_cli_with_real_catalog_loader(tmp_path, capsys):
-    pytest.importorskip("toolsearch_lab.catalog.container")
     from toolsearch_lab.cli.main import main
 
     path = tmp_path / "tools.json"

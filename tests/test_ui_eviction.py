@@ -1,7 +1,8 @@
 """EvictionSimulator widget: controls re-simulate, the timeline and counts follow the strategy."""
 
-from toolsearch_lab.eval.eviction_simulation import EVICT, REUSE, STRATEGIES
+from toolsearch_lab.eval.eviction_simulation import EVICT, FIRST_INDEX, REUSE, STRATEGIES
 from toolsearch_lab.ui import EvictionSimulator, theme
+from toolsearch_lab.ui.eviction_view import PLOT_PX
 
 
 def evict_trace(app):
@@ -41,3 +42,23 @@ def test_controls_change_the_simulation():
     assert list(app.timeline_fig.data[0].x) != before
     app.rate.value = 4.0
     assert app.result.request_times[-1] < 60 / 2  # faster arrivals, shorter timeline
+
+
+def test_markers_a_moment_apart_in_one_session_never_overlap():
+    """Two events of one session within a marker's width are drawn on different heights, and the first-index
+    marker is not another shade of the reuse green."""
+    app = EvictionSimulator(strategy="LRU", sessions=5, lru_max=3)
+    end = app.result.request_times[-1]
+    gap = 18 * end * 1.05 / PLOT_PX
+    points = [
+        (x, y) for tr in app.timeline_fig.data if tr.name != EVICT for x, y in zip(tr.x, tr.y, strict=True)
+    ]
+    close = [
+        (a, b)
+        for i, a in enumerate(points)
+        for b in points[i + 1 :]
+        if abs(a[0] - b[0]) < gap and a[1] == b[1]
+    ]
+    assert not close, f"overlapping markers: {close[:3]}"
+    colours = {tr.name: tr.marker.color for tr in app.timeline_fig.data}
+    assert colours[FIRST_INDEX] == theme.INK and colours[REUSE] == theme.GOOD

@@ -2,7 +2,7 @@
 
 import pytest
 
-from toolsearch_lab.embed.base import TfidfEmbedder
+from toolsearch_lab.embed import TfidfEmbedder
 from toolsearch_lab.index.bm25.index import BM25ToolIndex
 from toolsearch_lab.index.hybrid import HybridToolIndex
 from toolsearch_lab.index.regex import RegexToolIndex
@@ -37,7 +37,15 @@ def make(query="create a pull request"):
 
 def test_rankings_scores_and_reasons_per_kind():
     app = make()
-    assert set(app.columns) == {"regex", "lucene", "vector", "hybrid"}
+    assert set(app.columns) == {
+        "regex",
+        "lucene",
+        "vector",
+        "hybrid",
+        "hybrid/keyword",
+        "hybrid/char",
+        "hybrid/vector",
+    }
     for kind, hits in app.results.items():
         assert hits and all(s is not None for _, s in hits)
         assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
@@ -50,6 +58,24 @@ def test_rankings_scores_and_reasons_per_kind():
     assert "<mark" in app.columns["regex"].value
     assert "cosine" in app.columns["vector"].value
     assert "fused = " in app.columns["hybrid"].value and "× BM25" in app.columns["hybrid"].value
+
+
+def test_hybrid_reasons_cite_the_component_columns():
+    """Each raw score and rank a hybrid reason cites is the one in that component's own column."""
+    app = make()
+    hybrid = app.index_for("hybrid")
+    columns = {role: [n for n, _ in app.results[f"hybrid/{role}"]] for role in ("keyword", "char", "vector")}
+    for name, _ in app.results["hybrid"]:
+        hit = hybrid.explain("index-explorer", app.query_box.value, name).details
+        for role, rank, score in [
+            ("vector", hit.vector_rank, hit.vector_score),
+            ("keyword", hit.keyword_rank, hit.keyword_score),
+            ("char", hit.char_rank, hit.char_score),
+        ]:
+            if rank is not None and rank <= len(columns[role]):
+                assert columns[role][rank - 1] == name
+                assert dict(app.results[f"hybrid/{role}"])[name] == pytest.approx(score, rel=1e-6)
+                assert f"rank {rank} in the" in app.columns["hybrid"].value
 
 
 def test_rankings_differ_between_kinds_and_follow_the_query():

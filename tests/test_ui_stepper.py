@@ -1,12 +1,15 @@
 """IterationStepper driven like a browser would (trait values and set_state), no frontend needed."""
 
 import importlib.util
+import re
 
 import pytest
 
+from toolsearch_lab.eval.scenarios import load_scenario, run_scenario
+from toolsearch_lab.trace import StepOutcome
 from toolsearch_lab.ui import IterationStepper, theme
 from toolsearch_lab.ui.sample import sample_trace
-from toolsearch_lab.ui.stepper_render import TOOLS_TRACES, details_html, tokens_spec, tools_spec
+from toolsearch_lab.ui.stepper_render import TOOLS_TRACES, details_html, steps_html, tokens_spec, tools_spec
 
 
 class FakeRunner:
@@ -34,38 +37,40 @@ def trace_by_name(fig, name):
 
 def test_slider_moves_details_and_highlight():
     app, _ = make()
-    assert app.slider.min == 0 and app.slider.max == 4
-    app.slider.value = 2
+    # Iterations are numbered from 1, as in the trace and the CLI.
+    assert app.slider.min == 1 and app.slider.max == 5 and "Iteration 1 of 5" in app.details.value
+    app.slider.value = 3
     html = app.details.value
-    assert "Iteration 2 of 4" in html
+    assert "Iteration 3 of 5" in html
     assert "what to wear" in html  # this iteration's search query
     assert "exposed next" in html and "clothing" in html  # the hit that becomes exposed next request
     for fig in (app.tools_fig, app.tokens_fig):
         (shape,) = fig.layout.shapes
-        assert shape.x0 == 1.5 and shape.x1 == 2.5
+        assert shape.x0 == 2.5 and shape.x1 == 3.5
+    assert list(app.tools_fig.layout.xaxis.tickvals) == [1, 2, 3, 4, 5]
     # the browser path
-    app.slider.set_state({"value": 3})
-    assert "Iteration 3 of 4" in app.details.value
+    app.slider.set_state({"value": 4})
+    assert "Iteration 4 of 5" in app.details.value
     assert theme.NEW_LIGHT in app.details.value and ">new<" in app.details.value  # clothing is new here
-    assert app.tools_fig.layout.shapes[0].x0 == 2.5
+    assert app.tools_fig.layout.shapes[0].x0 == 3.5
 
 
 def test_play_is_linked_to_slider():
     app, _ = make()
-    app.play.value = 1
-    assert app.slider.value == 1 and "Iteration 1 of 4" in app.details.value
+    app.play.value = 2
+    assert app.slider.value == 2 and "Iteration 2 of 5" in app.details.value
 
 
 def test_tools_figure_shows_exposure_per_iteration():
     app, _ = make()
     assert [tr.name for tr in app.tools_fig.data] == list(TOOLS_TRACES)
     new = trace_by_name(app.tools_fig, "newly exposed")
-    assert list(zip(new.x, new.y, strict=False)) == [(1, "currentTime"), (1, "weather"), (3, "clothing")]
+    assert list(zip(new.x, new.y, strict=False)) == [(2, "currentTime"), (2, "weather"), (4, "clothing")]
     assert new.marker.color == theme.NEW
     assert trace_by_name(app.tools_fig, "toolSearchTool").marker.color == theme.SEARCH
-    assert list(trace_by_name(app.tools_fig, "toolSearchTool").x) == [0, 1, 2, 3, 4]
+    assert list(trace_by_name(app.tools_fig, "toolSearchTool").x) == [1, 2, 3, 4, 5]
     called = trace_by_name(app.tools_fig, "called")
-    assert (3, "clothing") in list(zip(called.x, called.y, strict=False))
+    assert (4, "clothing") in list(zip(called.x, called.y, strict=False))
     assert "3 of 26 tools discovered" in app.tools_fig.layout.title.text
 
 
@@ -88,14 +93,14 @@ def test_accumulation_toggle_reruns_and_changes_exposed_set_then_caches():
     app.accumulation.value = False
     assert len(runner.calls) == 1 and runner.calls[0]["accumulation"] is False
     assert app.trace.iterations[3].exposed_tools != exposed_before
-    app.slider.value = 3
+    app.slider.value = 4  # iterations[3]
     assert "Discovered earlier but not sent" in app.details.value
     ys = [
         y
         for x, y in zip(
             trace_by_name(app.tools_fig, "exposed").x, trace_by_name(app.tools_fig, "exposed").y, strict=False
         )
-        if x == 3
+        if x == 4
     ]
     assert "weather" not in ys
     app.accumulation.set_state({"value": True})  # back: served from the cache, no new run
@@ -139,9 +144,9 @@ def test_untrusted_text_is_escaped_everywhere():
 def test_pure_renderers_are_cheap_to_call_without_widgets():
     tr = sample_trace()
     spec = tools_spec(tr, 1)
-    assert len(spec["data"]) == len(TOOLS_TRACES) and spec["layout"]["shapes"][0]["x0"] == 0.5
+    assert len(spec["data"]) == len(TOOLS_TRACES) and spec["layout"]["shapes"][0]["x0"] == 1.5
     assert tokens_spec(tr)["layout"]["shapes"] == []
-    assert "Iteration 4 of 4" in details_html(tr, 99)  # clamped
+    assert "Iteration 5 of 5" in details_html(tr, 99)  # clamped
 
 
 def test_repr_mimebundle_is_the_widget():
@@ -155,9 +160,74 @@ def test_repr_mimebundle_is_the_widget():
 )
 def test_real_scenario_accumulation_changes_exposed_tools():
     app = IterationStepper(scenario="github", index="lucene")
-    assert app.run.grade is not None and app.slider.max == len(app.trace.iterations) - 1
+    assert app.run.grade is not None and app.slider.max == len(app.trace.iterations)
     last_with = app.trace.iterations[-1].exposed_tools
     app.accumulation.value = False
     last_without = app.trace.iterations[-1].exposed_tools
     assert set(last_without) < set(last_with)
     assert "(accumulation off)" in app.tools_fig.layout.title.text
+
+
+def visible_text(html):
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def test_model_dropdown_offers_both_simulated_agents_semantic_first():
+    app, runner = make()
+    values = [value for _, value in app.model_dropdown.options]
+    assert values[:2] == ["semantic", "literal"] and app.model_dropdown.value == "semantic"
+    assert "simulated · semantic" in app.model_dropdown.label
+    assert IterationStepper(run=sample_trace(), runner=runner, model="simulated").model_dropdown.value == (
+        "semantic"
+    )
+    app.model_dropdown.value = "literal"  # a simulated agent is free: re-run at once, then cache
+    assert [c["model"] for c in runner.calls] == ["literal"]
+    app.model_dropdown.value = "semantic"
+    app.model_dropdown.value = "literal"
+    assert len(runner.calls) == 1
+
+
+def test_steps_block_is_empty_for_an_ungraded_trace():
+    app, _ = make()
+    assert sample_trace().steps == [] and app.steps.value == "" and steps_html(sample_trace()) == ""
+
+
+def test_steps_block_escapes_and_marks_each_step():
+    tr = sample_trace()
+    tr.steps = [
+        StepOutcome("close <b>bug</b> 7", ["close_issue"], True, ["close_issue"]),
+        StepOutcome("land PR 7", ["merge_pull_request"], False, [], ["merge_pr"]),
+    ]
+    html = steps_html(tr)
+    text = visible_text(html)
+    assert "Steps 1/2" in text and "<b>bug" not in html and "close &lt;b&gt;bug&lt;/b&gt; 7" in html
+    assert text.count("✓") == 1 and text.count("✗") == 1 and "nothing ran" in text
+    assert "merge_pull_request" in text and "merge_pr" in text
+    assert "white-space:nowrap" in html and theme.BAD in html and theme.GOOD in html
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("toolsearch_lab.index.factory") is None, reason="index_factory not available"
+)
+def test_agent_switch_shows_per_step_grade_on_user_worded_scenario():
+    name = "github-release-day-user"
+    app = IterationStepper(scenario=name, index="lucene")
+    settings = {
+        "index": "lucene",
+        "max_results": app.max_results.value,
+        "min_score": app.threshold.value,
+    }
+    expected = run_scenario(name, model="semantic", **settings)
+    n = len(load_scenario(name).steps)
+    k = round(expected.step_success_rate * n)
+    semantic_text = visible_text(app.steps.value)
+    assert f"Steps {k}/{n}" in semantic_text
+    assert semantic_text.count("✓") == k and semantic_text.count("✗") == n - k
+    for step in expected.steps:
+        assert theme.esc(step.need) in app.steps.value
+    app.model_dropdown.value = "literal"
+    assert app.trace.model != expected.trace.model  # the literal agent ran, not the semantic one again
+    literal_text = visible_text(app.steps.value)
+    assert f"Steps 0/{n}" in literal_text and literal_text.count("✗") == n
+    app.model_dropdown.value = "semantic"  # from the cache
+    assert f"Steps {k}/{n}" in visible_text(app.steps.value)

@@ -1,6 +1,8 @@
 """TokenDashboard: per-tool costs sorted, totals equal TokenCounter's, run and prefix views follow the run."""
 
 from toolsearch_lab.catalog.container import load_catalog
+from toolsearch_lab.eval.compare import run_strategy
+from toolsearch_lab.eval.cost import request_segments, shared_prefix_tokens
 from toolsearch_lab.tokens import TokenCounter
 from toolsearch_lab.ui import TokenDashboard, theme
 from toolsearch_lab.ui.sample import SAMPLE_COSTS, sample_trace
@@ -54,10 +56,11 @@ def test_prefix_rows_model_cache_breaks():
     trace = sample_trace()
     rows = prefix_rows(trace, SAMPLE_COSTS)
     assert rows[0]["ts_reused"] == 0 and rows[0]["ts_new"] == trace.iterations[0].tokens.tool_search.total
-    # request 1 adds currentTime and weather after toolSearchTool: only toolSearchTool's block is reused
+    assert [r["number"] for r in rows] == [1, 2, 3, 4, 5]  # requests are numbered from 1, as everywhere
+    # request 2 adds currentTime and weather after toolSearchTool: only toolSearchTool's block is reused
     assert rows[1]["added"] == ["currentTime", "weather"] and rows[1]["break_after"] == "toolSearchTool"
     assert rows[1]["ts_reused"] == SAMPLE_COSTS["toolSearchTool"]
-    # request 2 has the same tools: the whole previous request (minus reply priming) is a prefix
+    # request 3 has the same tools: the whole previous request (minus reply priming) is a prefix
     assert rows[2]["ts_reused"] == trace.iterations[1].tokens.tool_search.total - 3
     # all tools: the tool block never changes
     assert all(
@@ -71,3 +74,18 @@ def test_prefix_rows_model_cache_breaks():
 def test_prefix_without_accumulation_breaks_at_first_tool_change():
     rows = prefix_rows(sample_trace(accumulation=False), SAMPLE_COSTS)
     assert rows[3]["removed"] == ["currentTime", "weather"] and rows[3]["break_after"] == "toolSearchTool"
+
+
+def test_prefix_rows_agree_with_the_cost_model_on_the_recorded_requests():
+    # Without accumulation the tool list changes in the middle as well as at the end: both kinds of break.
+    run = run_strategy("github-bugfix-week", "search-only-no-accumulation")
+    counter = TokenCounter(run.trace.encoding)
+    costs = {
+        tool["function"]["name"]: counter.tool_tokens(tool) for _, tools in run.requests for tool in tools
+    }
+    rows = prefix_rows(run.trace, costs, counter.tool_format.func_end)
+    segments = [request_segments(messages, tools, counter) for messages, tools in run.requests]
+    assert [r["ts_total"] for r in rows] == [sum(s.tokens for s in request) for request in segments]
+    reused = [0] + [shared_prefix_tokens(a, b) for a, b in zip(segments, segments[1:], strict=False)]
+    assert [r["ts_reused"] for r in rows] == reused
+    assert any(r["break_after"] for r in rows) and any(r["ts_reused"] > 0 and not r["added"] for r in rows)

@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from toolsearch_lab.embed.base import MiniLMEmbedder
+from toolsearch_lab.embed import MiniLMEmbedder
 from toolsearch_lab.index.vector import VectorToolIndex, tool_text
 from toolsearch_lab.model import SearchRequest, Tool, empty_response
 
@@ -198,7 +198,7 @@ def test_search_many_equals_search(minilm):
     index = VectorToolIndex(CountingEmbedder(minilm))
     index.index_tools("s", tools())
     queries = ["send a mail", "stock quote for AAPL", "schedule a meeting"]
-    batch = index.search_many("s", queries, 2)
+    batch = index.search_many([SearchRequest("s", q, 2) for q in queries])
     assert len(index.embedder.calls) == 2  # one for the tools, one for all queries
     for q, resp in zip(queries, batch, strict=False):
         single = index.search(SearchRequest("s", q, 2))

@@ -4,11 +4,13 @@ ToolSearchResponse, ToolIndex)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.:-]{1,128}\Z")  # \Z: "$" would accept a final "\n"
+# The meta-tool's name: models and the loop both need it, so it lives below both.
+TOOL_SEARCH_TOOL_NAME = "toolSearchTool"
 
 
 @dataclass(frozen=True)
@@ -30,7 +32,8 @@ class Tool:
         if not isinstance(self.name, str) or not TOOL_NAME_PATTERN.match(self.name):
             raise ValueError(
                 f"tool {label}: field 'name' must match {TOOL_NAME_PATTERN.pattern} "
-                f"(1-128 letters, digits, '_', '.', ':' or '-'), got {self.name!r:.80}"
+                f"(1-128 letters, digits, '_', '.', ':' or '-'), "
+                f"got {label if isinstance(self.name, str) else type(self.name).__name__:.80}"
             )
         if not isinstance(self.description, str):
             raise ValueError(
@@ -82,12 +85,29 @@ class ToolReference:
         return out
 
 
+DEFAULT_MAX_RESULTS = 10  # Spring's default for every index; each index instance may set its own
+
+
+def check_max_results(value: Any, owner: str) -> int:
+    """``value`` if it is an integer >= 1 (not a bool), else a ``ValueError`` naming ``owner``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{owner} must be an integer >= 1, got {value!r:.40}")
+    return value
+
+
 @dataclass(frozen=True)
 class SearchRequest:
+    """One search. ``max_results`` None means "the index's own ``default_max_results``"; this is the one
+    place it is validated, so every index can trust it."""
+
     session_id: str | None
     query: str | None
     max_results: int | None = None
     category_filter: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_results is not None:
+            check_max_results(self.max_results, "SearchRequest.max_results (None for the index default)")
 
 
 @dataclass(frozen=True)
@@ -127,9 +147,84 @@ def empty_response() -> SearchResponse:
     return SearchResponse([], None, None)
 
 
+@dataclass(frozen=True)
+class Contribution:
+    """One additive part of a score: ``value`` is what it adds, ``detail`` the inputs behind it."""
+
+    label: str
+    value: float
+    detail: str = ""
+
+    def to_dict(self) -> dict:
+        return {"label": self.label, "value": self.value, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why one tool scored what it did for one query, in the same terms for every index.
+
+    ``score`` is exactly the ``relevance_score`` that ``search`` gives the tool (0.0 when it does not
+    match); the ``parts`` add up to it. ``returned`` says whether ``search`` with the index's default
+    ``max_results`` would return it. ``details`` holds the index's own evidence (regex spans, BM25 clauses,
+    the hybrid's component hits) for views that want more than the parts.
+    """
+
+    index: str
+    tool_name: str
+    query: str | None
+    score: float
+    parts: tuple[Contribution, ...] = ()
+    returned: bool = False
+    rank: int | None = None
+    details: Any = None
+
+    @property
+    def matched(self) -> bool:
+        return self.score > 0
+
+    def to_text(self) -> str:
+        """The parts one per line, then the index's own evidence when it can render itself as text."""
+        lines = [f"{self.index}: {self.tool_name} scored {self.score:.6g} for {self.query!r}"]
+        lines += [
+            f"  {p.value:+.6g}  {p.label}" + (f"  ({p.detail})" if p.detail else "") for p in self.parts
+        ]
+        details_text = getattr(self.details, "to_text", None)
+        if callable(details_text):
+            lines.append(details_text())
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def to_dict(self) -> dict:
+        return {
+            "index": self.index,
+            "toolName": self.tool_name,
+            "query": self.query,
+            "score": self.score,
+            "returned": self.returned,
+            "rank": self.rank,
+            "parts": [p.to_dict() for p in self.parts],
+        }
+
+
+class NotIndexedError(KeyError, ValueError):
+    """``explain`` for a session or tool name the index does not hold. A ``KeyError`` (a lookup that
+    failed) and a ``ValueError`` (a bad argument), so callers catching either keep working."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 @runtime_checkable
 class ToolIndex(Protocol):
-    """Per-session tool index. A search in one session never sees another session's tools."""
+    """Per-session tool index. A search in one session never sees another session's tools.
+
+    ``default_max_results`` is how many results a request with ``max_results=None`` gets; ``search_many``
+    answers several requests (equal to calling ``search`` on each); ``explain`` says why one tool scored
+    what it did, with ``score`` equal to the ``relevance_score`` that ``search`` gives it."""
+
+    default_max_results: int
 
     def index_tool(self, session_id: str, tool: Tool) -> None: ...
 
@@ -137,16 +232,53 @@ class ToolIndex(Protocol):
 
     def search(self, request: SearchRequest) -> SearchResponse: ...
 
+    def search_many(self, requests: Sequence[SearchRequest]) -> list[SearchResponse]: ...
+
+    def explain(self, session_id: str, query: str, tool_name: str) -> Explanation: ...
+
     def clear_index(self, session_id: str) -> None: ...
 
 
 class BaseToolIndex:
     """Shared helpers for the built-in indexes. ``index_tools`` delegates to ``index_tool`` in order
-    (Spring's default method); indexes that batch more cheaply override it."""
+    (Spring's default method) and ``search_many`` loops over ``search``; indexes that batch more cheaply
+    override them. Subclasses call ``super().__init__(default_max_results)`` (validated once, here)."""
+
+    default_max_results: int = DEFAULT_MAX_RESULTS  # for subclasses that do not call __init__
+
+    def __init__(self, default_max_results: int = DEFAULT_MAX_RESULTS) -> None:
+        self.default_max_results = check_max_results(
+            default_max_results, f"{type(self).__name__}: default_max_results"
+        )
+
+    def index_tool(self, session_id: str, tool: Tool) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must implement index_tool or index_tools")
 
     def index_tools(self, session_id: str, tools: Iterable[Tool]) -> None:
         for tool in tools:
             self.index_tool(session_id, tool)
+
+    def search(self, request: SearchRequest) -> SearchResponse:
+        raise NotImplementedError(f"{type(self).__name__} must implement search")
+
+    def clear_index(self, session_id: str) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must implement clear_index")
+
+    def search_many(self, requests: Sequence[SearchRequest]) -> list[SearchResponse]:
+        """``[search(r) for r in requests]``; batching indexes override it with identical results."""
+        return [self.search(self.check_request(r)) for r in requests]
+
+    def limit(self, request: SearchRequest) -> int:
+        """How many results ``request`` asks for: its own ``max_results``, else the index default."""
+        return request.max_results if request.max_results is not None else self.default_max_results
+
+    @staticmethod
+    def check_request(request: Any) -> SearchRequest:
+        if not isinstance(request, SearchRequest):
+            raise TypeError(f"expected a SearchRequest, got {type(request).__name__}: {request!r:.80}")
+        if request.query is not None and not isinstance(request.query, str):
+            raise TypeError(f"SearchRequest.query must be a str or None, got {type(request.query).__name__}")
+        return request
 
     @staticmethod
     def check_tool(tool: Any) -> Tool:
@@ -166,15 +298,24 @@ class BaseToolIndex:
         return session_id
 
     @staticmethod
-    def resolve_max_results(request: SearchRequest, default: int) -> int:
-        value = request.max_results
-        if value is None:
-            return default
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"max_results must be an integer >= 1 or None, got {value!r:.40}")
-        if value < 1:
-            raise ValueError(f"max_results must be >= 1, got {value}")
-        return value
+    def check_explain_args(session_id: Any, query: Any, tool_name: Any) -> None:
+        """``explain``'s arguments: a session id, a str query and a str tool name (else a clear error)."""
+        BaseToolIndex.check_session_id(session_id)
+        if not isinstance(query, str):
+            raise TypeError(f"explain: query must be a str, got {type(query).__name__}")
+        if not isinstance(tool_name, str):
+            raise TypeError(f"explain: tool_name must be a str, got {type(tool_name).__name__}")
+
+    @staticmethod
+    def positions_of(tools: Sequence[Tool], session_id: str, tool_name: str) -> list[int]:
+        """Where ``tool_name`` sits in a session's ``tools`` (for ``explain``); :class:`NotIndexedError`
+        naming the session or the tool when it is not there."""
+        if not tools:
+            raise NotIndexedError(f"explain: session {session_id!r} holds no tools")
+        found = [i for i, t in enumerate(tools) if t.name == tool_name]
+        if not found:
+            raise NotIndexedError(f"explain: no tool named {tool_name!r} in session {session_id!r}")
+        return found
 
     @staticmethod
     def category_allows(tool: Tool, category_filter: str | None) -> bool:

@@ -5,15 +5,15 @@ Two layers, kept apart on purpose:
 * **Exact**: the token count of any text (``TokenCounter.count``) and of the compact JSON of a ``tools``
   array (``count_json``, "what you send"). These come from tiktoken with OpenAI's own BPE rank files, shipped
   gzipped in ``resources/tiktoken`` and verified by sha256, so nothing is ever downloaded.
-* **Estimated**: what a request costs in *prompt* tokens (``count_request``). OpenAI does not send your JSON to
-  the model: it re-renders messages with hidden framing tokens and tool definitions in a hidden compact format.
-  We follow the OpenAI cookbook "How to count tokens with tiktoken"
+* **Estimated**: what a request costs in *prompt* tokens (``count_request``). OpenAI does not send your JSON
+  to the model: it re-renders messages with hidden framing tokens and tool definitions in a hidden compact
+  format. We follow the OpenAI cookbook "How to count tokens with tiktoken"
   (https://github.com/openai/openai-cookbook/blob/main/examples/How_to_count_tokens_with_tiktoken.ipynb),
-  sections 6 (``num_tokens_from_messages``) and 7 (``num_tokens_for_tools``). The cookbook's own checks against
-  the API: 124 (gpt-4o) / 129 (gpt-4) prompt tokens for its messages example, 101 (gpt-4o) / 105 (gpt-4) for its
-  weather-tool example; ``tests/test_tokens.py`` reproduces all four. Beyond those flat examples (nested
-  objects, arrays, ``anyOf``, non-string enums, tool calls and tool results in the history) the numbers are our
-  sensible extension of the recipe, not something OpenAI documents.
+  sections 6 (``num_tokens_from_messages``) and 7 (``num_tokens_for_tools``). The cookbook's own checks
+  against the API: 124 (gpt-4o) / 129 (gpt-4) prompt tokens for its messages example, 101 (gpt-4o) / 105
+  (gpt-4) for its weather-tool example; ``tests/test_tokens.py`` reproduces all four. Beyond those flat
+  examples (nested objects, arrays, ``anyOf``, non-string enums, tool calls and tool results in the history)
+  the numbers are our sensible extension of the recipe, not something OpenAI documents.
 """
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ _O200K_PAT_STR = "|".join(  # noqa: FLY002 - same layout as tiktoken_ext, easy t
     ]
 )
 _CL100K_PAT_STR = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]"""
-    r"""|\s+(?!\S)|\s"""
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
 )
 
 
@@ -93,7 +93,9 @@ def _rank_file_bytes(name: str) -> bytes:
     """The gzipped rank file shipped with the package (a separate function so tests can swap the file)."""
     return (
         resources.files("toolsearch_lab")
-        .joinpath("resources", "tiktoken", _SPECS[name].rank_file)
+        .joinpath("resources")
+        .joinpath("tiktoken")
+        .joinpath(_SPECS[name].rank_file)
         .read_bytes()
     )
 
@@ -114,8 +116,9 @@ def _load_encoding(name: str) -> tiktoken.Encoding:
     actual = hashlib.sha256(raw).hexdigest()
     if actual != spec.sha256:
         raise RuntimeError(
-            f"tiktoken rank file for {name} failed its integrity check: sha256 {actual}, expected {spec.sha256} "
-            "(the file in toolsearch_lab/resources/tiktoken is corrupt or was replaced; reinstall the package)"
+            f"tiktoken rank file for {name} failed its integrity check: sha256 {actual}, expected "
+            f"{spec.sha256} (the file in toolsearch_lab/resources/tiktoken is corrupt or was replaced; "
+            "reinstall the package)"
         )
     # Same format load_tiktoken_bpe parses ("<base64 token> <rank>" per line); parsed here so tiktoken never
     # touches its download cache.
@@ -227,7 +230,8 @@ class RequestTokens:
 @dataclass(frozen=True)
 class CompletionTokens:
     """Tokens the model generated: the text content and the function names + arguments of its tool calls.
-    A lower bound of ``usage.completion_tokens``: hidden tool-call framing and reasoning tokens are not seen."""
+    A lower bound of ``usage.completion_tokens``: hidden tool-call framing and reasoning tokens are not
+    seen."""
 
     content: int
     tool_calls: int
@@ -293,9 +297,9 @@ class TokenCounter:
     def count_json(self, obj: Any) -> int:
         """Exact tokens of ``obj`` as compact JSON (``Tool`` objects become their OpenAI definitions).
 
-        For a ``tools`` array this is "what you send": a fully exact, model-independent size measure. The model
-        sees a re-rendered, usually smaller form; ``count_request`` estimates that. Non-ASCII text is kept as
-        is (``ensure_ascii=False``) because ``\\uXXXX`` escapes would inflate the count several-fold.
+        For a ``tools`` array this is "what you send": a fully exact, model-independent size measure. The
+        model sees a re-rendered, usually smaller form; ``count_request`` estimates that. Non-ASCII text is
+        kept as is (``ensure_ascii=False``) because ``\\uXXXX`` escapes would inflate the count several-fold.
         """
         if isinstance(obj, Tool):
             obj = obj.definition()
@@ -303,14 +307,14 @@ class TokenCounter:
             obj = [t.definition() if isinstance(t, Tool) else t for t in obj]
         return self.count(json.dumps(obj, separators=(",", ":"), ensure_ascii=False))
 
-    # -- estimated: tool definitions --------------------------------------------------------------------------
+    # -- estimated: tool definitions -------------------------------------------------------------------------
     def tool_tokens(self, tool: Tool | Mapping) -> int:
         """Estimated prompt tokens one tool definition adds to a request that already has tools.
 
         The cookbook recipe: ``func_init`` + tokens of ``"name:description"``; if there are properties,
-        ``prop_init`` and per property ``prop_key`` + tokens of ``"key:type:description"`` (+ ``enum_init`` and
-        per enum value ``enum_item`` + its tokens). The recipe only knows flat schemas; our extension applies
-        the same per-property rule recursively to nested object properties, array ``items`` and
+        ``prop_init`` and per property ``prop_key`` + tokens of ``"key:type:description"`` (+ ``enum_init``
+        and per enum value ``enum_item`` + its tokens). The recipe only knows flat schemas; our extension
+        applies the same per-property rule recursively to nested object properties, array ``items`` and
         ``anyOf``/``oneOf``/``allOf`` branches, renders a list ``type`` as ``"a | b"`` and a missing one as
         ``"any"``. Other keywords (``default``, ``minimum``, ``pattern``, ``additionalProperties``...) are not
         counted, as in the recipe.
@@ -365,7 +369,8 @@ class TokenCounter:
         return n
 
     def tools_tokens(self, tools: Iterable[Tool | Mapping]) -> int:
-        """Estimated prompt tokens of a whole ``tools`` array: per-tool costs + ``func_end`` once (0 if empty)."""
+        """Estimated prompt tokens of a whole ``tools`` array: per-tool costs + ``func_end`` once (0 if
+        empty)."""
         costs = [self.tool_tokens(t) for t in tools]
         return sum(costs) + self.tool_format.func_end if costs else 0
 
@@ -381,7 +386,7 @@ class TokenCounter:
         total = sum(cost for _, cost in rows) + (self.tool_format.func_end if rows else 0)
         return rows, total
 
-    # -- estimated: whole requests ----------------------------------------------------------------------------
+    # -- estimated: whole requests ---------------------------------------------------------------------------
     def _content_tokens(self, content: Any) -> int:
         if content is None:
             return 0
@@ -411,7 +416,7 @@ class TokenCounter:
             call = _as_plain(call)
             fn = call.get("function") if isinstance(call, Mapping) else None
             if not isinstance(fn, Mapping):
-                # ValueError, not TypeError: a malformed message is bad input data, reported by the CLI as such
+                # ValueError, not TypeError: a malformed message is bad input data, and the CLI says so
                 raise ValueError(f"tool call without a 'function' object: {call!r:.80}")  # noqa: TRY004
             arguments = fn.get("arguments") or ""
             if not isinstance(arguments, str):  # some callers keep parsed arguments; the wire form is JSON
@@ -472,37 +477,3 @@ def _type_label(schema: Mapping) -> str:
     if isinstance(branches, list) and branches:
         return " | ".join(_type_label(b) if isinstance(b, Mapping) else "any" for b in branches)
     return "any"
-
-
-def tokens_command(args: Any) -> int:
-    """``toolsearch-lab tokens``: per-tool costs of a catalog, most expensive first, and the total."""
-    from toolsearch_lab.catalog.container import (
-        load_catalog,  # written separately; imported lazily so this module stands alone
-    )
-
-    catalog = load_catalog(args.catalog)
-    tools = list(getattr(catalog, "tools", catalog))
-    counter = TokenCounter(args.encoding)
-    rows, total = counter.catalog_tokens(tools)
-    if getattr(args, "json", False):
-        payload = {
-            "catalog": str(args.catalog),
-            "encoding": counter.encoding_name,
-            "total": total,
-            "tools": [{"name": name, "tokens": cost} for name, cost in rows],
-        }
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
-        return 0
-    width = max([len(name) for name, _ in rows] + [4])
-    print(f"catalog {args.catalog}: {len(rows)} tools, encoding {counter.encoding_name}")
-    print(f"{'tool':<{width}}  {'tokens':>7}")
-    for name, cost in rows:
-        print(f"{name:<{width}}  {cost:>7,}")
-    print(
-        f"{'total':<{width}}  {total:>7,}  (estimated prompt tokens of the tool definitions, "
-        f"incl. {counter.tool_format.func_end} once per request)"
-    )
-    print(
-        f"{'json':<{width}}  {counter.count_json(tools):>7,}  (exact tokens of the compact JSON tools array)"
-    )
-    return 0

@@ -1,8 +1,12 @@
 """The run trace: the contract between the advisor loop and every visual.
 
 Plain dataclasses that round-trip through JSON exactly (``RunTrace.from_json(t.to_json()) == t``). Nothing
-secret goes in: the loop records tool names, arguments, results, token counts and timings, never API keys or
-HTTP headers.
+secret goes in: the loop records tool names, arguments, results, token counts, retries and timings, never API
+keys, URLs with credentials or HTTP headers.
+
+Iterations are numbered from 1 (``Iteration.number``), as the CLI, the widgets and the docs show them.
+Trace version 1 stored a 0-based ``index`` instead; :meth:`RunTrace.from_dict` reads such traces and turns
+``index`` into ``number = index + 1``.
 """
 
 from __future__ import annotations
@@ -11,7 +15,11 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-TRACE_VERSION = 1
+from toolsearch_lab.jsonlimits import loads_checked
+
+TRACE_VERSION = 2  # 2: Iteration.number (1-based) replaces index; Iteration.retries
+# A trace nests about 6 levels (trace, iterations, tool calls, tokens, api usage); deeper text is not ours.
+MAX_TRACE_DEPTH = 64
 
 
 @dataclass
@@ -66,6 +74,19 @@ class ToolCallRecord:
 
 
 @dataclass
+class RetryRecord:
+    """One failed model request that was retried: which attempt failed (1 = the first request), the HTTP
+    status (None when no answer came: timeout, connection error), the error class and how long the model
+    waited before the next attempt (from ``Retry-After`` when the server sent one)."""
+
+    attempt: int
+    status: int | None
+    error: str
+    wait_s: float
+    message: str = ""
+
+
+@dataclass
 class IterationTokens:
     tool_search: TokenCount = field(default_factory=TokenCount)
     baseline: TokenCount = field(default_factory=TokenCount)
@@ -75,7 +96,9 @@ class IterationTokens:
 
 @dataclass
 class Iteration:
-    index: int
+    """One model request of a run and what the loop did with its answer. ``number`` counts from 1."""
+
+    number: int
     exposed_tools: list[str]
     newly_exposed: list[str]
     accumulated: list[str]  # every tool discovered so far in this run, in discovery order
@@ -87,6 +110,12 @@ class Iteration:
     tokens: IterationTokens = field(default_factory=IterationTokens)
     model_ms: float = 0.0
     duration_ms: float = 0.0
+    retries: list[RetryRecord] = field(default_factory=list)  # failed model requests retried in this step
+
+    @property
+    def index(self) -> int:
+        """Position in ``RunTrace.iterations`` (0-based). Show ``number`` to people."""
+        return self.number - 1
 
 
 @dataclass
@@ -102,6 +131,18 @@ class SessionEvent:
     fingerprint: str | None = None
     tool_count: int = 0
     detail: str = ""
+
+
+@dataclass
+class StepOutcome:
+    """How one step of a graded scenario went: the tools it expected (``also_accepted`` would do as well),
+    the tools that ran for it (when it failed: what ran between the neighbouring successful steps)."""
+
+    need: str
+    expected: list[str]
+    success: bool
+    called: list[str] = field(default_factory=list)
+    also_accepted: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -121,6 +162,7 @@ class RunTrace:
     errors: list[str] = field(default_factory=list)
     encoding: str = "o200k_base"
     version: int = TRACE_VERSION
+    steps: list[StepOutcome] = field(default_factory=list)  # filled when a scenario run is graded
 
     # ---- derived views (not stored) -------------------------------------------------------------
     def tokens_total(self) -> dict:
@@ -140,6 +182,10 @@ class RunTrace:
     def searches(self) -> list[SearchRecord]:
         return [s for it in self.iterations for s in it.searches]
 
+    def step_success_rate(self) -> float | None:
+        """Share of graded steps that succeeded (None when the run was not graded step by step)."""
+        return sum(1 for s in self.steps if s.success) / len(self.steps) if self.steps else None
+
     def called_tools(self) -> list[str]:
         """Names of tools that really ran, in order (searches and rejected calls excluded)."""
         return [c.name for it in self.iterations for c in it.tool_calls if c.kind == "tool"]
@@ -156,7 +202,9 @@ class RunTrace:
             "called_tools": self.called_tools(),
             "stop_reason": self.stop_reason,
             "final_answer": self.final_answer,
-            "errors": self.errors + [e for it in self.iterations for e in it.errors],
+            # The error that stopped a run is also on its iteration: list it once.
+            "errors": self.errors + [e for it in self.iterations for e in it.errors if e not in self.errors],
+            "retries": len(self.retries()),
             "tokens": self.tokens_total(),
             "encoding": self.encoding,
         }
@@ -167,23 +215,30 @@ class RunTrace:
 
     def to_json(self, indent: int | None = None) -> str:
         text = json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
-        # Fix (issue 6): a model can send a lone surrogate ('{"query": "\ud800"}' is valid JSON), which then
-        # sits in the trace; with ensure_ascii=False the text could not be written as UTF-8 and the trace was
-        # lost on save. Escaping everything in that case keeps the text UTF-8-safe and still round-trips.
+        # A model can send a lone surrogate ('{"query": "\ud800"}' is valid JSON), which then sits in the
+        # trace and cannot be written as UTF-8; escaping everything in that case keeps the text UTF-8-safe
+        # and it still round-trips.
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
             text = json.dumps(self.to_dict(), indent=indent, ensure_ascii=True)
         return text
 
+    def retries(self) -> list[RetryRecord]:
+        return [r for it in self.iterations for r in it.retries]
+
     @classmethod
     def from_dict(cls, data: dict) -> RunTrace:
-        return _build(cls, data, "trace")
+        return _build(cls, _upgrade(data), "trace")
 
     @classmethod
     def from_json(cls, text: str) -> RunTrace:
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise ValueError(f"RunTrace.from_json: expected JSON text, got {type(text).__name__}")
+        if not isinstance(text, str):
+            text = bytes(text).decode("utf-8", errors="replace")
         try:
-            data = json.loads(text)
+            data = loads_checked(text, "RunTrace.from_json: the text", MAX_TRACE_DEPTH)
         except json.JSONDecodeError as exc:
             raise ValueError(f"RunTrace.from_json: not valid JSON ({exc})") from None
         return cls.from_dict(data)
@@ -193,13 +248,31 @@ class RunTrace:
 _NESTED: dict[tuple[type, str], type] = {
     (RunTrace, "session_events"): SessionEvent,
     (RunTrace, "iterations"): Iteration,
+    (RunTrace, "steps"): StepOutcome,
     (Iteration, "tool_calls"): ToolCallRecord,
     (Iteration, "searches"): SearchRecord,
     (Iteration, "tokens"): IterationTokens,
+    (Iteration, "retries"): RetryRecord,
     (SearchRecord, "hits"): SearchHit,
     (IterationTokens, "tool_search"): TokenCount,
     (IterationTokens, "baseline"): TokenCount,
 }
+
+
+def _upgrade(data: Any) -> Any:
+    """A version-1 trace (0-based ``Iteration.index``) in the current shape; other input is left as is."""
+    if (
+        not isinstance(data, dict)
+        or data.get("version", 1) != 1
+        or not isinstance(data.get("iterations"), list)
+    ):
+        return data
+    iterations = []
+    for it in data["iterations"]:
+        if isinstance(it, dict) and "index" in it and "number" not in it and isinstance(it["index"], int):
+            it = {**{k: v for k, v in it.items() if k != "index"}, "number": it["index"] + 1}
+        iterations.append(it)
+    return {**data, "iterations": iterations, "version": TRACE_VERSION}
 
 
 def _build(cls: type, data: Any, where: str):

@@ -5,36 +5,55 @@ Validation is strict by default because a broken definition only shows up much l
 provider or as a tool the search can never find. ``strict=False`` keeps every valid tool and lists every
 problem in ``catalog.report`` instead; nothing is dropped without a line in that report.
 
+This module holds :class:`ToolCatalog` and the loaders; reading and detecting the formats is
+:mod:`toolsearch_lab.catalog.formats`, the JSON Schema checks :mod:`toolsearch_lab.catalog.schema_checks`.
+
 Shipped catalogs (``load_catalog(name)``):
 
 * ``"github-mcp"``: the 117 GitHub MCP server tool snapshots (``toolsnaps/*.snap``), sorted by file name;
   ``parameters`` is each tool's ``inputSchema``.
-* ``"livemcpbench"``: the 510 distinct tool names of LiveMCPBench's raw ``tools.json`` (70 servers, 527 tools).
-  13 names appear on more than one server: the **first occurrence wins** (file order), so the catalog matches
-  the dataset's ``normalized.json``; every skipped occurrence is a note in ``catalog.report``. ``category`` is
-  the server's category. 15 raw tools have ``"description": null``; they get ``""`` (also a note).
-* ``"metatool"``: the 199 MetaTool tools of ``data/metatool/normalized.json``. One raw name, ``PDF&URLTool``, is
-  not a valid tool name for any provider; it is renamed ``PDF_URLTool`` (a note, and
+* ``"livemcpbench"``: the 510 distinct tool names of LiveMCPBench's raw ``tools.json`` (70 servers, 527
+  tools). 13 names appear on more than one server: the **first occurrence wins** (file order), so the catalog
+  matches the dataset's ``normalized.json``; every skipped occurrence is a note in ``catalog.report``.
+  ``category`` is the server's category. 15 raw tools have ``"description": null``; they get ``""`` (also a
+  note).
+* ``"metatool"``: the 199 MetaTool tools of ``data/metatool/normalized.json``. One raw name, ``PDF&URLTool``,
+  is not a valid tool name for any provider; it is renamed ``PDF_URLTool`` (a note, and
   ``catalog.renames == {"PDF&URLTool": "PDF_URLTool"}`` so a dataset loader can map its labels).
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
+import difflib
 import os
 import re
-import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
+from toolsearch_lab.catalog.errors import CatalogError, CatalogProblem, CatalogReport
+from toolsearch_lab.catalog.formats import (
+    EMPTY_PARAMETERS,
+    FORMATS,
+    detect_format,
+    read_json_file,
+    read_tools,
+    tool_from_record,
+    tool_records,
+)
 from toolsearch_lab.catalog.functions import SchemaFromFunctionError, tool, tool_from_function
+from toolsearch_lab.catalog.schema_checks import MAX_CATALOG_DEPTH, schema_problems, validate_schema_refs
 from toolsearch_lab.catalog.shipped import data_path
+from toolsearch_lab.jsonlimits import shown
 from toolsearch_lab.model import TOOL_NAME_PATTERN, Tool
 
+# The format, error and schema-check names are re-exported: ``catalog.container`` is where notebooks and
+# the README import every catalog name from.
 __all__ = [
+    "EMPTY_PARAMETERS",
     "FORMATS",
+    "MAX_CATALOG_DEPTH",
     "SHIPPED_CATALOGS",
     "CatalogError",
     "CatalogProblem",
@@ -44,6 +63,7 @@ __all__ = [
     "detect_format",
     "load_catalog",
     "read_json_file",
+    "schema_problems",
     "tool",
     "tool_from_function",
     "tool_from_record",
@@ -51,64 +71,12 @@ __all__ = [
     "validate_schema_refs",
 ]
 
-FORMATS = ("openai", "anthropic", "mcp", "dataset")
 SHIPPED_CATALOGS = {
     "github-mcp": "117 GitHub MCP server tools (toolsnaps), sorted by file name",
     "livemcpbench": "510 distinct tools of 70 LiveMCPBench MCP servers (first occurrence of a name wins)",
     "metatool": "199 MetaTool tools",
 }
-EMPTY_PARAMETERS = {"type": "object", "properties": {}}
 _INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.:-]")
-
-# Keys whose values are data, not sub-schemas: a "$ref" inside them is a literal, not a reference.
-_DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples", "example"})
-
-
-class CatalogError(ValueError):
-    """A tool definition (or a whole catalog file) is unusable. The message names the tool and the problem;
-    ``tool`` and ``problem`` hold the two parts separately when the error is about one tool."""
-
-    def __init__(self, message: str, *, tool: str | None = None, problem: str | None = None) -> None:
-        super().__init__(message)
-        self.tool = tool
-        self.problem = problem if problem is not None else message
-
-
-@dataclass(frozen=True)
-class CatalogProblem:
-    """One line of a :class:`CatalogReport`. ``tool`` is ``"'name' (#index)"`` or ``"#index"`` when the
-    record has no usable name, or ``""`` for problems about the whole document."""
-
-    tool: str
-    message: str
-    level: str = "error"  # "error": the tool was left out; "note": kept, but something was normalised
-
-    def __str__(self) -> str:
-        where = f"tool {self.tool}: " if self.tool else ""
-        return f"{self.level}: {where}{self.message}"
-
-
-@dataclass
-class CatalogReport:
-    """What ``strict=False`` found: ``problems`` (tools left out) and ``notes`` (tools kept, normalised)."""
-
-    problems: list[CatalogProblem] = field(default_factory=list)
-    notes: list[CatalogProblem] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    def add_problem(self, tool: str, message: str) -> None:
-        self.problems.append(CatalogProblem(tool, message, "error"))
-
-    def add_note(self, tool: str, message: str) -> None:
-        self.notes.append(CatalogProblem(tool, message, "note"))
-
-    def __str__(self) -> str:
-        lines = [f"{len(self.problems)} problem(s), {len(self.notes)} note(s)"]
-        lines += [f"  {p}" for p in self.problems + self.notes]
-        return "\n".join(lines)
 
 
 class ToolCatalog(Sequence):
@@ -122,7 +90,7 @@ class ToolCatalog(Sequence):
         by_name: dict[str, Tool] = {}
         for i, t in enumerate(items):
             if not isinstance(t, Tool):
-                raise CatalogError(f"catalog item #{i}: expected a Tool, got {type(t).__name__}: {t!r:.80}")
+                raise CatalogError(f"catalog item #{i}: expected a Tool, got {type(t).__name__}: {shown(t)}")
             if t.name in by_name:
                 first = next(j for j, other in enumerate(items) if other.name == t.name)
                 raise CatalogError(f"tool {t.name!r} (#{i}): duplicate name (first defined at #{first})")
@@ -179,8 +147,6 @@ class ToolCatalog(Sequence):
             return found
         if default is not ToolCatalog._MISSING:
             return default
-        import difflib
-
         close = difflib.get_close_matches(str(name), self.names, n=3)
         hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
         where = f" in catalog {self.source!r}" if self.source else ""
@@ -212,15 +178,43 @@ class ToolCatalog(Sequence):
         args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
         *,
+        cwd: str | None = None,
         timeout: float = 30.0,
-        **kwargs: Any,
+        startup_timeout: float | None = None,
+        strict: bool = True,
+        category: str | None = None,
     ) -> ToolCatalog:
-        """Start an MCP server over stdio, list its tools and return them as a catalog whose tools call the
-        server. The connection is ``catalog.connection`` (close it, or use ``with catalog.connection:``).
-        See :func:`toolsearch_lab.catalog.mcp.catalog_from_mcp_stdio` for the options."""
-        from toolsearch_lab.catalog.mcp import catalog_from_mcp_stdio
+        """Start ``command args`` as an MCP stdio server, list its tools and return them as a catalog whose
+        tools call the server. ``timeout`` bounds each request; ``startup_timeout`` (default
+        ``DEFAULT_STARTUP_TIMEOUT_S``, 30 s) the spawn and handshake. The connection is
+        ``catalog.connection``; ``with ToolCatalog.from_mcp_stdio(...) as catalog:`` closes it."""
+        # Imported here: the MCP SDK (with pydantic and jsonschema) costs about a second to import, and
+        # most catalogs are files.
+        from toolsearch_lab.catalog import mcp
 
-        return catalog_from_mcp_stdio(command, args, env=env, timeout=timeout, **kwargs)
+        startup = mcp.DEFAULT_STARTUP_TIMEOUT_S if startup_timeout is None else startup_timeout
+        connection = mcp.McpConnection(command, args, env, cwd=cwd, timeout=timeout, startup_timeout=startup)
+        try:
+            return cls.from_mcp(connection, strict=strict, category=category)
+        except BaseException:
+            connection.close()
+            raise
+
+    @classmethod
+    def from_mcp(cls, connection: Any, *, strict: bool = True, category: str | None = None) -> ToolCatalog:
+        """The tools of a live ``McpConnection`` as a catalog whose ``Tool.function`` calls the server. A tool
+        with no description (optional in MCP) gets ``""`` and a note in ``catalog.report``."""
+        records, undescribed = connection.tool_records()
+        catalog = tools_from_json(records, format="mcp", strict=strict, source=f"mcp:{connection.label}")
+        for name in undescribed:
+            catalog.report.add_note(repr(name), 'the server gives no description; using ""')
+        tools = [
+            dataclasses.replace(t, category=category, function=connection.tool_function(t.name))
+            for t in catalog
+        ]
+        out = cls(tools, source=catalog.source, report=catalog.report)
+        out.connection = connection
+        return out
 
     @classmethod
     def from_json(
@@ -240,310 +234,8 @@ class ToolCatalog(Sequence):
         self.close()
 
     def definitions(self) -> list[dict]:
-        """OpenAI chat-completions ``tools`` array of every tool (see :mod:`toolsearch_lab.catalog.export` for more)."""
+        """OpenAI chat-completions ``tools`` array of every tool (other shapes: ``catalog.export``)."""
         return [t.definition() for t in self._tools]
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Text and JSON checks
-
-
-def read_json_file(path: str | os.PathLike) -> Any:
-    """Parse a JSON file, decoding its bytes as strict UTF-8 so a bad byte is reported with its offset
-    instead of turning into U+FFFD inside a tool description. A UTF-8 byte-order mark is tolerated."""
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise CatalogError(f"{p}: file not found") from None
-    except IsADirectoryError:
-        raise CatalogError(f"{p}: is a directory, expected a JSON file") from None
-    try:
-        text = raw.decode("utf-8-sig", errors="strict")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        bad = raw[exc.start : exc.end].hex(" ")
-        raise CatalogError(
-            f"{p}: not valid UTF-8 at byte offset {exc.start} (line {line}): bytes {bad} ({exc.reason}); "
-            "re-save the file as UTF-8"
-        ) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CatalogError(f"{p}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-
-
-def _lone_surrogate(value: Any, path: str) -> str | None:
-    """Where a lone surrogate hides in ``value`` (JSON allows ``"\\ud800"`` escapes; no provider accepts the
-    result because it cannot be encoded as UTF-8), or None."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            return f"{path}: lone surrogate U+{ord(value[exc.start]):04X} at character {exc.start} (not valid UTF-8)"
-        return None
-    if isinstance(value, dict):
-        for k, v in value.items():
-            found = _lone_surrogate(k, f"{path} key") or _lone_surrogate(v, f"{path}.{k}")
-            if found:
-                return found
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            found = _lone_surrogate(v, f"{path}[{i}]")
-            if found:
-                return found
-    return None
-
-
-def _resolve_pointer(root: Any, ref: str) -> str | None:
-    """None if the local ``$ref`` resolves inside ``root``, else why not."""
-    fragment = urllib.parse.unquote(ref[1:])
-    if fragment == "":
-        return None
-    if not fragment.startswith("/"):
-        # A plain-name fragment ("#foo") points at an "$anchor" (or draft-07 "$id": "#foo") in the schema.
-        return None if _has_anchor(root, fragment) else f'no "$anchor": {fragment!r} in the schema'
-    node = root
-    walked = "#"
-    for raw_token in fragment[1:].split("/"):
-        token = raw_token.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and token in node:
-            node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return f"{walked} has no {token!r}"
-        walked += "/" + raw_token
-    return None
-
-
-def _has_anchor(node: Any, name: str) -> bool:
-    if isinstance(node, dict):
-        if node.get("$anchor") == name or node.get("$id") == "#" + name:
-            return True
-        return any(_has_anchor(v, name) for k, v in node.items() if k not in _DATA_KEYWORDS)
-    if isinstance(node, list):
-        return any(_has_anchor(v, name) for v in node)
-    return False
-
-
-def validate_schema_refs(schema: dict, where: str = "parameters") -> list[str]:
-    """Every ``$ref`` in ``schema`` that does not resolve, as messages. Local refs (``#/...``, including
-    ``$defs``/``definitions``) are resolved against the tool's own schema. Remote refs are reported too:
-    providers do not fetch them, so the model would see a dangling name."""
-    problems: list[str] = []
-
-    def walk(node: Any, path: str) -> None:
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str):
-                if ref.startswith("#"):
-                    why = _resolve_pointer(schema, ref)
-                    if why:
-                        problems.append(f"{path}: $ref {ref!r} does not resolve ({why})")
-                else:
-                    problems.append(
-                        f"{path}: $ref {ref!r} is not local; only '#/...' refs into the tool's own "
-                        "schema can be resolved (inline it or move it under $defs)"
-                    )
-            for k, v in node.items():
-                if k not in _DATA_KEYWORDS:
-                    walk(v, f"{path}.{k}")
-        elif isinstance(node, list):
-            for i, v in enumerate(node):
-                walk(v, f"{path}[{i}]")
-
-    walk(schema, where)
-    return problems
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Records → Tool
-
-
-def _label(record: Any, index: int | None) -> str:
-    name = None
-    if isinstance(record, dict):
-        name = record.get("name")
-        fn = record.get("function")
-        if name is None and isinstance(fn, dict):
-            name = fn.get("name")
-    at = f" (#{index})" if index is not None else ""
-    if isinstance(name, str) and name:
-        return f"{name[:80]!r}{at}" if at else repr(name[:80])
-    return f"#{index}" if index is not None else "<unnamed>"
-
-
-def _fields(record: dict, fmt: str) -> tuple[Any, Any, Any, str, Any]:
-    """(name, description, schema, schema field name, category) of a record in format ``fmt``."""
-    if fmt == "openai":
-        if record.get("type") not in (None, "function"):
-            raise CatalogError(
-                f"type {record.get('type')!r} is not a function tool; only function tools "
-                "have a definition to search"
-            )
-        if "function" in record:  # chat completions: {"type":"function","function":{...}}
-            fn = record["function"]
-            if not isinstance(fn, dict):
-                raise CatalogError(f"'function' must be an object, got {type(fn).__name__}")
-            return (
-                fn.get("name"),
-                fn.get("description", _ABSENT),
-                fn.get("parameters", _ABSENT),
-                "function.parameters",
-                None,
-            )
-        # Responses API: the function fields sit next to "type".
-        return (
-            record.get("name"),
-            record.get("description", _ABSENT),
-            record.get("parameters", _ABSENT),
-            "parameters",
-            None,
-        )
-    if fmt == "anthropic":
-        kind = record.get("type")
-        if kind not in (None, "custom"):
-            raise CatalogError(
-                f"type {kind!r} is an Anthropic server tool, not a client tool with a definition"
-            )
-        return (
-            record.get("name"),
-            record.get("description", _ABSENT),
-            record.get("input_schema", _ABSENT),
-            "input_schema",
-            None,
-        )
-    if fmt == "mcp":
-        schema = record.get("inputSchema", record.get("input_schema", _ABSENT))
-        return record.get("name"), record.get("description", _ABSENT), schema, "inputSchema", None
-    if fmt == "dataset":
-        return (
-            record.get("name"),
-            record.get("description", _ABSENT),
-            record.get("parameters", _ABSENT),
-            "parameters",
-            record.get("category"),
-        )
-    raise CatalogError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-
-
-_ABSENT: Any = object()
-
-
-def tool_from_record(
-    record: Any, fmt: str, *, index: int | None = None, function: Callable[..., Any] | None = None
-) -> Tool:
-    """One tool definition in format ``fmt`` ("openai", "anthropic", "mcp" or "dataset") → :class:`Tool`.
-
-    Raises :class:`CatalogError` naming the tool (by name, else by ``index``) and the problem: not an object,
-    bad or missing name, missing or non-string description, a schema that is not ``{"type": "object"}``,
-    a ``$ref`` that does not resolve, or a lone surrogate in any string. A missing schema (or ``null``)
-    means "no arguments" and becomes ``{"type": "object", "properties": {}}``."""
-    label = _label(record, index)
-    try:
-        if not isinstance(record, dict):
-            raise CatalogError(f"expected a JSON object, got {type(record).__name__}: {record!r:.80}")
-        name, description, schema, schema_field, category = _fields(record, fmt)
-        bad_text = (
-            _lone_surrogate(name, "name")
-            or _lone_surrogate(description, "description")
-            or _lone_surrogate(schema, schema_field)
-            or _lone_surrogate(category, "category")
-        )
-        if bad_text:
-            raise CatalogError(bad_text)
-        if name is None:
-            raise CatalogError("missing 'name'")
-        if not isinstance(name, str):
-            raise CatalogError(f"'name' must be a string, got {type(name).__name__}")
-        if description is _ABSENT:
-            raise CatalogError(
-                "missing 'description' (the search indexes it; use \"\" if there really is none)"
-            )
-        if not isinstance(description, str):
-            raise CatalogError(f"'description' must be a string, got {type(description).__name__}")
-        if schema is _ABSENT or schema is None:
-            schema = dict(EMPTY_PARAMETERS)
-        if not isinstance(schema, dict):
-            raise CatalogError(f"'{schema_field}' must be a JSON Schema object, got {type(schema).__name__}")
-        if schema.get("type") != "object":
-            raise CatalogError(
-                f'\'{schema_field}\' must have "type": "object" (tool arguments are always an '
-                f"object), got {schema.get('type')!r}"
-            )
-        ref_problems = validate_schema_refs(schema, schema_field)
-        if ref_problems:
-            raise CatalogError(
-                ref_problems[0] + (f" (+{len(ref_problems) - 1} more)" if len(ref_problems) > 1 else "")
-            )
-        if category is not None and not isinstance(category, str):
-            raise CatalogError(f"'category' must be a string, got {type(category).__name__}")
-        try:
-            return Tool(name, description, schema, category, function)
-        except ValueError as exc:
-            # Tool's own message already starts with "tool 'x': "; keep only the problem.
-            msg = str(exc)
-            raise CatalogError(msg.split(": ", 1)[1] if msg.startswith("tool ") else msg) from None
-    except CatalogError as exc:
-        raise CatalogError(f"tool {label}: {exc}", tool=label, problem=str(exc)) from None
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Documents → ToolCatalog
-
-
-def _record_format(record: Any) -> str | None:
-    if not isinstance(record, dict):
-        return None
-    if isinstance(record.get("function"), dict) or record.get("type") == "function":
-        return "openai"
-    if "input_schema" in record:
-        return "anthropic"
-    if "inputSchema" in record:
-        return "mcp"
-    if "parameters" in record or "category" in record:
-        return "dataset"
-    return None
-
-
-def _tool_list(obj: Any) -> tuple[list, bool]:
-    """(records, document_is_dataset) of a JSON document: a list of tools, ``{"tools": [...]}`` (an MCP
-    ``tools/list`` result, a request body or our dataset), a JSON-RPC response wrapping it, or one tool."""
-    if isinstance(obj, dict) and isinstance(obj.get("result"), dict) and "jsonrpc" in obj:
-        obj = obj["result"]
-    if isinstance(obj, list):
-        return obj, False
-    if isinstance(obj, dict):
-        if "tools" in obj:
-            if not isinstance(obj["tools"], list):
-                raise CatalogError(f"'tools' must be a list, got {type(obj['tools']).__name__}")
-            return obj["tools"], "queries" in obj
-        if _record_format(obj) or "name" in obj:
-            return [obj], False
-    raise CatalogError(
-        'cannot find tools in this JSON: expected a list of tools, {"tools": [...]}, or a single tool '
-        f"object; got {type(obj).__name__}"
-        + (f" with keys {sorted(obj)[:8]}" if isinstance(obj, dict) else "")
-    )
-
-
-def detect_format(obj: Any) -> str:
-    """Which of :data:`FORMATS` a JSON document uses, judged from every tool record in it. Mixed formats are
-    an error (pass ``format=`` to force one)."""
-    records, is_dataset = _tool_list(obj)
-    if is_dataset:
-        return "dataset"
-    seen: dict[str, int] = {}
-    for i, r in enumerate(records):
-        fmt = _record_format(r)
-        if fmt is not None:
-            seen.setdefault(fmt, i)
-    if len(seen) > 1:
-        parts = ", ".join(f"{fmt} (first at #{i})" for fmt, i in seen.items())
-        raise CatalogError(f"tool records mix formats: {parts}; split the file or pass format=")
-    # Records with only name/description have no schema to tell formats apart; every reader treats them alike.
-    return next(iter(seen), "dataset")
 
 
 def tools_from_json(
@@ -553,31 +245,7 @@ def tools_from_json(
     "openai", "anthropic", "mcp", "dataset"). ``strict=True`` raises :class:`CatalogError` on the first
     problem; ``strict=False`` keeps the valid tools and lists each problem in ``catalog.report``. For
     duplicate names the first wins; in strict mode a duplicate is an error."""
-    if format is not None and format not in FORMATS:
-        raise CatalogError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
-    records, _ = _tool_list(obj)
-    fmt = format or detect_format(obj)
-    report = CatalogReport()
-    tools: list[Tool] = []
-    first_index: dict[str, int] = {}
-    for i, record in enumerate(records):
-        try:
-            t = tool_from_record(record, fmt, index=i)
-            if t.name in first_index:
-                label, problem = (
-                    f"{t.name!r} (#{i})",
-                    f"duplicate name (first defined at #{first_index[t.name]})",
-                )
-                raise CatalogError(f"tool {label}: {problem}", tool=label, problem=problem)
-        except CatalogError as exc:
-            if strict:
-                raise CatalogError(
-                    f"{source}: {exc}" if source else str(exc), tool=exc.tool, problem=exc.problem
-                ) from None
-            report.add_problem(exc.tool or f"#{i}", exc.problem)
-            continue
-        first_index[t.name] = i
-        tools.append(t)
+    tools, report = read_tools(obj, format=format, strict=strict, source=source)
     return ToolCatalog(tools, source=source, report=report)
 
 
@@ -598,7 +266,7 @@ def _load_directory(folder: Path, format: str | None, strict: bool, source: str)
         raise CatalogError(f"{folder}: no *.json or *.snap files")
     records: list = []
     for p in files:
-        recs, _ = _tool_list(read_json_file(p))
+        recs, _ = tool_records(read_json_file(p))
         records.extend(recs)
     return tools_from_json(records, format=format, strict=strict, source=source)
 
@@ -645,7 +313,7 @@ def _load_metatool(strict: bool) -> ToolCatalog:
     records = []
     for record in doc["tools"]:
         name = record.get("name")
-        if isinstance(name, str) and not TOOL_NAME_PATTERN.match(name):
+        if isinstance(name, str) and not TOOL_NAME_PATTERN.fullmatch(name):
             fixed = _INVALID_NAME_CHARS.sub("_", name)[:128]
             renames[name] = fixed
             report.add_note(repr(fixed), f"renamed from {name!r}: the original name is not a valid tool name")
@@ -658,8 +326,8 @@ def _load_metatool(strict: bool) -> ToolCatalog:
 
 
 def _not_empty(catalog: ToolCatalog, strict: bool) -> ToolCatalog:
-    """Fix (issue 6): a catalog file with no tool records loaded silently as 0 tools, so a wrong file showed up
-    only later as "the search finds nothing". Strict mode now raises; strict=False lists it as a problem."""
+    """A catalog file with no tool records is an error (strict) or a problem in the report: loaded silently
+    as 0 tools, a wrong file would only show up later as "the search finds nothing"."""
     if len(catalog) == 0 and not catalog.report.problems:
         message = "no tools found: the catalog is empty"
         if strict:
@@ -680,14 +348,23 @@ def load_catalog(
 ) -> ToolCatalog:
     """A shipped catalog by name (see :data:`SHIPPED_CATALOGS`), a JSON file in any supported format, or a
     directory of ``*.json``/``*.snap`` files with one tool (or a list) each."""
+    if not isinstance(name_or_path, (str, os.PathLike)) or name_or_path == "":  # "" would mean "."
+        raise CatalogError(
+            f"load_catalog expects a shipped catalog name or a path, got {type(name_or_path).__name__}: "
+            f"{shown(name_or_path, 60)}"
+        )
     if isinstance(name_or_path, str) and name_or_path in _SHIPPED_LOADERS:
         if format is not None:
             raise CatalogError(f"format= does not apply to the shipped catalog {name_or_path!r}")
         return _SHIPPED_LOADERS[name_or_path](strict)
     path = Path(name_or_path)
-    if path.is_dir():
+    try:
+        is_dir, is_file = path.is_dir(), path.is_file()
+    except (OSError, ValueError) as exc:  # a NUL byte, an unencodable character, a name too long
+        raise CatalogError(f"{str(name_or_path)[:200]!r}: not a usable path ({exc})") from None
+    if is_dir:
         return _not_empty(_load_directory(path, format, strict, source=str(path)), strict)
-    if path.is_file():
+    if is_file:
         return _not_empty(
             tools_from_json(read_json_file(path), format=format, strict=strict, source=str(path)), strict
         )

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from toolsearch_lab.catalog.container import schema_problems
 from toolsearch_lab.model import Tool
 
 __all__ = [
@@ -44,7 +45,9 @@ DEFAULT_SEARCH_PARAMETERS: dict = {
     "properties": {
         "query": {
             "type": "string",
-            "description": "What the needed tool should do, in a few specific words (e.g. 'current weather for a city').",
+            "description": (
+                "What the needed tool should do, in a few specific words (e.g. 'current weather for a city')."
+            ),
         }
     },
     "required": ["query"],
@@ -53,6 +56,8 @@ DEFAULT_SEARCH_PARAMETERS: dict = {
 
 
 def _tools(tools: Iterable[Tool]) -> list[Tool]:
+    """The tools to export, each checked: a ``Tool`` built in code is not schema-checked the way a loaded
+    catalog is, and an export must never carry NaN/Infinity (invalid JSON) or a malformed schema."""
     out = list(tools)
     seen: set[str] = set()
     for i, t in enumerate(out):
@@ -60,6 +65,10 @@ def _tools(tools: Iterable[Tool]) -> list[Tool]:
             raise TypeError(f"tools[{i}]: expected a Tool, got {type(t).__name__}: {t!r:.80}")
         if t.name in seen:
             raise ValueError(f"tools[{i}]: duplicate tool name {t.name!r}; providers reject duplicate names")
+        problems = schema_problems(t.parameters)
+        if problems:
+            more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise ValueError(f"tools[{i}] {t.name!r}: {problems[0]}{more}; it cannot be exported")
         seen.add(t.name)
     return out
 
@@ -114,8 +123,8 @@ def to_anthropic_tools(tools: Iterable[Tool], search_tool: Tool | dict | None = 
 
 
 def anthropic_tool_reference_result(tool_use_id: str, names: Iterable[str]) -> dict:
-    """The ``tool_result`` content block your search tool returns to Claude:
-    ``{"type": "tool_result", "tool_use_id": ..., "content": [{"type": "tool_reference", "tool_name": ...}]}``.
+    """The ``tool_result`` content block your search tool returns to Claude: ``{"type": "tool_result",
+    "tool_use_id": ..., "content": [{"type": "tool_reference", "tool_name": ...}]}``.
     The API expands each reference into the (deferred) definition sent in ``tools``; every name must be
     there, or the request fails with 400 "Tool reference 'X' not found in available tools".
 

@@ -180,6 +180,23 @@ class _SchemaBuilder:
             inner = self.schema(args[0])
             texts = [a for a in args[1:] if isinstance(a, str)]
             return {**inner, "description": texts[0]} if texts else inner
+        if origin in (Union, types.UnionType):
+            return self._union(args)
+        found = self._scalar(tp, origin, args)
+        if found is None:
+            found = self._container(tp, origin, args)
+        if found is None:
+            found = self._record(tp)
+        if found is None:
+            raise self.fail(
+                f"unsupported type annotation {_type_name(tp)} (supported: str, int, float, bool, "
+                "Literal, Enum, list, set, tuple[X, ...], dict[str, X], Optional/Union, dataclass, "
+                "TypedDict, Any)"
+            )
+        return found
+
+    def _scalar(self, tp: Any, origin: Any, args: tuple) -> dict | None:
+        """Any, None, str/int/float/bool, Literal and Enum; None for other types."""
         if tp is Any:
             return {}
         if tp is None or tp is _NONE_TYPE:
@@ -194,12 +211,13 @@ class _SchemaBuilder:
         if isinstance(tp, type) and issubclass(tp, enum.Enum):
             values = [m.value for m in tp]
             try:
-                out = {**_json_scalar_type(values), "enum": values}
+                return {**_json_scalar_type(values), "enum": values}
             except ValueError as exc:
                 raise self.fail(f"Enum {tp.__name__} {exc}") from None
-            return out
-        if origin in (Union, types.UnionType):
-            return self._union(args)
+        return None
+
+    def _container(self, tp: Any, origin: Any, args: tuple) -> dict | None:
+        """list/set/frozenset/Sequence, tuple[X, ...] and dict[str, X]; None for other types."""
         if tp in (list, set, frozenset) or origin in (list, set, frozenset, collections.abc.Sequence):
             out: dict = {"type": "array"}
             if args:
@@ -222,24 +240,22 @@ class _SchemaBuilder:
             if args:
                 out["additionalProperties"] = self.schema(args[1])
             return out
+        return None
+
+    def _record(self, tp: Any) -> dict | None:
+        """A dataclass or TypedDict as an object schema; None for other types."""
         if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-            return self._object(
-                tp,
-                {f.name: f for f in dataclasses.fields(tp)},
-                required=[
-                    f.name
-                    for f in dataclasses.fields(tp)
-                    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-                ],
-            )
+            fields = dataclasses.fields(tp)
+            required = [
+                f.name
+                for f in fields
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            ]
+            return self._object(tp, {f.name: f for f in fields}, required=required)
         if _is_typeddict(tp):
             hints = _hints(tp, self)
             return self._object(tp, hints, required=[k for k in hints if k in tp.__required_keys__])
-        raise self.fail(
-            f"unsupported type annotation {_type_name(tp)} (supported: str, int, float, bool, "
-            "Literal, Enum, list, set, tuple[X, ...], dict[str, X], Optional/Union, dataclass, "
-            "TypedDict, Any)"
-        )
+        return None
 
     def _union(self, args: tuple) -> dict:
         non_null = [a for a in args if a is not _NONE_TYPE]

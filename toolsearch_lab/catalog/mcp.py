@@ -11,26 +11,35 @@ Tool results become text (what a model reads): the text blocks joined with newli
 ``structured_content`` as JSON; other blocks (images, audio, resources) as a one-line placeholder.
 ``is_error=True`` results (unknown tool, bad arguments, the tool raised) **raise** :class:`McpToolError`
 carrying the server's message; the advisor turns a raised exception into an error tool result for the model.
+
+Start-up has its own, generous deadline (``startup_timeout``, 30 s: a cold Python server on a busy machine
+takes seconds to import its SDK), separate from the per-request ``timeout``. A server process that exits
+during start-up is noticed at once (its stdout closes), so a broken command fails fast either way.
+
+This module knows nothing of catalogs: :meth:`ToolCatalog.from_mcp_stdio
+<toolsearch_lab.catalog.container.ToolCatalog.from_mcp_stdio>` and ``ToolCatalog.from_mcp(connection)``
+turn a connection's :meth:`McpConnection.tool_records` into a catalog.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import dataclasses
 import json
 import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import anyio
 import jsonschema  # noqa: F401  (the mcp client imports it lazily on the first call_tool: ~1 s; pay it here)
 from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.types import PaginatedRequestParams
 
-from toolsearch_lab.catalog.container import ToolCatalog, tools_from_json
+__all__ = ["DEFAULT_STARTUP_TIMEOUT_S", "McpConnection", "McpToolError", "result_to_text"]
 
-__all__ = ["McpConnection", "McpToolError", "catalog_from_mcp_stdio", "result_to_text"]
+DEFAULT_STARTUP_TIMEOUT_S = 30.0
 
 # Extra wall-clock allowance on top of the SDK's own read timeout before a sync wait gives up.
 _GRACE_SECONDS = 5.0
@@ -90,7 +99,7 @@ class McpConnection:
         *,
         cwd: str | None = None,
         timeout: float = 30.0,
-        startup_timeout: float = 30.0,
+        startup_timeout: float = DEFAULT_STARTUP_TIMEOUT_S,
     ) -> None:
         if timeout <= 0 or startup_timeout <= 0:
             raise ValueError(
@@ -99,6 +108,7 @@ class McpConnection:
         self.command = command
         self.args = list(args)
         self.timeout = float(timeout)
+        self.startup_timeout = float(startup_timeout)
         self.label = " ".join([command, *self.args])
         self.server_info: Any = None
         self._params = StdioServerParameters(
@@ -130,9 +140,11 @@ class McpConnection:
         """Holds the transport and session open (they must be entered and left in one task) until close."""
         self._stop = asyncio.Event()
         try:
+            # The session's default read timeout covers only initialize (spawn + SDK import on the server
+            # side); every later request passes or enforces self.timeout.
             async with (
                 stdio_client(self._params, errlog=self._stderr) as (read, write),
-                ClientSession(read, write, read_timeout_seconds=self.timeout) as session,
+                ClientSession(read, write, read_timeout_seconds=self.startup_timeout) as session,
             ):
                 initialized = await session.initialize()
                 self.server_info = initialized.server_info
@@ -156,19 +168,26 @@ class McpConnection:
         future = asyncio.run_coroutine_threadsafe(coro_factory(session), self._loop)
         try:
             return future.result(self.timeout + _GRACE_SECONDS)
-        except concurrent.futures.TimeoutError:  # the builtin TimeoutError on 3.11+, its own class on 3.10
-            future.cancel()
+        # concurrent.futures.TimeoutError is the builtin TimeoutError on 3.11+, its own class on 3.10.
+        except (concurrent.futures.TimeoutError, TimeoutError):
+            if not future.done():
+                future.cancel()
+                waited = self.timeout + _GRACE_SECONDS
+                raise McpToolError(
+                    f"MCP server {self.label!r}: {what} gave no answer within {waited:g} s"
+                ) from None
+            # anyio.fail_after inside the request raised TimeoutError: the request's own deadline.
             raise McpToolError(
-                f"MCP server {self.label!r}: {what} gave no answer within {self.timeout + _GRACE_SECONDS:g} s"
+                f"MCP server {self.label!r}: {what} failed: no answer within the {self.timeout:g} s timeout"
             ) from None
         except MCPError as exc:
             code = getattr(getattr(exc, "error", None), "code", None)
-            if code == -32000:  # fix (issue 6): remember the server is gone, so ``alive`` stops saying True
+            if code == -32000:  # remember the server is gone, so ``alive`` stops saying True
                 self._server_gone = True
             reason = {
                 -32000: "the server closed the connection (did it exit?)",
                 -32001: f"no answer within the {self.timeout:g} s timeout",
-            }.get(code, str(exc))
+            }.get(code if isinstance(code, int) else 0, str(exc))
             raise McpToolError(
                 f"MCP server {self.label!r}: {what} failed: {reason} [{exc}]{self._stderr_tail()}"
             ) from None
@@ -181,17 +200,17 @@ class McpConnection:
         """The server's tools as SDK ``Tool`` objects, following pagination cursors."""
 
         async def list_all(session: ClientSession) -> list[Any]:
-            from mcp.types import PaginatedRequestParams
-
             tools: list[Any] = []
             cursor = None
-            while True:
-                params = PaginatedRequestParams(cursor=cursor) if cursor else None
-                page = await session.list_tools(params=params)
-                tools.extend(page.tools)
-                cursor = page.next_cursor
-                if not cursor:
-                    return tools
+            # list_tools takes no per-request timeout, so bound the whole listing here.
+            with anyio.fail_after(self.timeout):
+                while True:
+                    params = PaginatedRequestParams(cursor=cursor) if cursor else None
+                    page = await session.list_tools(params=params)
+                    tools.extend(page.tools)
+                    cursor = page.next_cursor
+                    if not cursor:
+                        return tools
 
         return self._run(list_all, "tools/list")
 
@@ -199,14 +218,16 @@ class McpConnection:
         """Call ``name`` and return its result as text; raise :class:`McpToolError` on ``is_error``, a dead
         or silent server, or a closed connection."""
         args = dict(arguments or {})
-        result = self._run(lambda s: s.call_tool(name, args), f"tool {name!r}")
+        result = self._run(
+            lambda s: s.call_tool(name, args, read_timeout_seconds=self.timeout), f"tool {name!r}"
+        )
         text = result_to_text(result)
         if result.is_error:
             raise McpToolError(f"MCP tool {name!r} reported an error: {text or '(no message)'}")
         return text
 
     def tool_function(self, name: str) -> Callable[..., str]:
-        """A plain function ``f(**arguments) -> str`` that calls tool ``name`` (what ``Tool.function`` holds)."""
+        """A plain function ``f(**arguments) -> str`` calling tool ``name`` (what ``Tool.function`` holds)."""
 
         def call(**arguments: Any) -> str:
             return self.call_tool(name, arguments)
@@ -215,25 +236,17 @@ class McpConnection:
         call.__doc__ = f"Calls MCP tool {name!r} on {self.label!r}."
         return call
 
-    def tools(self, *, strict: bool = True, category: str | None = None) -> ToolCatalog:
-        """The server's tools as a :class:`ToolCatalog` whose ``Tool.function`` calls the server. A tool with
-        no description (optional in MCP) gets ``""`` and a note in ``catalog.report``."""
-        records, notes = [], []
+    def tool_records(self) -> tuple[list[dict], list[str]]:
+        """The server's tools as MCP ``tools/list`` records (``name``, ``description``, ``inputSchema``), and
+        the names of those without a description (optional in MCP; they get ``""``)."""
+        records, undescribed = [], []
         for t in self.list_tools():
             description = t.description
             if description is None:
                 description = ""
-                notes.append(t.name)
+                undescribed.append(t.name)
             records.append({"name": t.name, "description": description, "inputSchema": t.input_schema})
-        catalog = tools_from_json(records, format="mcp", strict=strict, source=f"mcp:{self.label}")
-        for name in notes:
-            catalog.report.add_note(repr(name), 'the server gives no description; using ""')
-        tools = [
-            dataclasses.replace(t, category=category, function=self.tool_function(t.name)) for t in catalog
-        ]
-        out = ToolCatalog(tools, source=catalog.source, report=catalog.report)
-        out.connection = self
-        return out
+        return records, undescribed
 
     @property
     def alive(self) -> bool:
@@ -278,24 +291,3 @@ class McpConnection:
         except (OSError, ValueError):
             return ""
         return ("\nserver stderr (last lines):\n  " + "\n  ".join(tail)) if tail else ""
-
-
-def catalog_from_mcp_stdio(
-    command: str,
-    args: Sequence[str] = (),
-    env: Mapping[str, str] | None = None,
-    *,
-    cwd: str | None = None,
-    timeout: float = 30.0,
-    startup_timeout: float = 30.0,
-    strict: bool = True,
-    category: str | None = None,
-) -> ToolCatalog:
-    """Start ``command args`` as an MCP stdio server and return its tools as a catalog. The catalog holds the
-    connection (``catalog.connection``); ``with ToolCatalog.from_mcp_stdio(...) as catalog:`` closes it."""
-    connection = McpConnection(command, args, env, cwd=cwd, timeout=timeout, startup_timeout=startup_timeout)
-    try:
-        return connection.tools(strict=strict, category=category)
-    except BaseException:
-        connection.close()
-        raise

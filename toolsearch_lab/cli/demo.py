@@ -1,11 +1,130 @@
-"""``toolsearch-lab demo``: run a scenario through the advisor loop and print every iteration."""
+"""``toolsearch-lab demo``: run a scenario through the advisor loop and print every iteration.
+
+A run that stops without an answer (a model error, a tool-call limit) is reported as such: its errors are
+printed, its token figures are labelled partial (no "saved %" for a run that did not finish) and the exit
+code is 1.
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+from dataclasses import asdict
 
-from toolsearch_lab.eval.scenarios import ScenarioRun, load_scenario, run_scenario
+from toolsearch_lab.cli.options import (
+    EXIT_OK,
+    EXIT_RUN_FAILED,
+    EXIT_USAGE,
+    add_command,
+    add_json_flag,
+    names_help,
+    non_negative_int,
+)
+from toolsearch_lab.eval.scenarios import ScenarioRun, list_scenarios, load_scenario, run_scenario
+from toolsearch_lab.index.factory import INDEX_KINDS
+from toolsearch_lab.models.base import ChatModel
+from toolsearch_lab.models.openai import DEFAULT_MAX_RETRIES, ModelNotConfigured, OpenAIChatModel
+from toolsearch_lab.tokens import TokenCounter
+from toolsearch_lab.trace import RunTrace
+
+MODELS = ("simulated", "semantic", "literal", "openai")
+ANSWERED = "answered"
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = add_command(
+        subparsers,
+        "demo",
+        "run a scenario through the advisor loop and print every iteration",
+        "Run a scenario through ToolSearchAdvisor and print each model request (numbered from 1): the tools\n"
+        "exposed, the searches, the calls, and the prompt tokens beside sending every tool every time.\n"
+        "--model openai reads OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL.",
+    )
+    parser.add_argument(
+        "--scenario",
+        default="spring-demo",
+        help=names_help("shipped scenario", list_scenarios(), "a scenario JSON file"),
+    )
+    parser.add_argument("--index", default="lucene", choices=INDEX_KINDS, help="index kind behind the search")
+    parser.add_argument(
+        "--accumulation",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="keep tools found by every earlier search exposed; off as in Spring's demo app (the advisor's "
+        "own default is on)",
+    )
+    parser.add_argument(
+        "--model",
+        default="simulated",
+        choices=MODELS,
+        help="'simulated' (= 'semantic') and 'literal' are the offline agents (see models/simulated.py: "
+        "'semantic' judges fit by meaning and skips a step it cannot do, 'literal' by word overlap and stops "
+        "at the first miss); 'openai' calls an OpenAI-compatible API configured by OPENAI_API_KEY "
+        "(or OPENAI_BASE_URL for a local server) and OPENAI_MODEL",
+    )
+    parser.add_argument(
+        "--max-retries",
+        type=non_negative_int,
+        default=DEFAULT_MAX_RETRIES,
+        help="--model openai: how often a failed model request (429, 5xx, timeout) is retried before the run "
+        "stops with an error",
+    )
+    add_json_flag(parser, "the trace summary (with the grade, errors and retries)")
+    return parser
+
+
+def build_model(args: argparse.Namespace) -> ChatModel | str:
+    """The chat model to run: "simulated" (the scenario builds it), or an OpenAIChatModel from the
+    environment, which raises ``ModelNotConfigured`` naming what to set before anything runs."""
+    if args.model == "openai":
+        return OpenAIChatModel.from_env(max_retries=args.max_retries)
+    return args.model
+
+
+def run(args: argparse.Namespace) -> int:
+    scenario = load_scenario(args.scenario)
+    try:
+        model = build_model(args)
+    except ModelNotConfigured as exc:
+        print(f"toolsearch-lab demo: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    result = run_scenario(scenario, index=args.index, accumulation=args.accumulation, model=model)
+    finished = result.trace.stop_reason == ANSWERED
+    if args.json:
+        json.dump(json_summary(result), sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+        if not finished:
+            print(
+                f"toolsearch-lab demo: the run stopped without an answer ({result.trace.stop_reason})",
+                file=sys.stderr,
+            )
+    else:
+        print(format_run(result))
+    return EXIT_OK if finished else EXIT_RUN_FAILED
+
+
+def json_summary(result: ScenarioRun) -> dict:
+    """The trace summary plus the scenario, the grade, each retry, and whether the run finished; token
+    figures of an unfinished run are marked partial and carry no saving."""
+    trace = result.trace
+    summary = trace.summary()
+    summary["scenario"] = result.scenario.name
+    summary["finished"] = trace.stop_reason == ANSWERED
+    summary["retry_records"] = [
+        {"iteration": it.number, **asdict(retry)} for it in trace.iterations for retry in it.retries
+    ]
+    if not summary["finished"]:
+        summary["tokens"] = {**summary["tokens"], "partial": True, "prompt_saved_pct": None}
+    summary["grade"] = {
+        "success": result.grade.success,
+        "expected": result.grade.expected,
+        "missing": result.grade.missing,
+        "steps_succeeded": result.grade.steps_succeeded,
+        "step_success_rate": result.step_success_rate,
+    }
+    summary["steps"] = [asdict(step) for step in result.steps]
+    return summary
 
 
 def _short(names: list[str], limit: int = 4) -> str:
@@ -15,53 +134,64 @@ def _short(names: list[str], limit: int = 4) -> str:
     return shown + (f" +{len(names) - limit}" if len(names) > limit else "")
 
 
-def iteration_rows(run: ScenarioRun) -> list[dict]:
+def iteration_rows(result: ScenarioRun) -> list[dict]:
+    """One row per model request, numbered from 1 as the trace numbers them."""
     rows = []
-    for it in run.trace.iterations:
+    trace = result.trace
+    for it in trace.iterations:
+        called = [c.name for c in it.tool_calls if c.kind != "search"]
+        last = it is trace.iterations[-1]
+        if not called and last:
+            called_text = "(answer)" if trace.stop_reason == ANSWERED else f"({trace.stop_reason})"
+        else:
+            called_text = ", ".join(called) or "-"
         rows.append(
             {
-                "iteration": it.index + 1,
+                "iteration": it.number,
                 "exposed": f"{len(it.exposed_tools)} (+{len(it.newly_exposed)})"
                 if it.newly_exposed
                 else str(len(it.exposed_tools)),
                 "new": it.newly_exposed,
                 "search": "; ".join(repr(s.query) for s in it.searches) or "-",
                 "found": [n for s in it.searches for n in s.names],
-                "called": [c.name for c in it.tool_calls if c.kind != "search"],
+                "called": called,
+                "called_text": called_text,
                 "tokens": it.tokens.tool_search.total,
                 "baseline": it.tokens.baseline.total,
+                "retries": len(it.retries),
             }
         )
     return rows
 
 
-def format_run(run: ScenarioRun) -> str:
-    trace = run.trace
-    totals = trace.tokens_total()
+def format_run(result: ScenarioRun) -> str:
+    trace = result.trace
+    accumulation = "on" if trace.config.get("reference_tool_name_accumulation") else "off"
     lines = [
-        f"Scenario  {run.scenario.title}",
-        f"Index     {trace.index}   accumulation {'on' if trace.config.get('reference_tool_name_accumulation') else 'off'}"
-        f"   model {trace.model}   encoding {trace.encoding}",
+        f"Scenario  {result.scenario.title}",
+        f"Index     {trace.index}   accumulation {accumulation}   model {trace.model}   "
+        f"encoding {trace.encoding}",
         f"Request   {trace.user_request}",
         "",
-        f"{'it':>2}  {'exposed':>7}  {'search query':<34} {'found':<44} {'called':<26} {'tokens':>7} {'all tools':>9}",
+        f"{'it':>2}  {'exposed':>7}  {'search query':<34} {'found':<44} {'called':<26} {'tokens':>7} "
+        f"{'all tools':>9}",
     ]
-    for row in iteration_rows(run):
-        called = ", ".join(row["called"]) or (
-            "(answer)" if row["iteration"] == len(trace.iterations) else "-"
-        )
+    for row in iteration_rows(result):
         lines.append(
-            f"{row['iteration']:>2}  {row['exposed']:>7}  {row['search'][:34]:<34} {_short(row['found'])[:44]:<44} "
-            f"{called[:26]:<26} {row['tokens']:>7,} {row['baseline']:>9,}"
+            f"{row['iteration']:>2}  {row['exposed']:>7}  {row['search'][:34]:<34} "
+            f"{_short(row['found'])[:44]:<44} {row['called_text'][:26]:<26} {row['tokens']:>7,} "
+            f"{row['baseline']:>9,}"
         )
+    lines += ["", tokens_line(trace)]
+    if trace.iterations:
+        lines.append(catalog_line(result))
+    lines.append(stop_line(trace))
+    lines += error_lines(trace)
+    lines.append(retries_line(trace))
     lines += [
-        "",
-        f"Prompt tokens   tool search {totals['prompt_tool_search']:,}   all tools every request "
-        f"{totals['prompt_baseline']:,}   saved {totals['prompt_saved_pct']:.1f} %",
-        catalog_line(run),
-        f"Stop reason     {trace.stop_reason}",
-        f"Graded          {'successful' if run.grade.success else 'NOT successful'}: expected "
-        f"{run.grade.expected}, called {run.grade.called}",
+        f"Graded          {'successful' if result.grade.success else 'NOT successful'}: expected "
+        f"{result.grade.expected}, called {result.grade.called}",
+        *step_lines(result),
         "",
         "Answer:",
         trace.final_answer or "(none)",
@@ -69,36 +199,70 @@ def format_run(run: ScenarioRun) -> str:
     return "\n".join(lines)
 
 
-def catalog_line(run: ScenarioRun) -> str:
-    from toolsearch_lab.tokens import TokenCounter
+def step_lines(result: ScenarioRun) -> list[str]:
+    """Per-step grade: which steps got their tool, so one miss does not hide the steps that worked."""
+    steps = result.steps
+    if not steps:
+        return []
+    done = sum(s.success for s in steps)
+    lines = [f"Steps           {done}/{len(steps)} ({100 * done / len(steps):.0f} %)"]
+    for number, step in enumerate(steps, 1):
+        mark = "✓" if step.success else "✗"
+        ran = ", ".join(step.called) or "nothing"
+        lines.append(f"  {mark} {number}. {step.need[:60]} → {ran} (expected {', '.join(step.expected)})")
+    return lines
 
-    counter = TokenCounter(run.trace.encoding)
-    estimate = run.trace.iterations[0].tokens.baseline.tools
-    as_json = counter.count_json([t.definition() for t in run.scenario.tools])
+
+def tokens_line(trace: RunTrace) -> str:
+    totals = trace.tokens_total()
+    figures = (
+        f"tool search {totals['prompt_tool_search']:,}   "
+        f"all tools every request {totals['prompt_baseline']:,}"
+    )
+    if trace.stop_reason == ANSWERED:
+        return f"Prompt tokens   {figures}   saved {totals['prompt_saved_pct']:.1f} %"
+    return (
+        f"Prompt tokens   PARTIAL, the run did not finish: {figures} over the {len(trace.iterations)} model "
+        "request(s) made (no saving is given for an unfinished run)"
+    )
+
+
+def stop_line(trace: RunTrace) -> str:
+    if trace.stop_reason == ANSWERED:
+        return f"Stop reason     {trace.stop_reason}"
+    return f"Stop reason     {trace.stop_reason}: the run stopped without an answer"
+
+
+def error_lines(trace: RunTrace) -> list[str]:
+    """Every error once, with the iteration it happened in (the error that stopped a run is on its
+    iteration too, so run-level errors are listed only when no iteration holds them)."""
+    located = [(it.number, e) for it in trace.iterations for e in it.errors]
+    seen = {e for _, e in located}
+    messages = [f"iteration {n}: {e}" for n, e in located] + [e for e in trace.errors if e not in seen]
+    return [f"{'Errors' if i == 0 else '':<16}{m}" for i, m in enumerate(messages)]
+
+
+def retries_line(trace: RunTrace) -> str:
+    per_iteration = [(it.number, it.retries) for it in trace.iterations if it.retries]
+    if not per_iteration:
+        return "Retries         none"
+    count = sum(len(r) for _, r in per_iteration)
+    waited = sum(r.wait_s for _, records in per_iteration for r in records)
+    parts = [
+        f"iteration {n}: " + ", ".join(f"HTTP {r.status}" if r.status else r.error for r in records)
+        for n, records in per_iteration
+    ]
+    return f"Retries         {count} ({'; '.join(parts)}; waited {waited:.1f} s in all)"
+
+
+def catalog_line(result: ScenarioRun) -> str:
+    counter = TokenCounter(result.trace.encoding)
+    estimate = result.trace.iterations[0].tokens.baseline.tools
+    as_json = counter.count_json([t.definition() for t in result.scenario.tools])
     line = (
-        f"Catalog         {run.trace.catalog_size} tools; sending them all costs {estimate:,} prompt tokens per request "
-        f"(OpenAI's counting recipe), {as_json:,} tokens as the compact JSON tools array"
+        f"Catalog         {result.trace.catalog_size} tools; sending them all costs {estimate:,} prompt "
+        f"tokens per request (OpenAI's counting recipe), {as_json:,} tokens as the compact JSON tools array"
     )
     if estimate > 32_000:
         line += " — more than the whole 32K context window of many local models"
     return line
-
-
-def demo_command(args) -> int:
-    scenario = load_scenario(args.scenario)
-    if args.model not in ("simulated", "openai"):
-        raise ValueError(f"--model must be 'simulated' or 'openai', got {args.model!r}")
-    run = run_scenario(scenario, index=args.index, accumulation=args.accumulation, model=args.model)
-    if args.json:
-        summary = run.trace.summary()
-        summary["scenario"] = scenario.name
-        summary["grade"] = {
-            "success": run.grade.success,
-            "expected": run.grade.expected,
-            "missing": run.grade.missing,
-        }
-        json.dump(summary, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
-    else:
-        print(format_run(run))
-    return 0

@@ -1,49 +1,227 @@
-"""``toolsearch-lab search QUERY --catalog NAME|FILE [--index KIND] [--max-results N] [--json]``: index one
-catalog with one index and print what the tool search tool would return, with scores."""
+"""``toolsearch-lab search``: index one catalog with one index and print what the tool search tool would
+return, with scores, and for an empty or odd result a hint about its real cause."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
+import sys
 from typing import Any
 
-from toolsearch_lab.model import SearchRequest
+from toolsearch_lab.catalog.container import SHIPPED_CATALOGS, load_catalog
+from toolsearch_lab.cli.options import (
+    EXIT_OK,
+    EXIT_USAGE,
+    add_command,
+    add_json_flag,
+    finite_float,
+    names_help,
+    positive_int,
+)
+from toolsearch_lab.index.factory import INDEX_KINDS, THRESHOLD_OPTIONS, make_index, threshold_options
+from toolsearch_lab.index.regex import MODES, PatternError, PatternTimeoutError
+from toolsearch_lab.model import SearchRequest, SearchResponse, Tool
 
 SESSION = "cli"
+# The constructor option that holds each kind's score threshold (the regex index has none), and the value
+# that switches it off.
+NO_THRESHOLD: dict[str, float | None] = {"lucene": 0.0, "vector": -1.0, "hybrid": None}
+_REGEX_SYNTAX = frozenset("\\.*+?^${}[]|()")
 
 
-def run_search(query: str, catalog: str, index_kind: str = "lucene", max_results: int | None = None) -> dict:
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = add_command(
+        subparsers,
+        "search",
+        "search a catalog with one index",
+        "Index a catalog in a fresh index and run one query, as the toolSearchTool would.\n"
+        'example: toolsearch-lab search --catalog github-mcp --index lucene "create a pull request"',
+    )
+    parser.add_argument(
+        "query",
+        help="what the model would send to toolSearchTool: keywords or a sentence "
+        "(a regular expression with --index regex --regex-mode pattern)",
+    )
+    parser.add_argument(
+        "--catalog",
+        required=True,
+        help=names_help("shipped catalog", SHIPPED_CATALOGS, "a tools JSON file (OpenAI, Anthropic or MCP)"),
+    )
+    parser.add_argument("--index", default="lucene", choices=INDEX_KINDS, help="index kind to search with")
+    parser.add_argument(
+        "--max-results",
+        type=positive_int,
+        default=None,
+        help="at most this many results (default: the index's own default)",
+    )
+    parser.add_argument(
+        "--min-score",
+        type=finite_float,
+        default=None,
+        help="score threshold: the lucene index's min_score, the vector index's similarity_threshold or the "
+        "hybrid index's min_score; the regex index has none (default: the index's own threshold)",
+    )
+    parser.add_argument(
+        "--regex-mode",
+        default=MODES[0],
+        choices=MODES,
+        help="regex index only: 'keywords' is Spring's RegexToolIndex (the query is split into escaped "
+        "words, never read as a regex); 'pattern' reads the query as a Python regular expression",
+    )
+    add_json_flag(parser, "the Spring-shaped response (plus component scores for hybrid and any hints)")
+    return parser
+
+
+def _index_options(index_kind: str, min_score: float | None, regex_mode: str) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if regex_mode != MODES[0]:
+        if index_kind != "regex":
+            raise ValueError(f"--regex-mode applies to --index regex only, not to {index_kind!r}")
+        options["mode"] = regex_mode
+    return {**options, **threshold_options(index_kind, min_score)}
+
+
+def run_search(
+    query: str,
+    catalog: str,
+    index_kind: str = "lucene",
+    max_results: int | None = None,
+    *,
+    min_score: float | None = None,
+    regex_mode: str = MODES[0],
+) -> dict:
     """Search ``catalog`` (shipped name or file) with a fresh ``index_kind`` index; returns a JSON-able dict:
-    the Spring-shaped response plus, for the hybrid index, the component scores of every result."""
-    from toolsearch_lab.catalog.container import load_catalog
-    from toolsearch_lab.index.factory import make_index
-
+    the Spring-shaped response, for the hybrid index the component scores of every result, and ``hints``
+    explaining a blank query or an empty result."""
     tools = load_catalog(catalog).tools
-    index = make_index(index_kind)
+    options = _index_options(index_kind, min_score, regex_mode)
+    index = make_index(index_kind, **options)
     index.index_tools(SESSION, tools)
     request = SearchRequest(SESSION, query, max_results)
     response = index.search(request)
     out: dict[str, Any] = {"catalog": catalog, "tools": len(tools), "index": index_kind, **response.to_dict()}
     if hasattr(index, "explain_search"):
         out["explain"] = [hit.to_dict() for hit in index.explain_search(request)]
+    out["hints"] = hints(index, index_kind, request, response, tools, options)
     return out
 
 
-def search_command(args: Any) -> int:
-    result = run_search(args.query, args.catalog, args.index, args.max_results)
-    if getattr(args, "json", False):
+def hints(
+    index: Any,
+    index_kind: str,
+    request: SearchRequest,
+    response: SearchResponse,
+    tools: list[Tool],
+    options: dict[str, Any],
+) -> list[str]:
+    """Why the result looks the way it does, when that is not obvious: a blank query, or nothing found."""
+    query = request.query or ""
+    if not query.strip():
+        return [_blank_query_hint(index_kind, bool(response.tool_references))]
+    if response.tool_references:
+        return []
+    if index_kind == "regex":
+        return [_regex_hint(index, query)]
+    cut = _threshold_cut(index, index_kind, request, tools, options)
+    if cut:
+        return [cut]
+    if index_kind == "lucene":
+        return [
+            "no tool's name or description contains a term of the query (Lucene's StandardAnalyzer keeps "
+            "identifiers whole: 'weather' does not match get_weather); the vector and hybrid indexes also "
+            "match by meaning"
+        ]
+    return ["no tool passed the filters of this index"]
+
+
+def _blank_query_hint(index_kind: str, found: bool) -> str:
+    if index_kind == "regex":
+        return (
+            "the query is blank: Spring's keyword mode then searches with the match-all pattern '.*', so "
+            "every tool matches; each line of a name or description counts as hits, so the scores say how "
+            "many lines a tool's text has, not how relevant it is"
+        )
+    if not found:
+        return f"the query is blank: it has no terms, so the {index_kind} index finds nothing"
+    return (
+        f"the query is blank: the {index_kind} index compares the embedding of an empty text with every "
+        "tool, so these scores say nothing about relevance"
+    )
+
+
+def _regex_hint(index: Any, query: str) -> str:
+    if getattr(index, "mode", MODES[0]) != MODES[0]:
+        return f"no tool's name, description or parameters match the regular expression {query!r}"
+    pattern = index.convert_query_to_regex_pattern(query)
+    if _REGEX_SYNTAX.intersection(query):
+        return (
+            f"keyword mode (Spring's RegexToolIndex) never reads the query as a regular expression: it split "
+            f"it into words and escaped them, searching {pattern}, and no tool matched; for a real regular "
+            "expression add --regex-mode pattern"
+        )
+    return f"no tool's name or description contains any of the keywords in {pattern}"
+
+
+def _threshold_cut(
+    index: Any, index_kind: str, request: SearchRequest, tools: list[Tool], options: dict[str, Any]
+) -> str | None:
+    """If the index's score threshold removed every match, say which tool came closest. Found by searching
+    again with the threshold switched off, in a second index (the first stays as the user configured it)."""
+    option = THRESHOLD_OPTIONS.get(index_kind)
+    if option is None:
+        return None
+    unfiltered = make_index(index_kind, **{**options, option: NO_THRESHOLD[index_kind]})
+    unfiltered.index_tools(SESSION, tools)
+    refs = unfiltered.search(request).tool_references
+    if not refs:
+        return None
+    threshold = getattr(index, option)
+    best = refs[0]
+    flag = "--min-score" if index_kind != "vector" else "--min-score (cosine, -1 to 1)"
+    return (
+        f"tools matched, but every score is below the {index_kind} index's {option} {threshold} "
+        f"(best: {best.tool_name} {best.relevance_score:.4f}); lower it with {flag}"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        result = run_search(
+            args.query,
+            args.catalog,
+            args.index,
+            args.max_results,
+            min_score=args.min_score,
+            regex_mode=args.regex_mode,
+        )
+    except PatternError as exc:
+        print(f"toolsearch-lab search: error: {exc}", file=sys.stderr)
+        if not isinstance(exc, PatternTimeoutError):
+            print(
+                "  (--regex-mode pattern reads the query as a Python regular expression; without it the "
+                "regex index searches keywords, as Spring does)",
+                file=sys.stderr,
+            )
+        return EXIT_USAGE
+    if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
-        return 0
+    else:
+        print_result(result, args.query)
+    return EXIT_OK
+
+
+def print_result(result: dict, query: str) -> None:
     refs = result["toolReferences"]
     print(
-        f"{len(refs)} of {result['tools']} tools from {result['catalog']!r} for {args.query!r} ({args.index} index)"
+        f"{len(refs)} of {result['tools']} tools from {result['catalog']!r} for {query!r} "
+        f"({result['index']} index)"
     )
-    if not refs:
-        print("  (no tool matched; the lucene and vector indexes drop low scores, try --index hybrid)")
-        return 0
+    for hint in result["hints"]:
+        print(f"  hint: {hint}")
     explain = {e["toolName"]: e for e in result.get("explain", [])}
     width = shutil.get_terminal_size((110, 20)).columns
-    name_w = min(max(len(r["toolName"]) for r in refs), 40)
+    name_w = min(max((len(r["toolName"]) for r in refs), default=4), 40)
     for rank, ref in enumerate(refs, 1):
         score = ref.get("relevanceScore")
         score_text = f"{score:8.4f}" if score is not None else "       -"
@@ -57,4 +235,3 @@ def search_command(args: Any) -> int:
         summary = " ".join(ref["summary"].split())
         room = max(width - len(line), 20)
         print(line + (summary if len(summary) <= room else summary[: room - 1] + "…"))
-    return 0

@@ -9,16 +9,17 @@ a reader that races with that simply skips the vanished file and finds the same 
 
 The root is, in order: the ``cache_dir`` argument, ``$TOOLSEARCH_LAB_CACHE/embeddings``, or
 ``~/.cache/toolsearch-lab/embeddings``.
+
+:class:`CachedEmbedder` looks in the vectors shipped with the package (:mod:`.shipped`) before the cache, so
+the shipped catalogs, datasets and scenarios are never embedded at all.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
-import hashlib
 import logging
 import os
-import re
 import tempfile
 import threading
 import uuid
@@ -27,8 +28,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from tqdm.auto import tqdm
 
-from toolsearch_lab.embed.base import Embedder, _check_texts
+from toolsearch_lab.embed.base import Embedder, check_texts, storage_name, text_key
+from toolsearch_lab.embed.shipped import ShippedVectors, shipped_vectors
 
 log = logging.getLogger(__name__)
 
@@ -46,17 +49,6 @@ def default_cache_dir() -> Path:
     return Path.home() / ".cache" / "toolsearch-lab" / "embeddings"
 
 
-def text_key(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _dir_name(embedder_name: str) -> str:
-    # Embedder names can hold URLs (OpenAI-compatible endpoints); keep a readable slug plus a hash so two
-    # names never collide after slugging.
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", embedder_name)[:80]
-    return f"{slug}-{hashlib.sha256(embedder_name.encode('utf-8')).hexdigest()[:10]}"
-
-
 class EmbeddingCache:
     """Vectors of one embedder on disk. Thread-safe; safe with concurrent writer processes."""
 
@@ -66,7 +58,7 @@ class EmbeddingCache:
         self.embedder_name = embedder_name
         self.dim = dim
         root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-        self.directory = root / _dir_name(embedder_name)
+        self.directory = root / storage_name(embedder_name)
         self._vectors: dict[str, np.ndarray] = {}
         self._seen_shards: set[str] = set()
         self._pending: dict[str, np.ndarray] = {}
@@ -211,20 +203,29 @@ def _flush_at_exit(ref: weakref.ReferenceType[EmbeddingCache]) -> None:
 class CachedEmbedder:
     """Wraps an :class:`Embedder` so each distinct text is embedded once, ever (per embedder name).
 
-    Duplicate texts inside one call are embedded once too. Misses are embedded in chunks with a tqdm bar
-    when there are many, and each chunk is persisted as soon as it is done.
+    Texts are looked up in the vectors shipped with the package (``shipped=True``, when it ships some for
+    this embedder's name), then in the on-disk cache; only the rest runs the model. Duplicate texts inside
+    one call are embedded once. Misses are embedded in chunks with a tqdm bar when there are many, and each
+    chunk is persisted as soon as it is done.
     """
 
     def __init__(
-        self, embedder: Embedder, cache_dir: str | os.PathLike | None = None, *, progress: bool = True
+        self,
+        embedder: Embedder,
+        cache_dir: str | os.PathLike | None = None,
+        *,
+        progress: bool = True,
+        shipped: bool = True,
     ):
         self.embedder = embedder
         self.cache_dir = cache_dir
         self.progress = progress
+        self.shipped = shipped
         self._cache: EmbeddingCache | None = None
         self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
+        self.hits = 0  # texts answered without the model (shipped or cached)
+        self.shipped_hits = 0  # of which from the shipped vectors
+        self.misses = 0  # distinct texts that ran the model
 
     @property
     def name(self) -> str:
@@ -246,45 +247,56 @@ class CachedEmbedder:
                 atexit.register(_flush_at_exit, weakref.ref(self._cache))
             return self._cache
 
+    @property
+    def shipped_store(self) -> ShippedVectors | None:
+        """The package's vectors for this embedder's name, if it ships any (and ``shipped`` is on)."""
+        return shipped_vectors(self.embedder.name) if self.shipped else None
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        texts = _check_texts(texts, "CachedEmbedder")
-        cache = self.cache
-        keys = [text_key(t) for t in texts]
-        found = cache.get_many(keys)
-        missing: dict[str, str] = {}
-        for key, text, vec in zip(keys, texts, found, strict=False):
-            if vec is None:
-                missing.setdefault(key, text)
-        self.hits += len(texts) - sum(1 for v in found if v is None)
-        self.misses += len(missing)
-        if missing:
-            self._compute(cache, list(missing.items()))
+        texts = check_texts(texts, "CachedEmbedder")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = cache.get_many(keys)
-        return np.stack(vectors).astype(np.float32, copy=False)
+        keys = [text_key(t) for t in texts]
+        store = self.shipped_store
+        found: list[np.ndarray | None] = store.get_many(keys) if store is not None else [None] * len(keys)
+        self.shipped_hits += sum(1 for v in found if v is not None)
+        cache = self.cache
+        todo = [i for i, v in enumerate(found) if v is None]
+        for i, vec in zip(todo, cache.get_many([keys[i] for i in todo]), strict=True):
+            found[i] = vec
+        missing: dict[str, str] = {}
+        for key, text, vec in zip(keys, texts, found, strict=True):
+            if vec is None:
+                missing.setdefault(key, text)
+        self.hits += sum(1 for v in found if v is not None)
+        self.misses += len(missing)
+        if missing:
+            computed = dict(zip(missing, self._compute(cache, list(missing.items())), strict=True))
+            found = [computed[k] if v is None else v for k, v in zip(keys, found, strict=True)]
+        return np.stack(found).astype(np.float32, copy=False)  # type: ignore[arg-type]
 
-    def _compute(self, cache: EmbeddingCache, items: list[tuple[str, str]]) -> None:
+    def _compute(self, cache: EmbeddingCache, items: list[tuple[str, str]]) -> list[np.ndarray]:
         small = len(items) < _PROGRESS_THRESHOLD
         bar = None
         if self.progress and not small:
-            from tqdm.auto import tqdm
-
             bar = tqdm(total=len(items), desc=f"embedding ({self.embedder.name[:30]})", unit="text")
+        out: list[np.ndarray] = []
         try:
             for start in range(0, len(items), _CHUNK):
                 chunk = items[start : start + _CHUNK]
-                vectors = self.embedder.embed([t for _, t in chunk])
-                if vectors.shape[0] != len(chunk):
+                vectors = np.asarray(self.embedder.embed([t for _, t in chunk]), dtype=np.float32)
+                if vectors.ndim != 2 or vectors.shape[0] != len(chunk):
                     raise RuntimeError(
-                        f"{self.embedder.name}: embed() returned {vectors.shape[0]} vectors for {len(chunk)} texts"
+                        f"{self.embedder.name}: embed() gave {len(vectors)} vectors for {len(chunk)} texts"
                     )
                 cache.put_many([k for k, _ in chunk], vectors, buffer=small)
+                out.extend(vectors)
                 if bar is not None:
                     bar.update(len(chunk))
         finally:
             if bar is not None:
                 bar.close()
+        return out
 
     def flush(self) -> None:
         if self._cache is not None:

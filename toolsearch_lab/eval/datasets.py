@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import json
 import os
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolsearch_lab.catalog.container import CatalogError, load_catalog, read_json_file, tool_from_record
+from toolsearch_lab.catalog.shipped import data_path
 from toolsearch_lab.model import Tool
 
 SHIPPED_DATASETS = {
@@ -60,8 +63,6 @@ class Dataset:
 
     def subset(self, n: int, *, seed: int = 0) -> Dataset:
         """A reproducible random sample of ``n`` queries over the same tools (quick notebook runs)."""
-        import random
-
         if n >= len(self.queries):
             return self
         picked = sorted(random.Random(seed).sample(range(len(self.queries)), n))
@@ -84,20 +85,15 @@ def load_dataset(name_or_path: str | os.PathLike, *, strict: bool = True) -> Dat
             f"unknown dataset {str(name_or_path)!r}: not a shipped dataset ({shipped}) and no such file"
         )
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{path}: not valid JSON: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"{path}: not UTF-8 text: {exc}") from None
+        doc = read_json_file(path)  # bounded nesting depth and strict UTF-8, with the offset of a bad byte
+    except CatalogError as exc:
+        raise DatasetError(str(exc)) from None
     return parse_dataset(
         doc, name=path.stem if path.stem != "normalized" else path.parent.name, strict=strict
     )
 
 
 def _load_shipped(name: str, strict: bool) -> Dataset:
-    from toolsearch_lab.catalog.container import load_catalog
-    from toolsearch_lab.catalog.shipped import data_path
-
     catalog = load_catalog(name)
     doc = json.loads(data_path(name, "normalized.json").read_text(encoding="utf-8"))
     renames = getattr(catalog, "renames", {}) or {}
@@ -109,8 +105,6 @@ def _load_shipped(name: str, strict: bool) -> Dataset:
 
 def parse_dataset(doc: Any, *, name: str = "dataset", strict: bool = True) -> Dataset:
     """A :class:`Dataset` from an already-parsed JSON document (see :func:`load_dataset`)."""
-    from toolsearch_lab.catalog.container import CatalogError, tool_from_record
-
     problems: list[str] = []
 
     def problem(message: str) -> None:
@@ -157,45 +151,46 @@ def _parse_queries(doc: dict, tools: list[Tool], *, name: str, strict: bool, pro
     queries: list[Query] = []
     ids: set[str] = set()
     for i, record in enumerate(doc.get("queries", [])):
-        label = f"queries[{i}]"
-        if not isinstance(record, dict):
-            problem(f"{label}: expected an object, got {type(record).__name__}")
-            continue
-        qid = record.get("id", str(i))
-        if not isinstance(qid, (str, int)) or isinstance(qid, bool):
-            problem(f"{label}: 'id' must be a string, got {type(qid).__name__}")
-            continue
-        qid = str(qid)
-        if "id" in record:
-            label += f" (id {qid!r})"
-        text = record.get("query")
-        rel = record.get("relevant_tools")
-        if "query" not in record:
-            problem(f"{label}: missing field 'query'")
-            continue
-        if not isinstance(text, str) or not text.strip():
-            problem(f"{label}: 'query' must be a non-empty string, got {text!r:.60}")
-            continue
-        if "relevant_tools" not in record:
-            problem(f"{label}: missing field 'relevant_tools'")
-            continue
-        if not isinstance(rel, list) or not rel or not all(isinstance(r, str) for r in rel):
-            problem(f"{label}: 'relevant_tools' must be a non-empty list of tool names, got {rel!r:.80}")
-            continue
-        unknown = [r for r in rel if r not in known]
-        if unknown:
-            problem(
-                f"{label}: unknown relevant tool(s) {', '.join(repr(u) for u in unknown)} (not in 'tools')"
-            )
-            continue
-        if qid in ids:
-            problem(f"{label}: duplicate query id {qid!r}")
-            continue
-        ids.add(qid)
-        # Order kept, duplicates dropped: a tool counted twice would inflate recall.
-        queries.append(Query(qid, text, tuple(dict.fromkeys(rel))))
+        checked = _checked_query(record, i, known)
+        if isinstance(checked, str):
+            problem(checked)
+        elif checked.id in ids:
+            problem(f"{_query_label(record, i)}: duplicate query id {checked.id!r}")
+        else:
+            ids.add(checked.id)
+            queries.append(checked)
     if not tools:
         problem("no usable tools")
     if not queries:
         problem("no usable queries")
     return Dataset(tools, queries, name, problems)
+
+
+def _query_label(record: dict, i: int) -> str:
+    """``queries[i]``, plus the id when the record gives one."""
+    return f"queries[{i}]" + (f" (id {str(record['id'])!r})" if "id" in record else "")
+
+
+def _checked_query(record: Any, i: int, known: set[str]) -> Query | str:
+    """The query of one record, or the problem with it (naming the record) as a string."""
+    if not isinstance(record, dict):
+        return f"queries[{i}]: expected an object, got {type(record).__name__}"
+    qid = record.get("id", str(i))
+    if not isinstance(qid, (str, int)) or isinstance(qid, bool):
+        return f"queries[{i}]: 'id' must be a string, got {type(qid).__name__}"
+    label = _query_label(record, i)
+    text = record.get("query")
+    rel = record.get("relevant_tools")
+    if "query" not in record:
+        return f"{label}: missing field 'query'"
+    if not isinstance(text, str) or not text.strip():
+        return f"{label}: 'query' must be a non-empty string, got {text!r:.60}"
+    if "relevant_tools" not in record:
+        return f"{label}: missing field 'relevant_tools'"
+    if not isinstance(rel, list) or not rel or not all(isinstance(r, str) for r in rel):
+        return f"{label}: 'relevant_tools' must be a non-empty list of tool names, got {rel!r:.80}"
+    unknown = [r for r in rel if r not in known]
+    if unknown:
+        return f"{label}: unknown relevant tool(s) {', '.join(repr(u) for u in unknown)} (not in 'tools')"
+    # Order kept, duplicates dropped: a tool counted twice would inflate recall.
+    return Query(str(qid), text, tuple(dict.fromkeys(rel)))

@@ -3,9 +3,10 @@
 The question it answers: with a given eviction strategy, how often does a request get its session's index for
 free (fingerprint unchanged), and how often must it clear and re-index because the session was evicted or its
 catalog changed? Nothing is faked about the decision itself: every simulated request goes through a real
-:meth:`ToolSearchAdvisor.initialize_session` with a real strategy from :mod:`toolsearch_lab.session.eviction` and the real
-:func:`~toolsearch_lab.session.fingerprint.fingerprint`. Only the index is a counter (we measure work, not search) and
-time is a simulated clock, so TTL runs instantly and a seed reproduces a run exactly.
+:meth:`ToolSearchAdvisor.initialize_session` with a real strategy from
+:mod:`toolsearch_lab.session.eviction` and the real :func:`~toolsearch_lab.session.fingerprint.fingerprint`.
+Only the index is a counter (we measure work, not search) and time is a simulated clock, so TTL runs
+instantly and a seed reproduces a run exactly.
 
 Pure: ``simulate(config)`` returns a :class:`SimulationResult`; the EvictionSimulator widget only draws it.
 """

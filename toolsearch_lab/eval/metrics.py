@@ -1,4 +1,4 @@
-"""Retrieval metrics for tool indexes, and the ``toolsearch-lab eval`` command.
+"""Retrieval metrics for tool indexes (the ``toolsearch-lab eval`` command lives in ``cli/eval.py``).
 
 Relevance is binary: a tool is relevant to a query iff it is in the query's ``relevant_tools`` (R, |R| >= 1).
 ``ranked`` is the list the index returned (best first, no duplicates), at most ``depth`` long.
@@ -8,8 +8,8 @@ Relevance is binary: a tool is relevant to a query iff it is in the query's ``re
 * ``hit@k``     = 1 if R ∩ ranked[:k] is non-empty, else 0.
 * ``nDCG@10``   = DCG / IDCG with DCG = sum over relevant tools at 1-based rank r <= 10 of 1/log2(r + 1), and
   IDCG the same sum for a perfect ranking: sum_{r=1}^{min(|R|, 10)} 1/log2(r + 1).
-* ``MRR``       = 1 / rank of the first relevant tool in ``ranked``, 0 if none is returned (so it is MRR@depth,
-  depth = max(k, 10) by default).
+* ``MRR``       = 1 / rank of the first relevant tool in ``ranked``, 0 if none is returned (so it is
+  MRR@depth, depth = max(k, 10) by default).
 
 Every metric is averaged over queries (macro average). Indexes apply their own thresholds, so a tool that
 an index filters out counts as not found: that is what the model would see.
@@ -17,7 +17,6 @@ an index filters out counts as not found: that is what the model would see.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Iterable, Sequence
@@ -162,7 +161,8 @@ def rank_queries(
         responses = []
         chunk = 4096  # bounds the [queries x tools] score matrices in memory
         for start in range(0, len(queries), chunk):
-            responses.extend(index.search_many(session_id, list(queries[start : start + chunk]), depth))
+            batch = [SearchRequest(session_id, q, depth) for q in queries[start : start + chunk]]
+            responses.extend(index.search_many(batch))
     else:
         responses = [index.search(SearchRequest(session_id, q, depth)) for q in queries]
     out = []
@@ -205,25 +205,3 @@ def evaluate(
         per_query=results,
         seconds=time.perf_counter() - start,
     )
-
-
-# ---------------------------------------------------------------------------------------------------- CLI
-
-
-def eval_command(args: Any) -> int:
-    """``toolsearch-lab eval --dataset NAME|FILE --index KIND --k K [--json]``."""
-    from toolsearch_lab.eval.datasets import load_dataset
-    from toolsearch_lab.index.factory import make_index
-
-    dataset = load_dataset(args.dataset)
-    index = make_index(args.index)
-    result = evaluate(index, dataset, k=args.k)
-    if getattr(args, "json", False):
-        print(json.dumps({**result.to_dict(), "index": args.index}, indent=2))
-        return 0
-    print(f"dataset {dataset.name}: {len(dataset.tools)} tools, {len(dataset.queries)} queries")
-    print(f"index   {args.index} ({result.index}), k={result.k}, searched with max_results={result.depth}")
-    for metric, value in result.metrics.items():
-        print(f"  {metric:<10} {value:.4f}")
-    print(f"  ({result.seconds:.1f} s)")
-    return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from toolsearch_lab.catalog.container import load_catalog
 from toolsearch_lab.model import SearchRequest, Tool
 
 SUFFIXES = ["v2", "lite", "pro", "beta", "cloud", "local", "batch", "admin", "sync", "plus", "ext", "x"]
@@ -12,8 +13,6 @@ SUFFIXES = ["v2", "lite", "pro", "beta", "cloud", "local", "batch", "admin", "sy
 def distractor_pool(sources=("github-mcp", "livemcpbench", "metatool"), exclude=()) -> list[Tool]:
     """Every tool of the shipped catalogs, in catalog order, minus the names in ``exclude``. A name that
     two catalogs share is kept once (the first), so the catalogs built from the pool have unique names."""
-    from toolsearch_lab.catalog.container import load_catalog
-
     seen = set(exclude)
     pool = []
     for source in sources:

@@ -13,11 +13,18 @@ Documented deviations:
   construction, and a null/blank session returns the empty response instead of searching every session.
 * ``categoryFilter`` is honoured for tools that carry a category (Spring logs a warning and ignores it).
 * ``text="full"`` embeds name + description + parameter names/descriptions (an opt-in improvement).
+
+Options the hybrid index uses (off by default): several *views* (``text=("description", "full", "name")``:
+the score is the mean cosine over the views, so no single text dominates) and ``query_clauses`` (a
+multi-sentence request is also embedded sentence by sentence; each view scores the mean of the whole-query
+cosine and the best sentence's cosine, because a tool serving one step matches that step's sentence
+better than the blurred whole).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import uuid
 from collections.abc import Iterable, Sequence
@@ -25,9 +32,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from toolsearch_lab.embed.base import Embedder, split_identifiers
+from toolsearch_lab.embed.base import Embedder
+from toolsearch_lab.embed.default import default_embedder
 from toolsearch_lab.model import (
+    DEFAULT_MAX_RESULTS,
     BaseToolIndex,
+    Contribution,
+    Explanation,
     SearchMetadata,
     SearchRequest,
     SearchResponse,
@@ -35,42 +46,21 @@ from toolsearch_lab.model import (
     ToolReference,
     empty_response,
 )
+from toolsearch_lab.text.tool_text import TEXT_MODES, tool_text
 
 log = logging.getLogger(__name__)
 
-TEXT_MODES = ("description", "full", "name")
+__all__ = ["TEXT_MODES", "VectorDocument", "VectorToolIndex", "split_clauses", "tool_text"]
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
-def _parameter_lines(tool: Tool) -> list[str]:
-    props = tool.parameters.get("properties") or {}
-    lines = []
-    if isinstance(props, dict):
-        for pname, schema in props.items():
-            desc = schema.get("description") if isinstance(schema, dict) else None
-            words = split_identifiers(str(pname))
-            lines.append(f"{words}: {desc}" if isinstance(desc, str) and desc.strip() else words)
-    return lines
-
-
-def tool_text(tool: Tool, mode: str = "description") -> str:
-    """The text embedded for ``tool``.
-
-    ``description``: Spring's choice. ``full``: the name with identifiers split (``get_stock_price`` ->
-    ``get stock price``), the description, then ``Parameters:`` with each parameter's name and description.
-    ``name``: the split name alone (a "view" the hybrid index uses). The name matters most when descriptions
-    are short, vague or in another language than the queries.
-    """
-    if mode == "description":
-        return tool.description
-    if mode == "name":
-        return split_identifiers(tool.name)
-    if mode != "full":
-        raise ValueError(f"text mode must be one of {TEXT_MODES}, got {mode!r}")
-    parts = [split_identifiers(tool.name) + ".", tool.description.strip()]
-    params = _parameter_lines(tool)
-    if params:
-        parts.append("Parameters: " + "; ".join(params) + ".")
-    return " ".join(p for p in parts if p)
+def split_clauses(query: str, min_words: int = 3) -> list[str]:
+    """The sentences of a multi-sentence request (each of at least ``min_words`` words), or [] when the
+    query is a single sentence (then the whole query is all there is)."""
+    parts = [p.strip() for p in _SENTENCE_END.split(query.strip())]
+    parts = [p for p in parts if len(p.split()) >= min_words]
+    return parts if len(parts) >= 2 else []
 
 
 @dataclass(frozen=True)
@@ -92,37 +82,41 @@ class VectorDocument:
         }
 
 
-class _Session:
-    def __init__(self) -> None:
-        self.documents: list[VectorDocument] = []
-        self.matrix: np.ndarray | None = None  # [n_docs, dim], unit rows
+@dataclass(frozen=True)
+class _Snapshot:
+    """One session at one point in time (replaced, never mutated, on update)."""
+
+    documents: tuple[VectorDocument, ...]
+    matrices: tuple[np.ndarray, ...]  # per view, [n_docs, dim], unit rows
 
 
 class VectorToolIndex(BaseToolIndex):
-    """Cosine-similarity tool search over embeddings, one matrix per session (vectorised numpy)."""
+    """Cosine-similarity tool search over embeddings, one matrix per session and view (vectorised numpy)."""
 
-    DEFAULT_MAX_RESULTS = 10
     DEFAULT_SIMILARITY_THRESHOLD = 0.2
     search_type = "VectorToolIndex"
 
     def __init__(
         self,
         embedder: Embedder | None = None,
-        text: str = "description",
+        text: str | Sequence[str] = "description",
         similarity_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
         default_max_results: int = DEFAULT_MAX_RESULTS,
+        *,
+        query_clauses: bool = False,
     ) -> None:
-        if text not in TEXT_MODES:
-            raise ValueError(f"VectorToolIndex: text must be one of {TEXT_MODES}, got {text!r}")
-        if embedder is None:
-            from toolsearch_lab.embed.base import default_embedder
-
-            embedder = default_embedder()
-        self.embedder = embedder
+        super().__init__(default_max_results)
+        views = (text,) if isinstance(text, str) else tuple(dict.fromkeys(text))
+        if not views or any(v not in TEXT_MODES for v in views):
+            raise ValueError(
+                f"VectorToolIndex: text must be one of {TEXT_MODES} or a tuple of them, got {text!r}"
+            )
+        self.embedder = embedder if embedder is not None else default_embedder()
         self.text = text
+        self.views = views
         self.similarity_threshold = float(similarity_threshold)
-        self.default_max_results = default_max_results
-        self._sessions: dict[str, _Session] = {}
+        self.query_clauses = bool(query_clauses)
+        self._sessions: dict[str, _Snapshot] = {}
         self._lock = threading.RLock()
 
     def __repr__(self) -> str:
@@ -139,26 +133,31 @@ class VectorToolIndex(BaseToolIndex):
         tools = self.checked_batch(session_id, tools)
         if not tools:
             return  # Spring: an empty batch makes no store (embedding) call
-        texts = [tool_text(t, self.text) for t in tools]
-        # Embed outside the lock: concurrent sessions (and threads) embed in parallel.
-        vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
-        if vectors.shape[0] != len(tools):
+        texts = [[tool_text(t, view) for t in tools] for view in self.views]
+        # Embed outside the lock (concurrent sessions embed in parallel), every view in one call.
+        vectors = np.asarray(self.embedder.embed([x for view in texts for x in view]), dtype=np.float32)
+        if vectors.shape[0] != len(tools) * len(self.views):
             raise RuntimeError(
-                f"{self.embedder.name}: returned {vectors.shape[0]} vectors for {len(tools)} tools"
+                f"{self.embedder.name}: returned {vectors.shape[0]} vectors for "
+                f"{len(tools) * len(self.views)} texts"
             )
-        docs = [
+        per_view = np.split(vectors, len(self.views))
+        docs = tuple(
             VectorDocument(str(uuid.uuid4()), text, session_id, tool)
-            for text, tool in zip(texts, tools, strict=False)
-        ]
+            for text, tool in zip(texts[0], tools, strict=True)
+        )
         with self._lock:
-            session = self._sessions.setdefault(session_id, _Session())
-            if session.matrix is not None and session.matrix.shape[1] != vectors.shape[1]:
+            old = self._sessions.get(session_id)
+            if old is not None and old.matrices[0].shape[1] != vectors.shape[1]:
                 raise ValueError(
-                    f"VectorToolIndex: session {session_id!r} holds {session.matrix.shape[1]}-dim vectors, "
+                    f"VectorToolIndex: session {session_id!r} holds {old.matrices[0].shape[1]}-dim vectors, "
                     f"the embedder returned {vectors.shape[1]}-dim ones"
                 )
-            session.documents = session.documents + docs
-            session.matrix = vectors if session.matrix is None else np.vstack([session.matrix, vectors])
+            if old is None:
+                self._sessions[session_id] = _Snapshot(docs, tuple(per_view))
+            else:
+                matrices = tuple(np.vstack([a, b]) for a, b in zip(old.matrices, per_view, strict=True))
+                self._sessions[session_id] = _Snapshot(old.documents + docs, matrices)
 
     def clear_index(self, session_id: str) -> None:
         with self._lock:
@@ -170,9 +169,8 @@ class VectorToolIndex(BaseToolIndex):
 
     # ------------------------------------------------------------------ inspection (notebooks, tests)
     def documents(self, session_id: str) -> list[VectorDocument]:
-        with self._lock:
-            session = self._sessions.get(session_id)
-            return list(session.documents) if session else []
+        snap = self._snapshot(session_id)
+        return list(snap.documents) if snap else []
 
     def tracked_ids(self, session_id: str) -> list[str]:
         return [d.id for d in self.documents(session_id)]
@@ -181,63 +179,105 @@ class VectorToolIndex(BaseToolIndex):
         with self._lock:
             return list(self._sessions)
 
-    def _snapshot(self, session_id: str | None) -> tuple[list[VectorDocument], np.ndarray] | None:
+    def _snapshot(self, session_id: str | None) -> _Snapshot | None:
         if not isinstance(session_id, str) or not session_id.strip():
             return None
         with self._lock:
-            session = self._sessions.get(session_id)
-            if session is None or session.matrix is None:
-                return None
-            return session.documents, session.matrix  # both replaced, never mutated, on update
+            return self._sessions.get(session_id)
 
-    def tool_matrix(self, session_id: str | None) -> tuple[list[Tool], np.ndarray]:
-        """The session's tools and their unit vectors ``[n_tools, dim]`` (empty for an unknown session)."""
+    def tool_matrix(self, session_id: str | None, view: str | None = None) -> tuple[list[Tool], np.ndarray]:
+        """The session's tools and their unit vectors ``[n_tools, dim]`` for ``view`` (default: the first)."""
         snap = self._snapshot(session_id)
         if snap is None:
             return [], np.zeros((0, 0), dtype=np.float32)
-        return [d.tool for d in snap[0]], snap[1]
+        return [d.tool for d in snap.documents], snap.matrices[self.views.index(view or self.views[0])]
 
-    def similarity_matrix(
-        self, session_id: str | None, queries: Sequence[str], query_vectors: np.ndarray | None = None
-    ) -> tuple[list[Tool], np.ndarray]:
-        """Cosine similarity of every query to every tool of the session: ``(tools, [n_queries, n_tools])``.
-        All queries are embedded in one call (the evaluation fast path); pass ``query_vectors`` to reuse
-        embeddings computed elsewhere with the same embedder."""
+    def view_similarities(
+        self, session_id: str | None, queries: Sequence[str]
+    ) -> tuple[list[Tool], dict[str, np.ndarray]]:
+        """Per view, the score of every query against every tool ``[n_queries, n_tools]`` (float32): the
+        cosine, or with ``query_clauses`` the mean of the whole-query and best-sentence cosines."""
         snap = self._snapshot(session_id)
         if snap is None:
-            return [], np.zeros((len(queries), 0), dtype=np.float32)
-        docs, matrix = snap
-        if query_vectors is None:
-            query_vectors = self.embedder.embed([q or "" for q in queries])
-        q = np.asarray(query_vectors, dtype=np.float32)
-        return [d.tool for d in docs], q @ matrix.T
+            return [], {v: np.zeros((len(queries), 0), dtype=np.float32) for v in self.views}
+        clauses = [split_clauses(q) if self.query_clauses else [] for q in queries]
+        extra = [c for cs in clauses for c in cs]
+        owner = np.repeat(np.arange(len(queries)), [len(cs) for cs in clauses])
+        vectors = np.asarray(self.embedder.embed(list(queries) + extra), dtype=np.float32)
+        out = {}
+        for view, matrix in zip(self.views, snap.matrices, strict=True):
+            sims = vectors @ matrix.T
+            whole = sims[: len(queries)]
+            if extra:
+                whole = whole.copy()
+                part = sims[len(queries) :]
+                for i in np.unique(owner):
+                    whole[i] = 0.5 * whole[i] + 0.5 * part[owner == i].max(axis=0)
+            out[view] = whole
+        return [d.tool for d in snap.documents], out
+
+    def similarity_matrix(
+        self, session_id: str | None, queries: Sequence[str]
+    ) -> tuple[list[Tool], np.ndarray]:
+        """The score ``search`` ranks by, for every query and tool: ``(tools, [n_queries, n_tools])`` (the
+        mean over the views; the plain cosine with one view). All queries are embedded in one call."""
+        tools, views = self.view_similarities(session_id, queries)
+        return tools, np.mean(np.stack(list(views.values())), axis=0)
 
     # ------------------------------------------------------------------ search
     def search(self, request: SearchRequest) -> SearchResponse:
-        return self.search_many(
-            request.session_id, [request.query], request.max_results, request.category_filter
-        )[0]
+        return self.search_many([request])[0]
 
-    def search_many(
-        self,
-        session_id: str | None,
-        queries: Sequence[str | None],
-        max_results: int | None = None,
-        category_filter: str | None = None,
-    ) -> list[SearchResponse]:
-        """``search`` for many queries at once, with identical results; one embedder call for all queries."""
-        limit = self.resolve_max_results(
-            SearchRequest(session_id, None, max_results), self.default_max_results
+    def search_many(self, requests: Sequence[SearchRequest]) -> list[SearchResponse]:
+        """``search`` for many requests, with identical results; one embedder call per session."""
+        requests = [self.check_request(r) for r in requests]
+        out: list[SearchResponse] = [empty_response() for _ in requests]
+        by_session: dict[str, list[int]] = {}
+        for i, r in enumerate(requests):
+            if self._snapshot(r.session_id) is not None:
+                by_session.setdefault(r.session_id, []).append(i)  # type: ignore[arg-type]
+        for session_id, members in by_session.items():
+            tools, sims = self.similarity_matrix(session_id, [requests[i].query or "" for i in members])
+            for i, row in zip(members, sims, strict=True):
+                out[i] = self._response(requests[i], tools, row)
+        return out
+
+    def _response(self, request: SearchRequest, tools: list[Tool], row: np.ndarray) -> SearchResponse:
+        allowed = np.array([self.category_allows(t, request.category_filter) for t in tools], dtype=bool)
+        keep = np.flatnonzero(allowed & (row >= self.similarity_threshold))
+        # Stable sort on -score: equal scores keep insertion order, as a Java stable sort would.
+        ranked = keep[np.argsort(-row[keep], kind="stable")][: self.limit(request)]
+        refs = [ToolReference(tools[i].name, float(row[i]), tools[i].description) for i in ranked]
+        return SearchResponse(refs, len(refs), SearchMetadata(self.search_type, request.query, None))
+
+    # ------------------------------------------------------------------ explanation
+    def explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
+        """Each view's share of the score of ``tool_name`` (its cosine over the number of views); the
+        details hold every view's cosine. Raises ``KeyError`` for an unknown session or tool."""
+        self.check_explain_args(session_id, query, tool_name)
+        tools, views = self.view_similarities(session_id, [query])
+        candidates = self.positions_of(tools, session_id, tool_name)
+        row = np.mean(np.stack(list(views.values())), axis=0)[0]
+        j = max(candidates, key=lambda c: row[c])  # max keeps the first of equals
+        order = np.argsort(-row, kind="stable")
+        rank = int(np.flatnonzero(order == j)[0]) + 1
+        kept = row >= self.similarity_threshold
+        rank_kept = int(np.count_nonzero(kept[order[: rank - 1]])) + 1
+        n = len(self.views)
+        detail = " (mean of whole query and best sentence)" if self.query_clauses else ""
+        parts = tuple(
+            Contribution(
+                f"{view} view: cosine / {n}", float(s[0, j]) / n, f"cosine {float(s[0, j]):.4f}{detail}"
+            )
+            for view, s in views.items()
         )
-        if self._snapshot(session_id) is None:
-            return [empty_response() for _ in queries]
-        tools, sims = self.similarity_matrix(session_id, [q or "" for q in queries])  # type: ignore[arg-type]
-        allowed = np.array([self.category_allows(t, category_filter) for t in tools], dtype=bool)
-        responses = []
-        for query, row in zip(queries, sims, strict=False):
-            keep = np.flatnonzero(allowed & (row >= self.similarity_threshold))
-            # Stable sort on -score: equal scores keep insertion order, as a Java stable sort would.
-            ranked = keep[np.argsort(-row[keep], kind="stable")][:limit]
-            refs = [ToolReference(tools[i].name, float(row[i]), tools[i].description) for i in ranked]
-            responses.append(SearchResponse(refs, len(refs), SearchMetadata(self.search_type, query, None)))
-        return responses
+        return Explanation(
+            index="vector",
+            tool_name=tool_name,
+            query=query,
+            score=float(row[j]),
+            parts=parts,
+            returned=bool(kept[j]) and rank_kept <= self.default_max_results,
+            rank=rank_kept if kept[j] else None,
+            details={view: float(s[0, j]) for view, s in views.items()},
+        )

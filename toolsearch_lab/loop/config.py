@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
+from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.loop.advisor import (
     DEFAULT_MAX_CALLS_PER_TOOL,
     DEFAULT_MAX_TOTAL_TOOL_CALLS,
@@ -90,8 +91,6 @@ class ToolSearchConfig:
         return CompositeEviction(lru, TtlEviction(self.ttl)) if self.ttl is not None else lru
 
     def build_index(self):
-        from toolsearch_lab.index.factory import make_index
-
         if self.index_type not in INDEX_TYPES:
             raise ValueError(
                 f"ToolSearchConfig.index_type {self.index_type!r} is not one of {list(INDEX_TYPES)}"
@@ -130,16 +129,7 @@ class ToolSearchConfig:
         takes Spring durations like ``10m``, ``30s``, ``1h``, ``500ms`` or ISO-8601 ``PT10M``.
         ``advisor-order`` has no meaning here (there is one advisor) and is accepted and ignored.
         """
-        values = {}
-        for key, value in properties.items():
-            if not isinstance(key, str) or not key.startswith(PREFIX):
-                continue
-            name = _relaxed(key[len(PREFIX) :])
-            if name not in _KNOWN:
-                raise ValueError(
-                    f"unknown Spring property {key!r}; known: {sorted(PREFIX + k for k in _KNOWN)}"
-                )
-            values[name] = value
+        values = _our_properties(properties)
         kwargs: dict[str, Any] = {}
         if "enabled" in values:
             kwargs["enabled"] = _bool(values["enabled"], "enabled")
@@ -148,8 +138,9 @@ class ToolSearchConfig:
             if kind in INDEX_TYPES:
                 kwargs["index_type"] = kind
             else:
+                given = values["tool-index-type"]
                 warnings.warn(
-                    f"{PREFIX}tool-index-type={values['tool-index-type']!r} is not one of {list(INDEX_TYPES)}; "
+                    f"{PREFIX}tool-index-type={given!r} is not one of {list(INDEX_TYPES)}; "
                     "keeping the default 'regex' (Spring logs a warning and registers no index)",
                     stacklevel=2,
                 )
@@ -173,10 +164,24 @@ class ToolSearchConfig:
             try:
                 kwargs["lucene_min_score"] = float(values["lucene.min-score-threshold"])
             except (TypeError, ValueError):
+                given = values["lucene.min-score-threshold"]
                 raise ValueError(
-                    f"{PREFIX}lucene.min-score-threshold must be a number, got {values['lucene.min-score-threshold']!r}"
+                    f"{PREFIX}lucene.min-score-threshold must be a number, got {given!r}"
                 ) from None
         return cls(**kwargs)
+
+
+def _our_properties(properties: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``tool-search-advisor.*`` properties by relaxed name; an unknown one of ours is an error."""
+    values = {}
+    for key, value in properties.items():
+        if not isinstance(key, str) or not key.startswith(PREFIX):
+            continue
+        name = _relaxed(key[len(PREFIX) :])
+        if name not in _KNOWN:
+            raise ValueError(f"unknown Spring property {key!r}; known: {sorted(PREFIX + k for k in _KNOWN)}")
+        values[name] = value
+    return values
 
 
 def _relaxed(name: str) -> str:

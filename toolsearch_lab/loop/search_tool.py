@@ -1,18 +1,45 @@
-"""The ``toolSearchTool`` meta-tool the model calls to discover tools (Spring's ToolSearchTool, spec §6)."""
+"""The ``toolSearchTool`` meta-tool the model calls to discover tools (Spring's ToolSearchTool, spec §6).
+
+Tool-call arguments come from a model, so they are untrusted text. :func:`parse_arguments` checks them
+against two limits before parsing: :data:`MAX_ARGUMENT_CHARS` and :data:`MAX_ARGUMENT_DEPTH`. A violation
+is a problem the loop sends back to the model as an error result; it never raises.
+"""
 
 from __future__ import annotations
 
 import json
 import time
 from dataclasses import dataclass
+from typing import Any
 
-from toolsearch_lab.model import SearchRequest, Tool
+from toolsearch_lab.jsonlimits import JsonLimitError, loads_checked, value_depth
+from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, SearchRequest, Tool
 from toolsearch_lab.trace import SearchHit, SearchRecord
 
-TOOL_SEARCH_TOOL_NAME = "toolSearchTool"
+__all__ = [
+    "FALLBACK_DEFAULT_MAX_RESULTS",
+    "MAX_ARGUMENT_CHARS",
+    "MAX_ARGUMENT_DEPTH",
+    "MAX_RESULTS_RANGE",
+    "TOOL_SEARCH_TOOL_NAME",
+    "TOOL_SEARCH_TOOL_SESSION_ID_KEY",
+    "SearchOutcome",
+    "ToolSearchTool",
+    "error_result",
+    "parse_arguments",
+]
+
 # The tool-context key Spring uses to hand the session id to the meta-tool.
 TOOL_SEARCH_TOOL_SESSION_ID_KEY = "toolSearchToolSessionId"
 MAX_RESULTS_RANGE = (1, 10)
+# Tool-call arguments longer than this are refused unparsed (real calls are well under 10 KB).
+MAX_ARGUMENT_CHARS = 100_000
+# Deepest nesting of arrays/objects accepted in tool-call arguments. Python's parser fails near 1,000;
+# real tool schemas nest a few levels.
+MAX_ARGUMENT_DEPTH = 64
+# The index default for a third-party index without a ``default_max_results`` attribute (the built-in
+# indexes all have one; 10 is their default too).
+FALLBACK_DEFAULT_MAX_RESULTS = 10
 
 
 def _description(default_max_results: int) -> str:
@@ -45,11 +72,14 @@ def error_result(message: str) -> str:
 
 class ToolSearchTool:
     """The meta-tool. ``max_results`` is the advisor's default; the model's own ``maxResults`` wins over it,
-    and with neither the index default (10 for the built-in indexes) applies — Spring 2.0 precedence."""
+    and with neither the index's ``default_max_results`` applies (Spring 2.0 precedence: the request then
+    carries ``max_results=None``). The description the model reads, ``SearchRecord.max_results`` in the
+    trace and the number of results all use that one number. An index without ``default_max_results``
+    gets :data:`FALLBACK_DEFAULT_MAX_RESULTS` in the request itself, so the promise still holds."""
 
     name = TOOL_SEARCH_TOOL_NAME
 
-    def __init__(self, index, max_results: int | None = None, index_default: int = 10) -> None:
+    def __init__(self, index: Any, max_results: int | None = None) -> None:
         if max_results is not None and (
             isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1
         ):
@@ -58,7 +88,18 @@ class ToolSearchTool:
             )
         self.index = index
         self.max_results = max_results
-        self.index_default = index_default
+
+    @property
+    def index_default(self) -> int:
+        """The index's ``default_max_results`` (read on every use: it is the index's setting), or
+        :data:`FALLBACK_DEFAULT_MAX_RESULTS` for an index without a valid one."""
+        value = getattr(self.index, "default_max_results", None)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            return FALLBACK_DEFAULT_MAX_RESULTS
+        return value
+
+    def _index_has_default(self) -> bool:
+        return self.index_default == getattr(self.index, "default_max_results", None)
 
     def as_tool(self) -> Tool:
         return Tool(self.name, _description(self.max_results or self.index_default), self.parameters())
@@ -93,8 +134,16 @@ class ToolSearchTool:
         }
 
     def call(self, arguments: str | dict, session_id: str, call_id: str = "") -> SearchOutcome:
-        """Run one search. Every problem with the arguments or the index becomes an error result the model
-        can read (and a record with ``error`` set); nothing raises to the loop."""
+        """Run one search from raw arguments (parsed here). See :meth:`call_parsed`."""
+        args, problem = parse_arguments(arguments)
+        return self.call_parsed(args, problem, session_id, call_id)
+
+    def call_parsed(
+        self, args: dict, problem: str | None, session_id: str, call_id: str = ""
+    ) -> SearchOutcome:
+        """Run one search from arguments already parsed by :func:`parse_arguments`. Every problem with the
+        arguments or the index becomes an error result the model can read (and a record with ``error``
+        set); nothing raises to the loop."""
         started = time.perf_counter()
         record = SearchRecord(call_id=call_id, query=None, max_results=None)
 
@@ -103,38 +152,19 @@ class ToolSearchTool:
             record.duration_ms = (time.perf_counter() - started) * 1000
             return SearchOutcome(error_result(message), record, True)
 
-        args, problem = parse_arguments(arguments)
-        if problem:
-            return fail(f"toolSearchTool: {problem}")
-        unknown = sorted(set(args) - {"query", "maxResults", "categoryFilter"})
-        if unknown:
-            return fail(
-                f"toolSearchTool: unknown argument(s) {unknown}; expected query, maxResults, categoryFilter"
-            )
-        query = args.get("query")
-        if not isinstance(query, str):
-            return fail(
-                "toolSearchTool: 'query' is required and must be a string describing the capability you need"
-            )
-        record.query = query
+        checked = problem or _check_search_args(args)
+        if checked:
+            return fail(f"toolSearchTool: {checked}")
+        record.query = args["query"]
+        record.category_filter = args.get("categoryFilter")
         model_max = args.get("maxResults")
-        if model_max is not None:
-            low, high = MAX_RESULTS_RANGE
-            # JSON has one number type; accept 3.0 as 3 but not 3.5 or "3".
-            if isinstance(model_max, float) and model_max.is_integer():
-                model_max = int(model_max)
-            if isinstance(model_max, bool) or not isinstance(model_max, int) or not low <= model_max <= high:
-                return fail(
-                    f"toolSearchTool: 'maxResults' must be an integer from {low} to {high}, got {model_max!r}"
-                )
-        category = args.get("categoryFilter")
-        if category is not None and not isinstance(category, str):
-            return fail(f"toolSearchTool: 'categoryFilter' must be a string, got {category!r}")
-        record.category_filter = category
-        effective = model_max if model_max is not None else self.max_results
+        effective = int(model_max) if model_max is not None else self.max_results
         record.max_results = effective if effective is not None else self.index_default
+        if effective is None and not self._index_has_default():
+            effective = record.max_results  # the index has no default we know: ask for the one we promised
         try:
-            response = self.index.search(SearchRequest(session_id, query, effective, category))
+            request = SearchRequest(session_id, record.query, effective, record.category_filter)
+            response = self.index.search(request)
         except Exception as exc:  # index errors (bad pattern, timeout) go back to the model
             return fail(f"toolSearchTool: search failed: {exc}")
         record.hits = [SearchHit(r.tool_name, r.relevance_score) for r in response.tool_references]
@@ -142,16 +172,44 @@ class ToolSearchTool:
         return SearchOutcome(json.dumps(record.names, ensure_ascii=False), record, False)
 
 
-def parse_arguments(arguments: str | dict) -> tuple[dict, str | None]:
-    """Parse a model's tool-call arguments. Returns (args, problem); problem is None when they are usable."""
+def _check_search_args(args: dict) -> str | None:
+    """What is wrong with toolSearchTool's arguments, or None."""
+    unknown = sorted(set(args) - {"query", "maxResults", "categoryFilter"})
+    if unknown:
+        return f"unknown argument(s) {unknown}; expected query, maxResults, categoryFilter"
+    if not isinstance(args.get("query"), str):
+        return "'query' is required and must be a string describing the capability you need"
+    model_max = args.get("maxResults")
+    if model_max is not None:
+        low, high = MAX_RESULTS_RANGE
+        # JSON has one number type; accept 3.0 as 3 but not 3.5 or "3".
+        whole = isinstance(model_max, int) or (isinstance(model_max, float) and model_max.is_integer())
+        if isinstance(model_max, bool) or not whole or not low <= model_max <= high:
+            return f"'maxResults' must be an integer from {low} to {high}, got {model_max!r:.40}"
+    category = args.get("categoryFilter")
+    if category is not None and not isinstance(category, str):
+        return f"'categoryFilter' must be a string, got {category!r:.40}"
+    return None
+
+
+def parse_arguments(arguments: Any) -> tuple[dict, str | None]:
+    """Parse a model's tool-call arguments. Returns (args, problem); problem is None when they are usable.
+    Text longer than :data:`MAX_ARGUMENT_CHARS` or nested deeper than :data:`MAX_ARGUMENT_DEPTH` (an
+    already parsed dict too) is a problem, not an exception."""
     if isinstance(arguments, dict):
+        try:
+            value_depth(arguments, MAX_ARGUMENT_DEPTH)
+        except JsonLimitError as exc:
+            return {}, f"arguments rejected: {exc}"
         return arguments, None
     if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
         return {}, None
     if not isinstance(arguments, str):
         return {}, f"arguments must be a JSON object, got {type(arguments).__name__}"
     try:
-        value = json.loads(arguments)
+        value = loads_checked(arguments, "the arguments text", MAX_ARGUMENT_DEPTH, MAX_ARGUMENT_CHARS)
+    except JsonLimitError as exc:
+        return {}, f"arguments rejected: {exc}"
     except json.JSONDecodeError as exc:
         return {}, f"arguments are not valid JSON ({exc.msg} at position {exc.pos}): {arguments[:200]!r}"
     if not isinstance(value, dict):

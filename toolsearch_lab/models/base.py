@@ -10,6 +10,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from toolsearch_lab.trace import RetryRecord
+
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -35,20 +37,28 @@ class Usage:
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
+    cached_tokens: int | None = None  # prompt_tokens_details.cached_tokens, when the server reports it
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.total_tokens,
         }
+        if self.cached_tokens is not None:
+            out["cached_tokens"] = self.cached_tokens
+        return out
 
 
 @dataclass(frozen=True)
 class AssistantTurn:
+    """One model answer. ``retries`` lists the failed requests that came before it (the loop puts them in
+    the iteration's trace); they are not part of the conversation."""
+
     content: str | None = None
     tool_calls: list[ToolCall] = field(default_factory=list)
     usage: Usage | None = None
+    retries: list[RetryRecord] = field(default_factory=list)
 
     def to_message(self) -> dict:
         """The assistant message to append to the conversation."""
@@ -60,12 +70,14 @@ class AssistantTurn:
     @classmethod
     def from_message(cls, message: dict) -> AssistantTurn:
         """Build a turn from an assistant message dict (used to replay recorded runs)."""
+        if not isinstance(message, dict):
+            raise ValueError(f"expected an assistant message dict, got {type(message).__name__}")
         if message.get("role", "assistant") != "assistant":
-            raise ValueError(f"expected an assistant message, got role {message.get('role')!r}")
+            raise ValueError(f"expected an assistant message, got role {message.get('role')!r:.40}")
         calls = []
         for i, raw in enumerate(message.get("tool_calls") or []):
-            fn = raw.get("function") or {}
-            if "name" not in fn:
+            fn = raw.get("function") if isinstance(raw, dict) else None
+            if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
                 raise ValueError(f"assistant message tool_calls[{i}] has no function.name")
             args = fn.get("arguments", "{}")
             if not isinstance(args, str):

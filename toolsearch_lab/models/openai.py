@@ -4,27 +4,47 @@ Configuration comes from arguments or, when they are not given, from ``OPENAI_AP
 and ``OPENAI_MODEL``. A local server (a ``base_url`` whose host is not openai.com) needs no key: the client
 then sends the placeholder ``"not-needed"``, because the SDK refuses to start without some key.
 
-The API key is kept in one private attribute and never appears in ``repr``/``str`` or in our exceptions
-(server messages are scrubbed, and SDK exceptions, which carry the request and its Authorization header,
-are not chained).
+The API key is kept in a :class:`~toolsearch_lab.secrets.Secret` and never appears in ``repr``/``str``,
+``vars()``, log lines or our exceptions (server messages are scrubbed, and SDK exceptions, which carry the
+request and its Authorization header, are not chained). Credentials inside the base URL
+(``http://user:KEY@host/v1``) are taken out of it: the URL the SDK sees, logs and shows is
+``http://host/v1``, and the user/password go on the wire as HTTP Basic auth, exactly as the HTTP client
+would have sent them from the URL.
+
+Retries are ours, not the SDK's (it gets ``max_retries=0``): 408, 409, 429, 5xx, timeouts and dropped
+connections are retried up to ``max_retries`` times, waiting what ``Retry-After``/``retry-after-ms`` says
+(capped at :data:`MAX_RETRY_AFTER_S`) or else an exponential backoff (:data:`INITIAL_BACKOFF_S` doubling up
+to :data:`MAX_BACKOFF_S`). Every retry is a :class:`~toolsearch_lab.trace.RetryRecord` on the returned
+turn (``turn.retries``) or, when the call finally fails, on the error (``error.retries``), so the trace
+shows them.
 """
 
 from __future__ import annotations
 
+import email.utils
 import json
 import os
-import re
+import time
 import uuid
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall, Usage
+from toolsearch_lab.secrets import REDACTED, Secret, install_log_redaction, scrub, split_url_credentials
+from toolsearch_lab.trace import RetryRecord
 
 DEFAULT_MODEL = "gpt-4o-mini"
 LOCAL_PLACEHOLDER_KEY = "not-needed"
 RECORDING_FORMAT = "toolsearch-lab/recorded-turns"
+DEFAULT_MAX_RETRIES = 2
+# Statuses worth another try (the SDK's list): timeout, conflict/lock, rate limit, server errors.
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+INITIAL_BACKOFF_S = 0.5  # first wait without Retry-After; doubles per retry
+MAX_BACKOFF_S = 8.0
+MAX_RETRY_AFTER_S = 60.0  # a longer Retry-After is cut to this, so a run never sleeps for minutes
 
 # Keys the chat-completions API accepts per message role. Our loop adds bookkeeping keys (a tool message
 # carries the tool's "name"); OpenAI rejects unknown keys on some roles, so we send only these.
@@ -38,13 +58,15 @@ _ALLOWED_KEYS = {
 
 
 class ModelError(RuntimeError):
-    """A model call failed. ``status_code`` is the HTTP status when the server answered, else None."""
+    """A model call failed. ``status_code`` is the HTTP status when the server answered, else None;
+    ``retries`` the failed attempts that were retried before this final failure."""
 
     def __init__(self, message: str, status_code: int | None = None, request_id: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.status_code = status_code
         self.request_id = request_id
+        self.retries: list[RetryRecord] = []
 
 
 class ModelTimeout(ModelError):
@@ -62,6 +84,44 @@ class ModelNotConfigured(ModelError):
 def _env(name: str) -> str | None:
     value = os.environ.get(name, "").strip()
     return value or None
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """One failed attempt: the error to raise if it is the last, the SDK's error class, and the wait the
+    server asked for (None: use the backoff) when the failure is worth retrying."""
+
+    error: ModelError
+    sdk_error: str
+    retryable: bool
+    retry_after: float | None = None
+
+
+def _retry_after(headers: Any) -> float | None:
+    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date), else None."""
+    if headers is None:
+        return None
+    try:
+        value = headers.get("retry-after-ms")
+        if value is not None:
+            return max(0.0, float(value) / 1000)
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(value)
+            return max(0.0, when.timestamp() - time.time())
+    except (TypeError, ValueError, OverflowError):
+        return None  # an unreadable header: fall back to the backoff
+
+
+def backoff_seconds(attempt: int, retry_after: float | None) -> float:
+    """How long to wait after failed ``attempt`` (1-based): the server's word, capped, else the backoff."""
+    if retry_after is not None:
+        return min(retry_after, MAX_RETRY_AFTER_S)
+    return min(INITIAL_BACKOFF_S * 2 ** (attempt - 1), MAX_BACKOFF_S)
 
 
 def _is_openai_host(base_url: str | None) -> bool:
@@ -85,14 +145,24 @@ class OpenAIChatModel:
         base_url: str | None = None,
         api_key: str | None = None,
         timeout: float = 60.0,
-        max_retries: int = 2,
+        max_retries: int = DEFAULT_MAX_RETRIES,
         temperature: float | None = None,
         extra_body: dict | None = None,
         record: bool = False,
     ) -> None:
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise ValueError(f"OpenAIChatModel: max_retries must be an integer >= 0, got {max_retries!r:.40}")
         self.model = model or _env("OPENAI_MODEL") or DEFAULT_MODEL
-        self.base_url = (base_url or _env("OPENAI_BASE_URL") or "").rstrip("/") or None
-        self._api_key = api_key or _env("OPENAI_API_KEY")
+        url = (base_url or _env("OPENAI_BASE_URL") or "").rstrip("/") or None
+        self._url_user: Secret | None = None
+        self._url_password: Secret | None = None
+        if url is not None:
+            url, user, password = split_url_credentials(url)
+            self._url_user = Secret(user) if user is not None else None
+            self._url_password = password
+        self.base_url = url
+        key = api_key or _env("OPENAI_API_KEY")
+        self._api_key = Secret(key) if key else None
         self.timeout = timeout
         self.max_retries = max_retries
         self.temperature = temperature
@@ -100,7 +170,8 @@ class OpenAIChatModel:
         self.name = f"openai:{self.model}"
         self.record = record
         self.recording: list[dict] = []
-        self._client = None
+        self._client: Any = None
+        self._sleep: Callable[[float], None] = time.sleep
 
     @classmethod
     def from_env(cls, **overrides: Any) -> OpenAIChatModel:
@@ -116,10 +187,15 @@ class OpenAIChatModel:
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "none"
-        return (
-            f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url or 'https://api.openai.com/v1'!r}, "
-            f"api_key={key})"
-        )
+        return f"OpenAIChatModel(model={self.model!r}, base_url={self._shown_url()!r}, api_key={key})"
+
+    def _shown_url(self) -> str:
+        """The base URL as people may see it: credentials that came inside it show as ``***@``."""
+        url = self.base_url or "https://api.openai.com/v1"
+        if self._url_user is None:
+            return url
+        scheme, sep, rest = url.partition("://")
+        return f"{scheme}{sep}{REDACTED}@{rest}"
 
     __str__ = __repr__
 
@@ -128,7 +204,7 @@ class OpenAIChatModel:
     def _check_configured(self) -> str:
         """Return the key to send, or raise a message that says exactly what to set."""
         if self._api_key:
-            return self._api_key
+            return self._api_key.reveal()
         if self.base_url and not _is_openai_host(self.base_url):
             return LOCAL_PLACEHOLDER_KEY  # Ollama / vLLM / LM Studio ignore the key; the SDK needs one
         raise ModelNotConfigured(
@@ -140,15 +216,25 @@ class OpenAIChatModel:
         )
 
     @property
-    def client(self):
+    def client(self) -> Any:
         if self._client is None:
             key = self._check_configured()
-            import openai  # imported here so the package imports without paying for the SDK
+            # Imported here so the package imports without paying for the SDK (about 0.5 s).
+            import openai
 
-            # The SDK does the retrying (429, 408, 409, 5xx, connection errors) with backoff and honours
-            # Retry-After / retry-after-ms; a float timeout bounds each attempt.
+            install_log_redaction()
+            http_client = None
+            if self._url_user is not None:
+                password = self._url_password.reveal() if self._url_password is not None else ""
+                # A (user, password) tuple is Basic auth in every httpx flavour the SDK may be built on.
+                http_client = openai.DefaultHttpxClient(auth=(self._url_user.reveal(), password))
+            # max_retries=0: complete() retries itself, so every retry is visible in the trace.
             self._client = openai.OpenAI(
-                api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=self.max_retries
+                api_key=key,
+                base_url=self.base_url,
+                timeout=self.timeout,
+                max_retries=0,
+                http_client=http_client,
             )
         return self._client
 
@@ -167,46 +253,72 @@ class OpenAIChatModel:
         return body
 
     def complete(self, messages: list[dict], tools: list[dict]) -> AssistantTurn:
-        import openai
-
         body = self.request_body(messages, tools)
         client = self.client
-        error: ModelError | None = None
+        retries: list[RetryRecord] = []
+        attempt = 1
+        while True:
+            completion, failure = self._attempt(client, body, attempt)
+            if failure is None:
+                break
+            if not failure.retryable or attempt > self.max_retries:
+                failure.error.retries = retries
+                raise failure.error
+            wait = backoff_seconds(attempt, failure.retry_after)
+            retries.append(
+                RetryRecord(
+                    attempt, failure.error.status_code, failure.sdk_error, wait, failure.error.message[:300]
+                )
+            )
+            self._sleep(wait)
+            attempt += 1
         try:
-            completion = client.chat.completions.create(**body)
-        except openai.APITimeoutError:
-            error = ModelTimeout(
-                f"{self._where()}: no answer within {self.timeout:g} s "
-                f"(tried {self.max_retries + 1} time(s)); raise timeout= or check the server"
-            )
-        except openai.APIConnectionError as exc:
-            error = ModelConnectionError(
-                f"{self._where()}: connection failed after {self.max_retries + 1} attempt(s): "
-                f"{self._scrub(str(exc.__cause__ or exc))}"
-            )
-        except openai.APIStatusError as exc:
-            error = self._status_error(exc)
-        except (openai.APIResponseValidationError, ValueError) as exc:  # ValueError: a body that is not JSON
-            error = ModelError(f"{self._where()}: unreadable response: {self._scrub(str(exc))}")
-        if error is not None:
-            # Raised outside the except blocks so neither __cause__ nor __context__ holds the SDK exception,
-            # whose request object carries the Authorization header.
-            raise error
-        turn = self._parse(completion)
+            turn = self._parse(completion)
+        except ModelError as exc:
+            exc.retries = retries
+            raise
+        turn = replace(turn, retries=retries)
         if self.record:
             self.recording.append(_turn_to_record(turn))
         return turn
+
+    def _attempt(self, client: Any, body: dict, attempt: int) -> tuple[Any, _Failure | None]:
+        """One request. A failure comes back as a ``_Failure`` whose error holds no SDK object (the SDK's
+        exceptions carry the request, Authorization header included)."""
+        import openai  # for its exception classes; loaded by ``client`` already, kept off the module import
+
+        tries = f"{attempt} attempt(s)"
+        try:
+            return client.chat.completions.create(**body), None
+        except openai.APITimeoutError as exc:
+            message = (
+                f"{self._where()}: no answer within {self.timeout:g} s ({tries}); "
+                "raise timeout= or check the server"
+            )
+            return None, _Failure(ModelTimeout(message), type(exc).__name__, True)
+        except openai.APIConnectionError as exc:
+            message = (
+                f"{self._where()}: connection failed after {tries}: {self._scrub(str(exc.__cause__ or exc))}"
+            )
+            return None, _Failure(ModelConnectionError(message), type(exc).__name__, True)
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            retryable = status in RETRYABLE_STATUSES or status >= 500
+            error = self._status_error(exc, attempt - 1)
+            headers = exc.response.headers if exc.response is not None else None
+            return None, _Failure(error, type(exc).__name__, retryable, _retry_after(headers))
+        except (openai.APIResponseValidationError, ValueError) as exc:  # ValueError: a body that is not JSON
+            error = ModelError(f"{self._where()}: unreadable response: {self._scrub(str(exc))}")
+            return None, _Failure(error, type(exc).__name__, False)
 
     def _where(self) -> str:
         return f"{self.name} at {self.base_url or 'api.openai.com'}"
 
     def _scrub(self, text: str) -> str:
-        """Remove the key (and any bearer token) from text that came from the server or the SDK."""
-        if self._api_key:
-            text = text.replace(self._api_key, "***")
-        return re.sub(r"(?i)bearer\s+\S+", "Bearer ***", text)
+        """Remove the key, URL credentials and any bearer token from text from the server or the SDK."""
+        return scrub(text, (self._api_key, self._url_user, self._url_password))
 
-    def _status_error(self, exc) -> ModelError:
+    def _status_error(self, exc: Any, retried: int) -> ModelError:
         status = exc.status_code
         detail = exc.message
         if isinstance(exc.body, dict):  # the SDK may pass just the inner "error" object
@@ -217,8 +329,8 @@ class OpenAIChatModel:
             401: " Check OPENAI_API_KEY.",
             403: " The key lacks access to this model or endpoint.",
             404: " Check the model name (OPENAI_MODEL) and that base_url ends with /v1.",
-            429: f" Rate limited; gave up after {self.max_retries} retries.",
-        }.get(status, f" Gave up after {self.max_retries} retries." if status >= 500 else "")
+            429: f" Rate limited; gave up after {retried} retries.",
+        }.get(status, f" Gave up after {retried} retries." if status >= 500 else "")
         request_id = exc.response.headers.get("x-request-id") if exc.response is not None else None
         return ModelError(f"{self._where()}: HTTP {status}: {self._scrub(detail)}.{hint}", status, request_id)
 
@@ -246,7 +358,10 @@ class OpenAIChatModel:
         if u is not None and u.prompt_tokens is not None:
             completion_tokens = u.completion_tokens or 0
             total = u.total_tokens if u.total_tokens is not None else u.prompt_tokens + completion_tokens
-            usage = Usage(u.prompt_tokens, completion_tokens, total)
+            details = getattr(u, "prompt_tokens_details", None)
+            cached = getattr(details, "cached_tokens", None)
+            cached = cached if isinstance(cached, int) else None
+            usage = Usage(u.prompt_tokens, completion_tokens, total, cached)
         return AssistantTurn(message.content, calls, usage)
 
     # ---- recording ----------------------------------------------------------------------------------------
@@ -259,8 +374,8 @@ class OpenAIChatModel:
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
-            # Fix (issue 6): a recorded turn may hold a lone surrogate (valid JSON escape from the server);
-            # escape everything then, instead of failing to write and losing the recording.
+            # A recorded turn may hold a lone surrogate (a valid JSON escape from the server); escape
+            # everything then, instead of failing to write and losing the recording.
             text = json.dumps(data, indent=2, ensure_ascii=True)
         path.write_text(text + "\n", encoding="utf-8")
         return path
@@ -268,7 +383,7 @@ class OpenAIChatModel:
 
 def _api_message(message: dict) -> dict:
     role = message.get("role")
-    allowed = _ALLOWED_KEYS.get(role)
+    allowed = _ALLOWED_KEYS.get(role) if isinstance(role, str) else None
     if allowed is None:
         raise ValueError(f"unsupported message role {role!r} (expected one of {sorted(_ALLOWED_KEYS)})")
     out = {k: v for k, v in message.items() if k in allowed}

@@ -1,137 +1,112 @@
 """An offline, deterministic stand-in for a chat model, so workshops run with no API key.
 
-Policy (documented so a class can predict it):
+Two agents share this class; ``mode`` picks one. Both follow rules simple enough for a class to predict.
+
+Common rules
 1. The task is a list of steps, each a natural-language need plus the data it mentions (a city, a repo...).
    The agent never sees which tool a step is expected to use.
-2. The current step is the number of real tool calls it has made since the user's message.
-3. It scores every exposed tool (except toolSearchTool) against the step's need by word overlap: words of
-   the need that appear in the tool's name count double, in its description once; identifiers are split
-   (``get_weather`` → get, weather), stop words dropped, plurals folded. Score = weighted overlap / number of
-   need words, times (1 + name words the need explains) / (1 + name words), so narrower tools whose names
-   say more than the need lose. A tool already used for an earlier step counts at half that score.
-4. If the best tool scores at least ``pick_threshold`` it calls that tool, filling arguments from the
-   step's data by parameter name. It can pick wrong; the trace shows it.
-5. Otherwise it calls toolSearchTool with a query it writes from the need (its content words as written,
-   at most six; a second attempt leaves out the words of the step's data), asking for ``max_results``. If
-   ``max_searches_per_step`` searches found nothing that fits, it gives up and answers, saying so.
-6. After the last step it answers with a summary of the results.
+2. Everything it knows comes from the conversation (no hidden state), so a replay is identical: the
+   current step is the number of real tool calls made since the user's message, plus the steps it said it
+   skipped.
+3. A chosen tool is called with arguments filled from the step's data by parameter name. The agent can
+   pick wrong; the trace shows it. After the last step it answers with a summary of the results.
+4. The first search for a step asks toolSearchTool for the need's content words as written (stop words
+   dropped, at most six), with ``maxResults`` = ``max_results``.
+
+``mode="literal"`` - judges fit by shared words only
+* Fit (:func:`tool_fit`): words of the need that appear in the tool's name count double, in its
+  description once; identifiers are split (``get_weather`` -> get, weather), plurals folded. Score =
+  weighted overlap / number of need words, times (1 + name words the need explains) / (1 + name words), so
+  narrower tools whose names say more than the need lose. A tool already used for an earlier step counts
+  at half that score.
+* It calls the best exposed tool when its fit reaches ``pick_threshold`` (0.8); otherwise it searches.
+  The second search leaves out the words of the step's data. After ``max_searches_per_step`` (2) searches
+  with nothing that fits it gives up and answers, saying so: one missed step ends the task.
+
+``mode="semantic"`` - judges fit by meaning, as a model would
+* It reads a need with common abbreviations spelled out ("PR" -> "pull request"; :data:`ABBREVIATIONS`, a
+  fixed general list, not written per scenario).
+* Fit (:func:`semantic_fit`): the cosine similarity between the need and the tool, taking the better of
+  the tool's split name and its description (embedded with the default MiniLM embedder; the vectors of
+  the shipped catalogs are precomputed), plus ``OVERLAP_WEIGHT`` (0.25) x the literal fit capped at 1. A
+  tool already used for an earlier step counts at half.
+* Confidence in a tool that this step's searches returned = fit + ``VOTE_WEIGHT`` (0.3) x the share of
+  the step's ``max_searches_per_step`` (3) searches that returned it: a tool that keeps coming back for
+  differently worded queries is probably the one.
+* Before searching for a step it calls an exposed tool only when the words say so plainly (literal fit
+  >= ``pick_threshold``, 0.8, as the literal agent). After each search it calls the most promising tool
+  when its confidence reaches ``sure_threshold`` (0.8); otherwise it reformulates:
+    - search 2 - the core of the need: its content words without the step's data words (names, numbers,
+      places), abbreviations spelled out;
+    - search 3 - the core plus the catalog's vocabulary: up to three name words of the most promising tool
+      so far (if its confidence reaches ``hint_threshold``, 0.2), as a model reuses the words the results
+      showed it ("close ticket" -> "close ticket update issue state").
+  A query identical to an earlier one for the step is not sent again; the next rule is used.
+* Searches after the first ask for twice ``max_results``, as a model widens a search that missed.
+* After its last search it settles for the most promising tool when its confidence reaches
+  ``settle_threshold`` (0.5). If none does, it skips the step, says so in its reply ("Skipping step N
+  ..."), and carries on with the next step; the final answer lists the skipped steps.
+* The thresholds are round numbers, set while watching both wordings run; the scenario wordings were
+  written before and never changed to suit the agent or the indexes.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
-from toolsearch_lab.loop.search_tool import TOOL_SEARCH_TOOL_NAME
+import numpy as np
+
+from toolsearch_lab.embed.base import Embedder
+from toolsearch_lab.embed.default import default_embedder
+from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME
 from toolsearch_lab.models.base import AssistantTurn, ToolCall
+from toolsearch_lab.text.identifiers import spaced_identifiers, split_identifiers
+from toolsearch_lab.text.stopwords import AGENT_STOP_WORDS
 
-STOP_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "have",
-        "has",
-        "had",
-        "do",
-        "does",
-        "did",
-        "will",
-        "would",
-        "could",
-        "should",
-        "may",
-        "might",
-        "must",
-        "shall",
-        "can",
-        "need",
-        "to",
-        "of",
-        "in",
-        "for",
-        "on",
-        "with",
-        "at",
-        "by",
-        "from",
-        "as",
-        "into",
-        "through",
-        "and",
-        "or",
-        "but",
-        "if",
-        "then",
-        "than",
-        "so",
-        "that",
-        "this",
-        "these",
-        "those",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "it",
-        "its",
-        "i",
-        "me",
-        "my",
-        "we",
-        "our",
-        "you",
-        "your",
-        "he",
-        "she",
-        "they",
-        "them",
-        "their",
-        "all",
-        "any",
-        "each",
-        "some",
-        "no",
-        "not",
-        "only",
-        "just",
-        "also",
-        "very",
-        "too",
-        "please",
-        "now",
-        "use",
-        "using",
-        "get",
-        "find",
-        "tell",
-        "show",
-        "give",
-        "want",
-        "let",
-        "up",
-        "out",
-        "about",
-        "there",
-        "here",
-        "given",
-    ]
-)
+AGENT_MODES = ("literal", "semantic")
+# The demos' default: with it a failed step means search did not surface the tool, so the lesson is about
+# wording and indexes; the literal agent also fails when search did surface it.
+DEFAULT_MODE = "semantic"
+OVERLAP_WEIGHT = 0.25
+VOTE_WEIGHT = 0.3
+STOP_WORDS = AGENT_STOP_WORDS
+# Common abbreviations in software and everyday writing, spelled out when the agent rewrites a query. A
+# fixed, general list (not per scenario): what any chat model knows.
+ABBREVIATIONS: dict[str, str] = {
+    "pr": "pull request",
+    "prs": "pull requests",
+    "repo": "repository",
+    "repos": "repositories",
+    "msg": "message",
+    "info": "information",
+    "docs": "documentation",
+    "doc": "document",
+    "config": "configuration",
+    "dir": "directory",
+    "db": "database",
+    "org": "organization",
+    "env": "environment",
+    "ci": "continuous integration",
+    "pic": "picture",
+    "pics": "pictures",
+    "vid": "video",
+    "addr": "address",
+    "temp": "temperature",
+    "qty": "quantity",
+    "num": "number",
+    "id": "identifier",
+}
+SKIP_NOTE = re.compile(r"^Skipping step (\d+)\b", re.MULTILINE)
 
 
 def surface_words(text: str, split_camel: bool = False) -> list[str]:
     """Lower-cased content words as written (stop words dropped); camelCase split only for identifiers."""
     if split_camel:
-        text = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text or "")
+        text = " ".join(split_identifiers(text or "", separators="", acronyms=False))
     return [
         w for w in re.split(r"[^A-Za-z0-9]+", (text or "").lower()) if len(w) >= 2 and w not in STOP_WORDS
     ]
@@ -153,9 +128,9 @@ class Step:
 
 
 def tool_fit(need: str, tool_definition: dict) -> float:
-    """How well a tool fits a need: weighted coverage of the need's words (name words count double,
-    description words once), scaled by how much of the tool's name the need explains, so a narrower tool
-    (``issue_dependency_read``) loses to the plain one (``issue_read``) for "read an issue"."""
+    """How well a tool fits a need by shared words: weighted coverage of the need's words (name words count
+    double, description words once), scaled by how much of the tool's name the need explains, so a narrower
+    tool (``issue_dependency_read``) loses to the plain one (``issue_read``) for "read an issue"."""
     fn = tool_definition["function"]
     need_words = list(dict.fromkeys(words(need)))
     if not need_words:
@@ -167,100 +142,320 @@ def tool_fit(need: str, tool_definition: dict) -> float:
     return coverage / len(need_words) * name_precision
 
 
+def semantic_fit(need: str, tool_definition: dict, embedder: Embedder) -> float:
+    """How well a tool fits a need by meaning: cosine(need, better of split name and description) plus
+    ``OVERLAP_WEIGHT`` x the word-overlap fit (capped at 1). Roughly 0.6-1.2 for the right tool in the
+    catalog's own words, 0.1-0.5 for everyday wording."""
+    fn = tool_definition["function"]
+    need_vec, name_vec, description_vec = embedder.embed(
+        [spell_out(need), spaced_identifiers(fn["name"]), fn.get("description") or fn["name"]]
+    )
+    cosine = max(float(np.dot(need_vec, name_vec)), float(np.dot(need_vec, description_vec)))
+    return cosine + OVERLAP_WEIGHT * min(tool_fit(spell_out(need), tool_definition), 1.0)
+
+
+def spell_out(text: str) -> str:
+    """``text`` with the common abbreviations of :data:`ABBREVIATIONS` spelled out ("look at PR 7" ->
+    "look at pull request 7"): the agent reads a need the way a model would."""
+    return re.sub(r"[A-Za-z]+", lambda m: ABBREVIATIONS.get(m.group(0).lower(), m.group(0)), text)
+
+
+@dataclass
+class _Progress:
+    step: int = 0
+    searches: int = 0
+    queries: list[str] = field(default_factory=list)  # queries sent for the current step
+    last_found: list[str] = field(default_factory=list)  # tool names the last search returned
+    found: dict[str, float] = field(default_factory=dict)  # tool -> sum of 1/rank over this step's searches
+    results: list[tuple[int, str, str]] = field(default_factory=list)  # (step, tool, result)
+    skipped: list[int] = field(default_factory=list)
+
+    def next_step(self) -> None:
+        self.step, self.searches, self.queries, self.last_found, self.found = self.step + 1, 0, [], [], {}
+
+
 class SimulatedAgent:
-    name = "simulated"
+    """See the module docstring. ``mode`` is "literal" or "semantic"; thresholds and search limits
+    default per mode; ``embedder`` (semantic only) defaults to the shared MiniLM embedder."""
 
     def __init__(
         self,
-        steps: list[Step],
+        steps: Sequence[Step | dict],
         max_results: int | None = 5,
-        pick_threshold: float = 0.8,
-        max_searches_per_step: int = 2,
+        pick_threshold: float | None = None,
+        max_searches_per_step: int | None = None,
         query_words: int = 6,
+        mode: str = DEFAULT_MODE,
+        embedder: Embedder | None = None,
+        sure_threshold: float = 0.8,
+        settle_threshold: float = 0.5,
+        hint_threshold: float = 0.2,
     ) -> None:
         if not steps:
             raise ValueError("SimulatedAgent: at least one step is required")
+        if mode not in AGENT_MODES:
+            raise ValueError(f"SimulatedAgent: unknown mode {mode!r}; expected one of {list(AGENT_MODES)}")
+        self.mode = mode
+        self.name = "simulated" if mode == "literal" else f"simulated-{mode}"
         self.steps = [s if isinstance(s, Step) else Step(s["need"], dict(s.get("data") or {})) for s in steps]
         self.max_results = max_results
-        self.pick_threshold = pick_threshold
-        self.max_searches_per_step = max_searches_per_step
+        self.pick_threshold = pick_threshold if pick_threshold is not None else 0.8
+        self.max_searches_per_step = max_searches_per_step or (3 if mode == "semantic" else 2)
+        self.sure_threshold = sure_threshold
+        self.settle_threshold = settle_threshold
+        self.hint_threshold = hint_threshold
         self.query_words = query_words
+        self._embedder: Embedder | None = embedder
+        self._fit_cache: dict[tuple[str, str, str, str], float] = {}
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            # The shared cached MiniLM; its read-only ``name`` property does not match the protocol's.
+            self._embedder = cast(Embedder, default_embedder())
+        return self._embedder
 
     def complete(self, messages: list[dict], tools: list[dict]) -> AssistantTurn:
-        step_index, searches, results = self._progress(messages)
+        state = self._progress(messages)
         turn_id = sum(1 for m in messages if m.get("role") == "assistant")
-        if step_index >= len(self.steps):
-            return AssistantTurn(self._summary(results))
-        step = self.steps[step_index]
-        used = {name for name, _ in results}
+        notes: list[str] = []
         candidates = [t for t in tools if t["function"]["name"] != TOOL_SEARCH_TOOL_NAME]
-        fit = {t["function"]["name"]: self._fit(step, t, used) for t in candidates}
-        ranked = sorted(
-            candidates, key=lambda t: -fit[t["function"]["name"]]
-        )  # stable: exposure order breaks ties
-        if ranked and fit[ranked[0]["function"]["name"]] >= self.pick_threshold:
-            chosen = ranked[0]["function"]
-            arguments = fill_arguments(chosen.get("parameters") or {}, step.data)
-            return AssistantTurn(None, [ToolCall(f"call_{turn_id}_0", chosen["name"], json.dumps(arguments))])
-        if searches < self.max_searches_per_step:
-            return AssistantTurn(
-                None,
-                [ToolCall(f"call_{turn_id}_0", TOOL_SEARCH_TOOL_NAME, self._search_args(step, searches))],
+        candidates += _inline_definitions(messages, {t["function"]["name"] for t in tools})
+        while state.step < len(self.steps):
+            step = self.steps[state.step]
+            chosen = self._choose(step, candidates, state)
+            if chosen is not None:
+                arguments = fill_arguments(chosen.get("parameters") or {}, step.data)
+                call = ToolCall(f"call_{turn_id}_0", chosen["name"], json.dumps(arguments))
+                return AssistantTurn("\n".join(notes) or None, [call])
+            query = self._next_query(step, state, candidates)
+            if query is not None:
+                call = ToolCall(
+                    f"call_{turn_id}_0", TOOL_SEARCH_TOOL_NAME, self._search_args(query, state.searches)
+                )
+                return AssistantTurn("\n".join(notes) or None, [call])
+            settled = self._settle(step, candidates, state)
+            if settled is not None:
+                arguments = fill_arguments(settled.get("parameters") or {}, step.data)
+                call = ToolCall(f"call_{turn_id}_0", settled["name"], json.dumps(arguments))
+                return AssistantTurn("\n".join(notes) or None, [call])
+            if self.mode == "literal":
+                return AssistantTurn(
+                    f"I could not find a tool for step {state.step + 1} ({step.need!r}) after "
+                    f"{state.searches} searches, so I stopped.\n" + self._summary(state)
+                )
+            notes.append(
+                f"Skipping step {state.step + 1} ({step.need!r}): no tool fits after {state.searches} "
+                "searches; carrying on."
             )
-        return AssistantTurn(
-            f"I could not find a tool for step {step_index + 1} ({step.need!r}) after {searches} searches, "
-            f"so I stopped.\n" + self._summary(results)
-        )
+            state.skipped.append(state.step)
+            state.next_step()
+        return AssistantTurn("\n".join([*notes, self._summary(state)]))
 
-    # ---- internals ------------------------------------------------------------------------------------
-    @staticmethod
-    def _fit(step: Step, tool: dict, used: set[str]) -> float:
-        # A tool that already served an earlier step is judged at half weight: a new step usually needs a
-        # new capability, and without this "current time" in a weather step would re-pick currentTime.
-        score = tool_fit(step.need, tool)
-        return score / 2 if tool["function"]["name"] in used else score
+    # ---- judging fit ----------------------------------------------------------------------------------
+    def fit(self, step: Step, tool: dict, used: set[str] | None = None) -> float:
+        """This agent's judgement of ``tool`` for ``step`` (:func:`tool_fit` for the literal agent,
+        :func:`semantic_fit` for the semantic one); a tool that already served an earlier step is judged at
+        half weight (a new step usually needs a new capability)."""
+        score = self._score(step, tool, self.mode)
+        return score / 2 if used and tool["function"]["name"] in used else score
 
-    def _search_args(self, step: Step, attempt: int) -> str:
-        # The query keeps the need's words as written: keyword indexes do no stemming.
+    def _score(self, step: Step, tool: dict, mode: str) -> float:
+        fn = tool["function"]
+        key = (mode, step.need, fn["name"], fn.get("description") or "")
+        if key not in self._fit_cache:
+            self._fit_cache[key] = (
+                semantic_fit(step.need, tool, self.embedder)
+                if mode == "semantic"
+                else tool_fit(step.need, tool)
+            )
+        return self._fit_cache[key]
+
+    def _best(self, step: Step, tools: list[dict], mode: str, used: set[str]) -> tuple[float, dict | None]:
+        """The best of ``tools`` by ``mode``'s fit; ties go to the tool exposed first."""
+        best_score, best_tool = float("-inf"), None
+        for tool in tools:
+            score = self._score(step, tool, mode)
+            score = score / 2 if tool["function"]["name"] in used else score
+            if score > best_score:
+                best_score, best_tool = score, tool["function"]
+        return best_score, best_tool
+
+    def _choose(self, step: Step, candidates: list[dict], state: _Progress) -> dict | None:
+        """A tool to call now, if one is clearly right: the words say so (literal fit >= pick_threshold),
+        or, for the semantic agent once it has searched for the step, its confidence in a tool those
+        searches returned reaches ``sure_threshold``."""
+        used = {name for _, name, _ in state.results}
+        score, tool = self._best(step, candidates, "literal", used)
+        if tool is not None and score >= self.pick_threshold:
+            return tool
+        if self.mode == "semantic":
+            confidence, tool = self._most_promising(step, candidates, state)
+            if tool is not None and confidence >= self.sure_threshold:
+                return tool
+        return None
+
+    def _settle(self, step: Step, candidates: list[dict], state: _Progress) -> dict | None:
+        """After its last search the semantic agent settles for its most promising tool when its
+        confidence reaches ``settle_threshold``."""
+        if self.mode != "semantic":
+            return None
+        confidence, tool = self._most_promising(step, candidates, state)
+        return tool if tool is not None and confidence >= self.settle_threshold else None
+
+    def _most_promising(
+        self, step: Step, candidates: list[dict], state: _Progress
+    ) -> tuple[float, dict | None]:
+        """(confidence, tool) over the exposed tools this step's searches returned: confidence = semantic
+        fit + ``VOTE_WEIGHT`` x the share of this step's searches that returned the tool."""
+        used = {name for _, name, _ in state.results}
+        best_score, best_tool = float("-inf"), None
+        for tool in candidates:
+            votes = state.found.get(tool["function"]["name"], 0.0)
+            if votes:
+                score = self.fit(step, tool, used) + VOTE_WEIGHT * votes / self.max_searches_per_step
+                if score > best_score:
+                    best_score, best_tool = score, tool["function"]
+        return best_score, best_tool
+
+    # ---- searching ------------------------------------------------------------------------------------
+    def _next_query(self, step: Step, state: _Progress, candidates: list[dict]) -> str | None:
+        if state.searches >= self.max_searches_per_step:
+            return None
+        if self.mode == "literal":
+            return self._query(step, state.searches, state, candidates)
+        for attempt in range(state.searches, self.max_searches_per_step):
+            query = self._query(step, attempt, state, candidates)
+            if query and query not in state.queries:
+                return query
+        return None
+
+    def _query(self, step: Step, attempt: int, state: _Progress, candidates: list[dict]) -> str:
         content = list(dict.fromkeys(surface_words(step.need)))
-        # A second attempt drops the data words (names, places) that rarely appear in tool descriptions.
-        if attempt > 0:
-            data_words = {w for v in step.data.values() for w in surface_words(str(v))}
-            content = [w for w in content if w not in data_words] or content
-        args: dict = {"query": " ".join(content[: self.query_words]) or step.need}
+        if attempt == 0:
+            return " ".join(content[: self.query_words]) or step.need
+        data_words = {w for v in step.data.values() for w in surface_words(str(v))}
+        core = [w for w in content if w not in data_words] or content
+        if self.mode == "literal":
+            # The literal agent's second attempt only drops the data words (names, places).
+            return " ".join(core[: self.query_words])
+        core = list(dict.fromkeys(expand(core)))
+        if attempt == 1:
+            return " ".join(core[: self.query_words])
+        borrowed = self._borrowed_words(step, state, candidates)
+        return " ".join(dict.fromkeys([*core[: self.query_words - len(borrowed)], *borrowed]))
+
+    def _borrowed_words(self, step: Step, state: _Progress, candidates: list[dict]) -> list[str]:
+        """Name words of the most promising tool so far, if its confidence reaches ``hint_threshold``."""
+        confidence, tool = self._most_promising(step, candidates, state)
+        if tool is None or confidence < self.hint_threshold:
+            return []
+        return surface_words(tool["name"], split_camel=True)[:3]
+
+    def _search_args(self, query: str, attempt: int = 0) -> str:
+        args: dict = {"query": query}
         if self.max_results is not None:
-            args["maxResults"] = self.max_results
+            # After a miss the semantic agent asks for twice as many results, as a model widens a search.
+            widen = 2 if self.mode == "semantic" and attempt > 0 else 1
+            args["maxResults"] = self.max_results * widen
         return json.dumps(args)
 
-    def _progress(self, messages: list[dict]) -> tuple[int, int, list[tuple[str, str]]]:
-        """(current step, searches made for it, [(tool, result)]) derived from the conversation alone, so
-        the agent has no hidden state and replays identically."""
+    # ---- state from the conversation --------------------------------------------------------------------
+    def _progress(self, messages: list[dict]) -> _Progress:
+        """Where the agent is, derived from the conversation since the last user message alone."""
         start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-        step = searches = 0
-        results: list[tuple[str, str]] = []
-        names_by_id: dict[str, str] = {}
+        state = _Progress()
+        calls: dict[str, tuple[str, str]] = {}
         for message in messages[start + 1 :]:
             if message.get("role") == "assistant":
+                for _ in SKIP_NOTE.finditer(message.get("content") or ""):
+                    state.skipped.append(state.step)
+                    state.next_step()
                 for call in message.get("tool_calls") or []:
-                    names_by_id[call["id"]] = call["function"]["name"]
+                    calls[call["id"]] = (call["function"]["name"], call["function"].get("arguments") or "")
             elif message.get("role") == "tool":
-                name = names_by_id.get(message.get("tool_call_id"), message.get("name", ""))
+                name, arguments = calls.get(message.get("tool_call_id") or "", (message.get("name", ""), ""))
+                content = str(message.get("content", ""))
                 if name == TOOL_SEARCH_TOOL_NAME:
-                    searches += 1
+                    state.searches += 1
+                    state.queries.append(_query_of(arguments))
+                    state.last_found = _names_in(content)
+                    for name in dict.fromkeys(state.last_found):
+                        state.found[name] = state.found.get(name, 0.0) + 1.0
                 else:
-                    results.append((name, str(message.get("content", ""))))
-                    step += 1
-                    searches = 0
-        return step, searches, results
+                    state.results.append((state.step, name, content))
+                    state.next_step()
+        return state
 
-    def _summary(self, results: list[tuple[str, str]]) -> str:
-        if not results:
-            return "I did not call any tool."
-        lines = [f"Done. I used {len(results)} tool(s):"]
-        for (name, content), step in zip(results, self.steps, strict=False):
-            short = content if len(content) <= 160 else content[:157] + "..."
-            lines.append(f"- {step.need} → {name}: {short}")
+    def _summary(self, state: _Progress) -> str:
+        if not state.results:
+            lines = ["I did not call any tool."]
+        else:
+            lines = [f"Done. I used {len(state.results)} tool(s):"]
+            for step_index, name, content in state.results:
+                short = content if len(content) <= 160 else content[:157] + "..."
+                need = self.steps[step_index].need if step_index < len(self.steps) else "?"
+                lines.append(f"- {need} → {name}: {short}")
+        if state.skipped:
+            lines.append(
+                "Skipped: " + "; ".join(f"step {k + 1} ({self.steps[k].need})" for k in state.skipped)
+            )
         return "\n".join(lines)
+
+
+def expand(content_words: list[str]) -> list[str]:
+    """Content words with common abbreviations spelled out (``pr`` -> ``pull``, ``request``)."""
+    return [w for word in content_words for w in ABBREVIATIONS.get(word, word).split()]
+
+
+def _query_of(arguments: str) -> str:
+    try:
+        parsed = json.loads(arguments)
+    except json.JSONDecodeError:
+        return ""
+    return str(parsed.get("query") or "") if isinstance(parsed, dict) else ""
+
+
+def _names_in(content: str) -> list[str]:
+    """Tool names in a toolSearchTool result: a JSON list of names, or of definitions expanded inline
+    (the loop's inline-references strategy); an error object has none."""
+    return [d["function"]["name"] if isinstance(d, dict) else d for d in _result_items(content)]
+
+
+def _result_items(content: str) -> list:
+    """The names (str) and inline definitions (OpenAI tool dicts) of a toolSearchTool result."""
+    try:
+        parsed = json.loads(content)
+    except json.JSONDecodeError:
+        return []
+    if not isinstance(parsed, list):
+        return []
+    return [
+        item
+        for item in parsed
+        if isinstance(item, str)
+        or (isinstance(item, dict) and isinstance((item.get("function") or {}).get("name"), str))
+    ]
+
+
+def _inline_definitions(messages: list[dict], sent: set[str]) -> list[dict]:
+    """Tool definitions that search results expanded inside the conversation and the tools array does not
+    carry: the model can read and call them like the ones it was sent."""
+    found: dict[str, dict] = {}
+    searches = {  # over HTTP a tool message has no name: its call id says which tool it answers
+        call.get("id")
+        for m in messages
+        if m.get("role") == "assistant"
+        for call in m.get("tool_calls") or []
+        if (call.get("function") or {}).get("name") == TOOL_SEARCH_TOOL_NAME
+    }
+    for message in messages:
+        is_search = message.get("name") == TOOL_SEARCH_TOOL_NAME or message.get("tool_call_id") in searches
+        if message.get("role") == "tool" and is_search:
+            for item in _result_items(str(message.get("content", ""))):
+                if isinstance(item, dict) and item["function"]["name"] not in sent:
+                    found.setdefault(item["function"]["name"], item)
+    return list(found.values())
 
 
 def fill_arguments(schema: dict, data: dict) -> dict:

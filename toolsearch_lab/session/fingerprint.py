@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Iterable
 
 from toolsearch_lab.model import Tool, ToolReference
+from toolsearch_lab.text.java import java_order_key
 
 
 def _name_desc(item) -> tuple[str, str]:
@@ -26,7 +27,7 @@ def fingerprint(tools: Iterable) -> str:
     even when names mix astral and high-BMP characters; ``sorted`` is stable like Java's sort.
     """
     pairs = [_name_desc(t) for t in tools]
-    pairs.sort(key=lambda p: p[0].encode("utf-16-be", "surrogatepass"))
+    pairs.sort(key=lambda p: java_order_key(p[0]))
     digest = hashlib.sha256()
     for name, description in pairs:
         digest.update(name.encode("utf-8", "surrogatepass"))

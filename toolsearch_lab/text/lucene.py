@@ -28,6 +28,8 @@ import re
 
 import regex
 
+from toolsearch_lab.text.identifiers import split_identifiers
+
 MAX_TOKEN_LENGTH = 255
 
 # --- ASCII fast path (the common case for tool names and descriptions) -------------------------------
@@ -55,7 +57,8 @@ _WORD = rf"(?:{_E})*{_SEG}(?:(?:{_E})+{_SEG})*(?:{_E})*"
 _HAN = rf"\p{{Script=Han}}{_EX}"
 _HIRAGANA = rf"\p{{Script=Hiragana}}{_EX}"
 _SOUTHEAST_ASIAN = rf"(?:\p{{Line_Break=Complex_Context}}{_EX})+"
-_EMOJI = rf"(?:\p{{Regional_Indicator}}{{2}}|\p{{Extended_Pictographic}}{_EX}(?:\u200d\p{{Extended_Pictographic}}{_EX})*)"
+_PICTO = rf"\p{{Extended_Pictographic}}{_EX}"
+_EMOJI = rf"(?:\p{{Regional_Indicator}}{{2}}|{_PICTO}(?:\u200d{_PICTO})*)"
 _UNICODE_TOKEN = regex.compile(
     rf"(?P<word>{_WORD})|(?P<single>{_HAN}|{_HIRAGANA})|(?P<run>{_SOUTHEAST_ASIAN})|(?P<emoji>{_EMOJI})",
     regex.V1,
@@ -111,8 +114,8 @@ def analyze(text: str) -> list[str]:
 
 
 # --- optional identifier splitting (not Lucene) --------------------------------------------------------
-_ID_SEPARATORS = re.compile(r"[_.:]+")
-_CAMEL_BOUNDARY = regex.compile(r"(?<=[\p{Ll}\p{Nd}])(?=\p{Lu})|(?<=\p{Lu})(?=\p{Lu}\p{Ll})", regex.V1)
+# The tokenizer already breaks at '-' and '/', so only the separators it keeps inside a token remain.
+_TOKEN_SEPARATORS = "_.:"
 
 
 def split_identifier(token: str) -> list[str]:
@@ -121,13 +124,9 @@ def split_identifier(token: str) -> list[str]:
     ``get_weather`` / ``getWeather`` / ``weather.get`` / ``mcp:search`` / ``HTTPServer`` become
     ``[get, weather]`` / ``[get, weather]`` / ``[weather, get]`` / ``[mcp, search]`` / ``[http, server]``.
     A token with a single part returns ``[token]`` lower-cased. Apostrophes are not separators
-    (``it's`` stays whole).
+    (``it's`` stays whole). The boundaries are :func:`toolsearch_lab.text.identifiers.split_identifiers`'s.
     """
-    parts: list[str] = []
-    for chunk in _ID_SEPARATORS.split(token):
-        if not chunk:
-            continue
-        parts.extend(p for p in _CAMEL_BOUNDARY.split(chunk) if p)
+    parts = split_identifiers(token, separators=_TOKEN_SEPARATORS, unicode=True)
     if not parts:
         return [_lower(token)]
     return [_lower(p) for p in parts]

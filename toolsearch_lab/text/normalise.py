@@ -25,12 +25,13 @@ import functools
 import re
 from collections.abc import Callable
 
+from toolsearch_lab.text.identifiers import split_identifiers
+
 __all__ = ["STEMMERS", "keyword_tokens", "porter_stem", "s_stem", "stem_tokens"]
 
 # --------------------------------------------------------------------------------------------- tokenizer
 # A word: letters (any script) and digits. Apostrophes inside words are kept for the possessive check.
 _TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 def keyword_tokens(text: str, stop_words: frozenset[str] | None = None) -> list[str]:
@@ -43,7 +44,7 @@ def keyword_tokens(text: str, stop_words: frozenset[str] | None = None) -> list[
         return []
     out: list[str] = []
     for match in _TOKEN.finditer(text):
-        for part in _CAMEL.split(match.group(0)):
+        for part in split_identifiers(match.group(0), separators=""):
             word = part.lower()
             if word.endswith(("'s", "’s")):
                 word = word[:-2]
@@ -148,13 +149,8 @@ def _longest(word: str, suffixes) -> str | None:
     return best
 
 
-@functools.lru_cache(maxsize=65536)
-def porter_stem(word: str) -> str:
-    """Porter's stemmer (M.F. Porter, "An algorithm for suffix stripping", 1980) for one lower-case word:
-    ``searching`` -> ``search``, ``papers`` -> ``paper``, ``generation`` -> ``gener``, ``generate`` ->
-    ``gener``. Words of two letters or fewer, and words with non-ASCII letters, are returned unchanged."""
-    if len(word) <= 2 or not word.isascii() or not word.isalpha():
-        return word
+def _porter_step1(word: str) -> str:
+    """Porter's step 1: plurals (1a), -eed / -ed / -ing with the tidying after them (1b), y -> i (1c)."""
     # Step 1a: plurals.
     if word.endswith(("sses", "ies")):  # -sses -> -ss, -ies -> -i
         word = word[:-2]
@@ -179,6 +175,17 @@ def porter_stem(word: str) -> str:
     # Step 1c: y -> i after a vowel-containing stem.
     if word.endswith("y") and _has_vowel(word[:-1]):
         word = word[:-1] + "i"
+    return word
+
+
+@functools.lru_cache(maxsize=65536)
+def porter_stem(word: str) -> str:
+    """Porter's stemmer (M.F. Porter, "An algorithm for suffix stripping", 1980) for one lower-case word:
+    ``searching`` -> ``search``, ``papers`` -> ``paper``, ``generation`` -> ``gener``, ``generate`` ->
+    ``gener``. Words of two letters or fewer, and words with non-ASCII letters, are returned unchanged."""
+    if len(word) <= 2 or not word.isascii() or not word.isalpha():
+        return word
+    word = _porter_step1(word)
     # Steps 2 and 3: double and single suffixes, when the stem has m > 0.
     for table in (_STEP2, _STEP3):
         suffix = _longest(word, table)

@@ -20,14 +20,37 @@ from toolsearch_lab.eval.eviction_simulation import (
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
 
+# First index in ink, not teal: next to the green "reuse" dots a teal square was hard to tell apart.
 STYLE = {
-    FIRST_INDEX: {"symbol": "square", "size": 16, "color": t.FOUND},
+    FIRST_INDEX: {"symbol": "square", "size": 16, "color": t.INK},
     REINDEX_EVICTED: {"symbol": "diamond", "size": 18, "color": t.NEW},
     REINDEX_CHANGED: {"symbol": "diamond", "size": 18, "color": t.SEARCH},
     REUSE: {"symbol": "circle", "size": 11, "color": t.GOOD},
     EVICT: {"symbol": "x-thin-open", "size": 16, "color": t.BAD, "line": {"width": 4}},
 }
 EVICT_OFFSET = 0.3  # evictions sit just above the session's line so they never hide an index marker
+DODGE = 0.2  # events of one session closer than a marker's width alternate below and above its line
+PLOT_PX = 840  # plot-area width in pixels (figure width minus margins), to turn a marker's width into seconds
+
+
+def dodged_rows(
+    result: SimulationResult, rows: dict[str, int], span: float, marker_px: float = 18
+) -> list[float]:
+    """The y of every event (same order as ``result.events``): its session's row, nudged off the line when it
+    would overlap the previous marker of that row, so two events a moment apart stay two markers."""
+    gap = marker_px * span / PLOT_PX
+    last: dict[tuple[str, float], float] = {}  # (session, offset) -> time of the last marker placed there
+    ys = []
+    for e in result.events:
+        if e.kind == EVICT:
+            ys.append(rows[e.session] - EVICT_OFFSET)
+            continue
+        for offset in (0.0, DODGE, -DODGE):
+            if e.time - last.get((e.session, offset), float("-inf")) >= gap:
+                break
+        last[(e.session, offset)] = e.time
+        ys.append(rows[e.session] + offset)
+    return ys
 
 
 def strategy_label(config: SimulationConfig) -> str:
@@ -45,17 +68,18 @@ def timeline_spec(result: SimulationResult) -> dict:
     cfg = result.config
     names = [f"session-{i + 1}" for i in range(cfg.sessions)]
     row = {n: i for i, n in enumerate(names)}
+    end = result.request_times[-1] if result.request_times else 1.0
+    y_of = dict(zip(map(id, result.events), dodged_rows(result, row, end * 1.05), strict=True))
     data = []
     for kind in EVENT_KINDS:
         events = [e for e in result.events if e.kind == kind]
-        offset = -EVICT_OFFSET if kind == EVICT else 0.0
         data.append(
             {
                 "type": "scatter",
                 "mode": "markers",
                 "name": kind,
                 "x": [e.time for e in events],
-                "y": [row[e.session] + offset for e in events],
+                "y": [y_of[id(e)] for e in events],
                 "text": [
                     f"t={e.time:.2f} s · {e.session} · {kind}"
                     + (f" · {t.esc(e.detail)}" if e.detail else "")
@@ -67,7 +91,6 @@ def timeline_spec(result: SimulationResult) -> dict:
                 "cliponaxis": False,
             }
         )
-    end = result.request_times[-1] if result.request_times else 1.0
     counts = result.counts()
     title = (
         f"Session indexes over time: {strategy_label(cfg)}<br><span style='font-size:{t.FONT_SIZE - 1}px;"
@@ -103,13 +126,15 @@ def counts_html(result: SimulationResult) -> str:
             f"■</span> {kind}: <b>{c[kind]}</b></td>"
         )
     work = (
-        f"index work: <b>{c['index_calls']}</b> index batches, <b>{c['tools_indexed']:,}</b> tool definitions "
-        f"indexed, <b>{c['clear_calls']}</b> clear_index calls · peak <b>{c['peak_resident']}</b> sessions held in "
-        f"memory, <b>{c['final_resident']}</b> at the end"
+        f"index work: <b>{c['index_calls']}</b> index batches, <b>{c['tools_indexed']:,}</b> tool "
+        f"definitions indexed, <b>{c['clear_calls']}</b> clear_index calls · "
+        f"peak <b>{c['peak_resident']}</b> "
+        f"sessions held in memory, <b>{c['final_resident']}</b> at the end"
     )
     return t.panel(
         f"<table style='border-collapse:collapse'><tr>{''.join(cells)}</tr></table>"
-        f"<div><b style='color:{t.GOOD}'>{100 * c[REUSE] / n:.0f}%</b> of requests reused their index · {work}</div>"
+        f"<div><b style='color:{t.GOOD}'>{100 * c[REUSE] / n:.0f}%</b> of requests reused their index · "
+        f"{work}</div>"
     )
 
 
@@ -124,6 +149,36 @@ class EvictionSimulator(Displayable):
         lru_max: int = 3,
         ttl: float = 5.0,
         seed: int = 0,
+    ) -> None:
+        self._build_controls(strategy, sessions, requests, rate, catalog_change, lru_max, ttl, seed)
+        self.counts = html_sink()
+        self.result = simulate(self.config())
+        self.timeline_fig = new_figure(timeline_spec(self.result))
+        self.counts.value = counts_html(self.result)
+        self._enable()
+        for control in self._controls():
+            control.observe(lambda _: self.update(), names="value")
+        self.widget = widgets.VBox(
+            [
+                widgets.HBox([self.strategy_dropdown, self.lru_max, self.ttl]),
+                widgets.HBox([self.sessions, self.requests, self.seed]),
+                widgets.HBox([self.rate, self.catalog_change]),
+                self.counts,
+                figure_box(self.timeline_fig),
+            ],
+            layout=widgets.Layout(width=f"{t.FIG_WIDTH + 20}px"),
+        )
+
+    def _build_controls(
+        self,
+        strategy: str,
+        sessions: int,
+        requests: int,
+        rate: float,
+        catalog_change: float,
+        lru_max: int,
+        ttl: float,
+        seed: int,
     ) -> None:
         style = {"description_width": "initial"}
 
@@ -164,12 +219,9 @@ class EvictionSimulator(Displayable):
             style=style,
             layout=widgets.Layout(width="160px"),
         )
-        self.counts = html_sink()
-        self.result = simulate(self.config())
-        self.timeline_fig = new_figure(timeline_spec(self.result))
-        self.counts.value = counts_html(self.result)
-        self._enable()
-        for control in (
+
+    def _controls(self) -> tuple[widgets.ValueWidget, ...]:
+        return (
             self.strategy_dropdown,
             self.sessions,
             self.requests,
@@ -178,17 +230,6 @@ class EvictionSimulator(Displayable):
             self.lru_max,
             self.ttl,
             self.seed,
-        ):
-            control.observe(lambda _: self.update(), names="value")
-        self.widget = widgets.VBox(
-            [
-                widgets.HBox([self.strategy_dropdown, self.lru_max, self.ttl]),
-                widgets.HBox([self.sessions, self.requests, self.seed]),
-                widgets.HBox([self.rate, self.catalog_change]),
-                self.counts,
-                figure_box(self.timeline_fig),
-            ],
-            layout=widgets.Layout(width=f"{t.FIG_WIDTH + 20}px"),
         )
 
     def config(self) -> SimulationConfig:

@@ -40,11 +40,28 @@ def _tokens(exposed: list[str], messages: int, completion: int) -> IterationToke
 
 
 def sample_trace(accumulation: bool = True) -> RunTrace:
+    exposed = [TST, "currentTime", "weather", "clothing"] if accumulation else [TST, "clothing"]
+    return RunTrace(
+        session_id="sample",
+        model="hand-made",
+        index="lucene",
+        user_request="What should I wear in Landsmeer right now? <i>thanks</i>",
+        catalog_size=26,
+        config={"reference_tool_name_accumulation": accumulation},
+        session_events=[SessionEvent("indexed", "sample", "0" * 64, 26, "first request")],
+        iterations=[*_discovery_iterations(), *_answer_iterations(exposed)],
+        final_answer="Wear a coat. <script>alert('answer')</script>",
+        stop_reason="answered",
+    )
+
+
+def _discovery_iterations() -> list[Iteration]:
+    """Requests 1-3: search for the time and the weather, call currentTime, search for what to wear."""
     q1 = "current time weather"
     q2 = "what to wear <script>alert('q')</script>"
-    its = [
+    return [
         Iteration(
-            0,
+            1,
             [TST],
             [],
             [],
@@ -59,7 +76,7 @@ def sample_trace(accumulation: bool = True) -> RunTrace:
             tokens=_tokens([TST], 0, 20),
         ),
         Iteration(
-            1,
+            2,
             [TST, "currentTime", "weather"],
             ["currentTime", "weather"],
             ["currentTime", "weather"],
@@ -68,7 +85,7 @@ def sample_trace(accumulation: bool = True) -> RunTrace:
             tokens=_tokens([TST, "currentTime", "weather"], 60, 15),
         ),
         Iteration(
-            2,
+            3,
             [TST, "currentTime", "weather"],
             [],
             ["currentTime", "weather"],
@@ -79,11 +96,14 @@ def sample_trace(accumulation: bool = True) -> RunTrace:
             tokens=_tokens([TST, "currentTime", "weather"], 100, 18),
         ),
     ]
-    exposed3 = [TST, "currentTime", "weather", "clothing"] if accumulation else [TST, "clothing"]
-    its.append(
+
+
+def _answer_iterations(exposed: list[str]) -> list[Iteration]:
+    """Requests 4-5 with ``exposed`` sent: call clothing (its result contains HTML), then answer."""
+    return [
         Iteration(
-            3,
-            exposed3,
+            4,
+            exposed,
             ["clothing"],
             ["currentTime", "weather", "clothing"],
             None,
@@ -96,29 +116,15 @@ def sample_trace(accumulation: bool = True) -> RunTrace:
                     "<b>coat</b> and <img src=x onerror=alert(1)>",
                 )
             ],
-            tokens=_tokens(exposed3, 150, 14),
-        )
-    )
-    its.append(
+            tokens=_tokens(exposed, 150, 14),
+        ),
         Iteration(
-            4,
-            exposed3,
+            5,
+            exposed,
             [],
             ["currentTime", "weather", "clothing"],
             "Wear a coat. <script>alert('answer')</script>",
             [],
-            tokens=_tokens(exposed3, 200, 12),
-        )
-    )
-    return RunTrace(
-        session_id="sample",
-        model="hand-made",
-        index="lucene",
-        user_request="What should I wear in Landsmeer right now? <i>thanks</i>",
-        catalog_size=26,
-        config={"reference_tool_name_accumulation": accumulation},
-        session_events=[SessionEvent("indexed", "sample", "0" * 64, 26, "first request")],
-        iterations=its,
-        final_answer="Wear a coat. <script>alert('answer')</script>",
-        stop_reason="answered",
-    )
+            tokens=_tokens(exposed, 200, 12),
+        ),
+    ]

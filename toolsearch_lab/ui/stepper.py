@@ -12,6 +12,9 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from toolsearch_lab.eval.scenarios import list_scenarios, load_scenario, run_scenario
+from toolsearch_lab.index.factory import INDEX_KINDS
+from toolsearch_lab.models.simulated import AGENT_MODES, DEFAULT_MODE, SimulatedAgent
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, resync, update_figure
 from toolsearch_lab.ui.stepper_render import (
@@ -19,12 +22,11 @@ from toolsearch_lab.ui.stepper_render import (
     error_html,
     highlight,
     status_html,
+    steps_html,
     tokens_spec,
     tools_spec,
     trace_of,
 )
-
-INDEX_KINDS = ("regex", "lucene", "vector", "hybrid")
 
 # What the threshold slider means per index kind: (label, min, max, step, default). Regex has no scores;
 # hybrid ranks by fused rank, so neither has a threshold to move.
@@ -34,9 +36,25 @@ THRESHOLDS: dict[str, tuple[str, float, float, float, float]] = {
 }
 DEFAULT_MAX_RESULTS = 5  # what the simulated agent asks for when nobody moves the slider
 
+# The model dropdown's (label, value) choices; the simulated agents run free, so they re-run on every change.
+AGENT_LABELS = {"semantic": "simulated · semantic", "literal": "simulated · literal"}
+OPENAI_LABEL = ("openai", "openai")
+
+
+def model_choices(current: str) -> list[tuple[str, str]]:
+    """The simulated agents (the default one first), "openai" only when configured, and ``current`` if it
+    is none of those (a custom runner's model)."""
+    modes = [DEFAULT_MODE] + [m for m in AGENT_MODES if m != DEFAULT_MODE]
+    choices = [(AGENT_LABELS.get(m, f"simulated · {m}"), m) for m in modes]
+    if openai_configured():
+        choices.append(OPENAI_LABEL)
+    if current not in {value for _, value in choices}:
+        choices.append((current, current))
+    return choices
+
 
 def openai_configured() -> bool:
-    try:
+    try:  # the openai client is an optional dependency
         from toolsearch_lab.models.openai import OpenAIChatModel
     except Exception:  # noqa: BLE001 - a missing optional dependency only hides the choice
         return False
@@ -48,8 +66,6 @@ def openai_configured() -> bool:
 
 def _scenario_names(current: str) -> list[str]:
     try:
-        from toolsearch_lab.eval.scenarios import list_scenarios
-
         names = list(list_scenarios())
     except Exception:  # noqa: BLE001 - a hand-made run still displays without the scenario files
         names = []
@@ -61,16 +77,14 @@ def _scenario_names(current: str) -> list[str]:
 def default_runner(
     scenario: str, index: str, accumulation: bool, model: str, max_results: int, threshold: float | None
 ):
-    """Run a shipped scenario. With the simulated agent the slider's max_results is what the agent asks for
-    (it always sends maxResults, and the model's value wins over the advisor's, as in Spring)."""
-    from toolsearch_lab.eval.scenarios import load_scenario, run_scenario
-
+    """Run a shipped scenario. ``model`` is a simulated agent's mode ("semantic", "literal"; "simulated"
+    means the default one) or "openai". With a simulated agent the slider's max_results is what the agent
+    asks for (it always sends maxResults, and the model's value wins over the advisor's, as in Spring)."""
     sc = load_scenario(scenario)
     chat_model: Any = model
-    if model == "simulated":
-        from toolsearch_lab.models.simulated import SimulatedAgent
-
-        chat_model = SimulatedAgent(sc.agent_steps(), max_results=max_results)
+    mode = DEFAULT_MODE if model == "simulated" else model
+    if mode in AGENT_MODES:
+        chat_model = SimulatedAgent(sc.agent_steps(), max_results=max_results, mode=mode)
     return run_scenario(
         sc,
         index=index,
@@ -89,38 +103,41 @@ class IterationStepper(Displayable):
         self,
         scenario: str = "spring-demo",
         index: str = "lucene",
-        model: str = "simulated",
+        model: str = DEFAULT_MODE,
         run=None,
         runner: Callable[..., Any] | None = None,
     ) -> None:
         self._runner = runner or default_runner
         self._cache: dict[tuple, Any] = {}
         self._busy = False  # suppresses re-runs while controls are set programmatically
-        models = ["simulated"] + (["openai"] if openai_configured() else [])
-        if model not in models:
-            models.append(model)
+        self._build_settings(scenario, index, model)
+        self._build_stepping()
+        self.status = html_sink()
+        self.details = html_sink()
+        self.steps = html_sink()
+        self._configure_threshold(index)
+        self._first_run(run)
+        self._wire()
+        self.widget = self._layout()
+
+    def _build_settings(self, scenario: str, index: str, model: str) -> None:
+        """The controls that choose a run: scenario, model, index, Re-run, maxResults, threshold and
+        accumulation."""
+        model = DEFAULT_MODE if model == "simulated" else model
         style = {"description_width": "initial"}
-        self.scenario_dropdown = widgets.Dropdown(
-            options=_scenario_names(scenario),
-            value=scenario,
-            description="Scenario",
-            style=style,
-            layout=widgets.Layout(width="260px"),
-        )
-        self.model_dropdown = widgets.Dropdown(
-            options=models,
-            value=model,
-            description="Model",
-            style=style,
-            layout=widgets.Layout(width="200px"),
-        )
-        self.index_dropdown = widgets.Dropdown(
-            options=INDEX_KINDS,
-            value=index,
-            description="Index",
-            style=style,
-            layout=widgets.Layout(width="190px"),
-        )
+
+        def dropdown(options: Any, value: str, description: str, width: str) -> widgets.Dropdown:
+            return widgets.Dropdown(
+                options=options,
+                value=value,
+                description=description,
+                style=style,
+                layout=widgets.Layout(width=width),
+            )
+
+        self.scenario_dropdown = dropdown(_scenario_names(scenario), scenario, "Scenario", "260px")
+        self.model_dropdown = dropdown(model_choices(model), model, "Model", "250px")
+        self.index_dropdown = dropdown(INDEX_KINDS, index, "Index", "190px")
         self.run_button = widgets.Button(
             description="Re-run", icon="play", button_style="primary", layout=widgets.Layout(width="120px")
         )
@@ -150,18 +167,26 @@ class IterationStepper(Displayable):
             indent=False,
             layout=widgets.Layout(width="280px"),
         )
+
+    def _build_stepping(self) -> None:
+        """The iteration slider and its play button."""
         self.slider = widgets.IntSlider(
-            value=0, min=0, max=0, description="Iteration", style=style, layout=widgets.Layout(width="700px")
+            value=1,
+            min=1,
+            max=1,
+            description="Iteration",
+            style={"description_width": "initial"},
+            layout=widgets.Layout(width="700px"),
         )
+        # Iterations are numbered from 1 (one per model request), as in the trace and the CLI.
         self.play = widgets.Play(
-            value=0, min=0, max=0, interval=1500, description="play", layout=widgets.Layout(width="120px")
+            value=1, min=1, max=1, interval=1500, description="play", layout=widgets.Layout(width="120px")
         )
         # A Python-side link (not jslink) so stepping works the same in a kernel, in Voila and in tests.
         self._play_link = widgets.link((self.play, "value"), (self.slider, "value"))
-        self.status = html_sink()
-        self.details = html_sink()
-        self._configure_threshold(index)
 
+    def _first_run(self, run) -> None:
+        """Show ``run`` (cached under the initial settings) or run the initial settings, and draw."""
         self.run = None
         self.error: str | None = None
         if run is not None:
@@ -170,11 +195,12 @@ class IterationStepper(Displayable):
         else:
             self._execute(self._params())
         trace = trace_of(self.run) if self.run is not None else None
-        empty = {"data": [], "layout": {}}
+        empty: dict = {"data": [], "layout": {}}
         self.tools_fig = new_figure(tools_spec(trace) if trace else empty)
         self.tokens_fig = new_figure(tokens_spec(trace) if trace else empty)
         self._redraw_all()
 
+    def _wire(self) -> None:
         for control in (
             self.scenario_dropdown,
             self.model_dropdown,
@@ -187,12 +213,13 @@ class IterationStepper(Displayable):
         self.slider.observe(self._on_step, names="value")
         self.run_button.on_click(lambda _: self.rerun(force=True))
 
+    def _layout(self) -> widgets.VBox:
         row1 = widgets.HBox(
             [self.scenario_dropdown, self.model_dropdown, self.index_dropdown, self.run_button]
         )
         row2 = widgets.HBox([self.max_results, self.threshold, self.accumulation])
         stepper = widgets.HBox([self.play, self.slider])
-        self.widget = widgets.VBox(
+        return widgets.VBox(
             [
                 row1,
                 row2,
@@ -200,6 +227,7 @@ class IterationStepper(Displayable):
                 stepper,
                 figure_box(self.tools_fig),
                 self.details,
+                self.steps,
                 figure_box(self.tokens_fig),
             ],
             layout=widgets.Layout(width=f"{t.FIG_WIDTH + 20}px"),
@@ -271,7 +299,7 @@ class IterationStepper(Displayable):
             return
         if change["owner"] is self.index_dropdown:
             self._configure_threshold(change["new"])
-        if self.model_dropdown.value != "simulated" and self._params() not in self._cache:
+        if self.model_dropdown.value not in AGENT_MODES and self._params() not in self._cache:
             # A real model costs money and time: wait for the button instead of running on every click.
             self.status.value = (
                 status_html(self.run, "Settings changed: press Re-run to call the model.")
@@ -294,40 +322,43 @@ class IterationStepper(Displayable):
         n = len(trace.iterations)
         self._busy = True
         try:
-            keep = min(self.slider.value, max(n - 1, 0))
-            self.slider.max = max(n - 1, 0)
+            keep = max(1, min(self.slider.value, n))
+            self.slider.max = max(n, 1)
             self.play.max = self.slider.max
             self.slider.value = keep
         finally:
             self._busy = False
         self.status.value = status_html(self.run)
+        self.steps.value = steps_html(trace)
+        position = keep - 1
         if self.tools_fig.data:
-            update_figure(self.tools_fig, tools_spec(trace, keep))
-            update_figure(self.tokens_fig, tokens_spec(trace, keep))
+            update_figure(self.tools_fig, tools_spec(trace, position))
+            update_figure(self.tokens_fig, tokens_spec(trace, position))
         else:  # first real run after a failed start: figures were built empty
             for fig, spec in (
-                (self.tools_fig, tools_spec(trace, keep)),
-                (self.tokens_fig, tokens_spec(trace, keep)),
+                (self.tools_fig, tools_spec(trace, position)),
+                (self.tokens_fig, tokens_spec(trace, position)),
             ):
                 with fig.batch_update():
                     fig.add_traces(spec["data"])
                     fig.layout.update(spec["layout"])
                 resync(fig)
-        self.details.value = details_html(trace, keep)
+        self.details.value = details_html(trace, position)
 
     def _on_step(self, change) -> None:
         if self._busy:
             return
         self.show_iteration(change["new"])
 
-    def show_iteration(self, i: int) -> None:
-        """Move the highlight and the details panel to iteration ``i``; nothing else is recomputed."""
+    def show_iteration(self, number: int) -> None:
+        """Move the highlight and the details panel to iteration ``number`` (from 1); nothing else is
+        recomputed."""
         trace = self.trace
         if trace is None:
             return
         n = len(trace.iterations)
-        shapes = highlight(i, n)
+        shapes = highlight(number - 1, n)
         for fig in (self.tools_fig, self.tokens_fig):
             fig.layout.shapes = shapes
             resync(fig)
-        self.details.value = details_html(trace, i)
+        self.details.value = details_html(trace, number - 1)

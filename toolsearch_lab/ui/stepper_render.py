@@ -1,13 +1,17 @@
 """Pure render functions for the IterationStepper: a RunTrace (and a selected iteration) in, figure specs and
 HTML out. No widgets here, so every picture is unit-testable and cheap to recompute.
 
-Iterations are numbered as in the trace (``Iteration.index``, from 0); each iteration is one model request.
+Render functions take the *position* of the selected iteration in ``trace.iterations`` (from 0) and show
+it as a number from 1, as the trace (``Iteration.number``), the CLI and the docs do: each iteration is one
+model request.
 """
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 from toolsearch_lab.loop.search_tool import TOOL_SEARCH_TOOL_NAME
-from toolsearch_lab.trace import Iteration, RunTrace
+from toolsearch_lab.trace import Iteration, RunTrace, SearchRecord, StepOutcome
 from toolsearch_lab.ui import theme as t
 
 # Trace order of the tools figure; update_figure relies on it never changing.
@@ -36,7 +40,7 @@ def trace_of(run) -> RunTrace:
 
 
 def tool_rows(trace: RunTrace) -> list[str]:
-    """Row order: toolSearchTool, then every tool in the order it first appeared (exposed, found or called)."""
+    """Row order: toolSearchTool, then every tool in the order it first appeared (exposed, found, called)."""
     rows = [TOOL_SEARCH_TOOL_NAME]
 
     def add(name: str) -> None:
@@ -62,8 +66,8 @@ def highlight(selected: int | None, n: int, colour: str = t.NEW_LIGHT) -> list[d
             "type": "rect",
             "xref": "x",
             "yref": "paper",
-            "x0": selected - 0.5,
-            "x1": selected + 0.5,
+            "x0": selected + 0.5,
+            "x1": selected + 1.5,
             "y0": 0,
             "y1": 1,
             "fillcolor": colour,
@@ -74,89 +78,62 @@ def highlight(selected: int | None, n: int, colour: str = t.NEW_LIGHT) -> list[d
     ]
 
 
+TOOLS_STYLE = {
+    "toolSearchTool": {"symbol": "square", "size": CELL, "color": t.SEARCH},
+    "exposed": {"symbol": "square", "size": CELL, "color": t.FOUND},
+    "newly exposed": {"symbol": "square", "size": CELL, "color": t.NEW},
+    "found, exposed next request": {
+        "symbol": "circle-open",
+        "size": CELL - 10,
+        "color": t.FOUND,
+        "line": {"width": 3},
+    },
+    "called": {"symbol": "square-open", "size": CELL + 9, "color": t.CALLED, "line": {"width": 3}},
+    "rejected call": {"symbol": "x-thin-open", "size": CELL, "color": t.BAD, "line": {"width": 4}},
+}
+
+
 def tools_spec(trace: RunTrace, selected: int | None = None) -> dict:
     """The accumulated tool set over iterations: one row per tool, one column per model request."""
     rows = tool_rows(trace)
+    data = [
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": kind,
+            "x": xs,
+            "y": ys,
+            "text": hs,
+            "hovertemplate": "%{text}<extra></extra>",
+            "marker": TOOLS_STYLE[kind],
+            "showlegend": True,
+            "cliponaxis": False,
+        }
+        for kind, (xs, ys, hs) in tool_cells(trace).items()
+    ]
+    return {"data": data, "layout": _tools_layout(trace, rows, selected)}
+
+
+def _tools_layout(trace: RunTrace, rows: list[str], selected: int | None) -> dict:
     n = len(trace.iterations)
-    cells: dict[str, tuple[list, list, list]] = {k: ([], [], []) for k in TOOLS_TRACES}
-
-    def put(kind: str, x: int, y: str, hover: str) -> None:
-        xs, ys, hs = cells[kind]
-        xs.append(x)
-        ys.append(y)
-        hs.append(hover)
-
-    for it in trace.iterations:
-        i = it.index
-        new = set(it.newly_exposed)
-        exposed = set(it.exposed_tools)
-        for name in it.exposed_tools:
-            if name == TOOL_SEARCH_TOOL_NAME:
-                put("toolSearchTool", i, name, f"iteration {i}: {name} (always exposed)")
-            elif name in new:
-                put("newly exposed", i, name, f"iteration {i}: {name} newly exposed")
-            else:
-                put("exposed", i, name, f"iteration {i}: {name} exposed (found earlier)")
-        for name in dict.fromkeys(n for s in it.searches for n in s.names):
-            if name not in exposed:
-                put("found, exposed next request", i, name, f"iteration {i}: search returned {name}")
-        for c in it.tool_calls:
-            kind = "rejected call" if c.kind == "rejected" else "called"
-            put(
-                kind,
-                i,
-                c.name,
-                f"iteration {i}: model called {c.name}" + (" (rejected)" if kind != "called" else ""),
-            )
-
-    style = {
-        "toolSearchTool": {"symbol": "square", "size": CELL, "color": t.SEARCH},
-        "exposed": {"symbol": "square", "size": CELL, "color": t.FOUND},
-        "newly exposed": {"symbol": "square", "size": CELL, "color": t.NEW},
-        "found, exposed next request": {
-            "symbol": "circle-open",
-            "size": CELL - 10,
-            "color": t.FOUND,
-            "line": {"width": 3},
-        },
-        "called": {"symbol": "square-open", "size": CELL + 9, "color": t.CALLED, "line": {"width": 3}},
-        "rejected call": {"symbol": "x-thin-open", "size": CELL, "color": t.BAD, "line": {"width": 4}},
-    }
-    data = []
-    for kind in TOOLS_TRACES:
-        xs, ys, hs = cells[kind]
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": kind,
-                "x": xs,
-                "y": ys,
-                "text": hs,
-                "hovertemplate": "%{text}<extra></extra>",
-                "marker": style[kind],
-                "showlegend": True,
-                "cliponaxis": False,
-            }
-        )
-    catalog = trace.catalog_size
-    found = len(rows) - 1
+    accumulation = trace.config.get("reference_tool_name_accumulation", True)
     title = (
-        f"Tools exposed to the model in each request: {found} of {catalog} tools discovered"
-        f"{'' if trace.config.get('reference_tool_name_accumulation', True) else ' (accumulation off)'}"
+        f"Tools exposed to the model in each request: {len(rows) - 1} of {trace.catalog_size} tools "
+        "discovered"
+        f"{'' if accumulation else ' (accumulation off)'}"
     )
     # Long tool names widen the label column and shrink the plot area; the legend (anchored to the plot
     # area) then wraps onto extra rows above it, so leave room for them below the title.
     top = 110 if max((len(r) for r in rows), default=0) <= 16 else 170
-    layout = t.base_layout(
+    return t.base_layout(
         title,
         height=top + 80 + ROW_PX * len(rows),
         xaxis=t.axis(
             "Iteration (one model request each)",
             tickmode="array",
-            tickvals=list(range(n)),
-            ticktext=[str(i) for i in range(n)],
-            range=[-0.6, max(n, 1) - 0.4],
+            tickvals=list(range(1, n + 1)),
+            ticktext=[str(i) for i in range(1, n + 1)],
+            range=[0.4, max(n, 1) + 0.6],
             showgrid=False,
         ),
         yaxis=t.axis(
@@ -172,23 +149,108 @@ def tools_spec(trace: RunTrace, selected: int | None = None) -> dict:
         shapes=highlight(selected, n),
         margin={"l": 40, "r": 30, "t": top, "b": 60},
     )
-    return {"data": data, "layout": layout}
+
+
+def tool_cells(trace: RunTrace) -> dict[str, tuple[list, list, list]]:
+    """Per marker kind of the tools figure (in :data:`TOOLS_TRACES` order): the iterations, tool names and
+    hover texts of its markers."""
+    cells: dict[str, tuple[list, list, list]] = {k: ([], [], []) for k in TOOLS_TRACES}
+    for position, it in enumerate(trace.iterations):
+        for kind, name, hover in _iteration_cells(position + 1, it):
+            xs, ys, hs = cells[kind]
+            xs.append(position + 1)
+            ys.append(name)
+            hs.append(hover)
+    return cells
+
+
+def _iteration_cells(i: int, it: Iteration) -> list[tuple[str, str, str]]:
+    """(kind, tool, hover) of every marker in iteration ``i``'s column: exposed tools, then tools its
+    searches found that are not exposed yet, then its calls."""
+    cells = []
+    new = set(it.newly_exposed)
+    exposed = set(it.exposed_tools)
+    for name in it.exposed_tools:
+        if name == TOOL_SEARCH_TOOL_NAME:
+            cells.append(("toolSearchTool", name, f"iteration {i}: {name} (always exposed)"))
+        elif name in new:
+            cells.append(("newly exposed", name, f"iteration {i}: {name} newly exposed"))
+        else:
+            cells.append(("exposed", name, f"iteration {i}: {name} exposed (found earlier)"))
+    for name in dict.fromkeys(n for s in it.searches for n in s.names):
+        if name not in exposed:
+            cells.append(("found, exposed next request", name, f"iteration {i}: search returned {name}"))
+    for c in it.tool_calls:
+        kind = "rejected call" if c.kind == "rejected" else "called"
+        hover = f"iteration {i}: model called {c.name}" + (" (rejected)" if kind != "called" else "")
+        cells.append((kind, c.name, hover))
+    return cells
 
 
 def tokens_spec(trace: RunTrace, selected: int | None = None) -> dict:
     """Prompt tokens per model request and cumulative, tool search against sending all tools."""
     its = trace.iterations
-    x = [it.index for it in its]
+    n = len(its)
     ts = [it.tokens.tool_search.total for it in its]
     base = [it.tokens.baseline.total for it in its]
-    cum_ts, cum_base, a, b = [], [], 0, 0
-    for u, v in zip(ts, base, strict=False):
-        a += u
-        b += v
-        cum_ts.append(a)
-        cum_base.append(b)
-    n_all = trace.catalog_size
-    data = [
+    cum_ts, cum_base = list(accumulate(ts)), list(accumulate(base))
+    total = trace.tokens_total()
+    subtitle = (
+        f"<span style='font-size:{t.FONT_SIZE - 1}px;color:{t.MUTED}'>whole run: "
+        f"{total['prompt_tool_search']:,} vs {total['prompt_baseline']:,} prompt tokens, "
+        f"{total['prompt_saved_pct']:g}% saved</span>"
+    )
+    layout = t.base_layout(
+        f"Prompt tokens per model request: tool search vs all {trace.catalog_size} tools<br>{subtitle}",
+        height=430,
+        barmode="group",
+        bargap=0.35,
+        xaxis=t.axis(
+            "Iteration (one model request each)",
+            tickmode="array",
+            tickvals=list(range(1, n + 1)),
+            range=[0.4, max(n, 1) + 0.6],
+            showgrid=False,
+        ),
+        # Both axes get round ticks and headroom, so the last cumulative point never touches the top.
+        yaxis=t.axis(
+            "prompt tokens in this request", tickformat=",.0f", **t.nice_range(max(ts + base, default=0))
+        ),
+        yaxis2=t.axis(
+            "cumulative prompt tokens",
+            overlaying="y",
+            side="right",
+            showgrid=False,
+            tickformat=",.0f",
+            **t.nice_range(max(cum_ts + cum_base, default=0)),
+        ),
+        shapes=highlight(selected, n),
+        margin={"l": 80, "r": 90, "t": 130, "b": 60},
+    )
+    return {"data": _tokens_traces(trace.catalog_size, ts, base, cum_ts, cum_base), "layout": layout}
+
+
+def _tokens_traces(
+    n_all: int, ts: list[int], base: list[int], cum_ts: list[int], cum_base: list[int]
+) -> list[dict]:
+    """Bars per request and dotted cumulative lines (on the right axis), tool search vs all tools."""
+    x = list(range(1, len(ts) + 1))
+    cumulative_hover = "after iteration %{x}: %{y:,} prompt tokens in total<extra></extra>"
+
+    def line(name: str, y: list[int], colour: str) -> dict:
+        return {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": name,
+            "x": x,
+            "y": y,
+            "yaxis": "y2",
+            "line": {"color": colour, "dash": "dot", "width": 3},
+            "marker": {"size": 8},
+            "hovertemplate": cumulative_hover,
+        }
+
+    return [
         {
             "type": "bar",
             "name": "tool search: this request",
@@ -205,61 +267,9 @@ def tokens_spec(trace: RunTrace, selected: int | None = None) -> dict:
             "marker": {"color": t.BASELINE},
             "hovertemplate": "iteration %{x}: %{y:,} prompt tokens sending every tool<extra></extra>",
         },
-        {
-            "type": "scatter",
-            "mode": "lines+markers",
-            "name": "tool search: cumulative",
-            "x": x,
-            "y": cum_ts,
-            "yaxis": "y2",
-            "line": {"color": t.SEARCH, "dash": "dot", "width": 3},
-            "marker": {"size": 8},
-            "hovertemplate": "after iteration %{x}: %{y:,} prompt tokens in total<extra></extra>",
-        },
-        {
-            "type": "scatter",
-            "mode": "lines+markers",
-            "name": f"all {n_all} tools: cumulative",
-            "x": x,
-            "y": cum_base,
-            "yaxis": "y2",
-            "line": {"color": t.BASELINE, "dash": "dot", "width": 3},
-            "marker": {"size": 8},
-            "hovertemplate": "after iteration %{x}: %{y:,} prompt tokens in total<extra></extra>",
-        },
+        line("tool search: cumulative", cum_ts, t.SEARCH),
+        line(f"all {n_all} tools: cumulative", cum_base, t.BASELINE),
     ]
-    total = trace.tokens_total()
-    n = len(its)
-    subtitle = (
-        f"<span style='font-size:{t.FONT_SIZE - 1}px;color:{t.MUTED}'>whole run: "
-        f"{total['prompt_tool_search']:,} vs {total['prompt_baseline']:,} prompt tokens, "
-        f"{total['prompt_saved_pct']:g}% saved</span>"
-    )
-    layout = t.base_layout(
-        f"Prompt tokens per model request: tool search vs all {n_all} tools<br>{subtitle}",
-        height=430,
-        barmode="group",
-        bargap=0.35,
-        xaxis=t.axis(
-            "Iteration (one model request each)",
-            tickmode="array",
-            tickvals=list(range(n)),
-            range=[-0.6, max(n, 1) - 0.4],
-            showgrid=False,
-        ),
-        yaxis=t.axis("prompt tokens in this request", rangemode="tozero", tickformat=",.0f"),
-        yaxis2=t.axis(
-            "cumulative prompt tokens",
-            overlaying="y",
-            side="right",
-            rangemode="tozero",
-            showgrid=False,
-            tickformat=",.0f",
-        ),
-        shapes=highlight(selected, n),
-        margin={"l": 80, "r": 90, "t": 130, "b": 60},
-    )
-    return {"data": data, "layout": layout}
 
 
 def _hit_label(name: str, it: Iteration, next_it: Iteration | None) -> str:
@@ -279,41 +289,15 @@ def details_html(trace: RunTrace, selected: int) -> str:
     selected = max(0, min(selected, len(its) - 1))
     it = its[selected]
     next_it = its[selected + 1] if selected + 1 < len(its) else None
-    called = {c.name for c in it.tool_calls}
     found = len([n for n in it.exposed_tools if n != TOOL_SEARCH_TOOL_NAME])
     parts = [
         t.heading(
-            f"Iteration {it.index} of {len(its) - 1}: the model saw toolSearchTool + {found} of "
+            f"Iteration {selected + 1} of {len(its)}: the model saw toolSearchTool + {found} of "
             f"{trace.catalog_size} tools",
             t.FONT_SIZE + 3,
-        )
+        ),
+        *_exposed_html(it),
     ]
-    chips = []
-    new = set(it.newly_exposed)
-    for name in it.exposed_tools:
-        ring = name in called
-        if name == TOOL_SEARCH_TOOL_NAME:
-            chips.append(t.chip(name, t.SEARCH, t.SEARCH_LIGHT, bold=True, ring=ring))
-        elif name in new:
-            chips.append(t.chip(name, t.INK, t.NEW_LIGHT, "new", bold=True, ring=ring))
-        else:
-            chips.append(t.chip(name, t.FOUND, t.FOUND_LIGHT, ring=ring))
-    parts.append(
-        "<div><b>Exposed tools</b> "
-        + t.muted("(ring = called in this iteration)")
-        + "<br>"
-        + "".join(chips)
-        + "</div>"
-    )
-    dropped = [n for n in it.accumulated if n not in it.exposed_tools]
-    if dropped:
-        parts.append(
-            "<div style='margin-top:4px'><b>Discovered earlier but not sent</b> "
-            + t.muted("(accumulation off: only the last search's results stay exposed)")
-            + "<br>"
-            + "".join(t.chip(n, t.MUTED, t.BASELINE_LIGHT) for n in dropped)
-            + "</div>"
-        )
     if it.assistant_content:
         parts.append(
             t.heading("The model said")
@@ -321,52 +305,8 @@ def details_html(trace: RunTrace, selected: int) -> str:
             f"solid {t.BASELINE}'>{t.esc(t.clip(it.assistant_content, 800))}</div>"
         )
     for s in it.searches:
-        query = t.esc(s.query) if s.query is not None else t.muted("(no query)")
-        extra = f" · maxResults {s.max_results}" if s.max_results is not None else ""
-        if s.category_filter:
-            extra += f" · category {t.esc(s.category_filter)}"
-        parts.append(
-            t.heading(
-                f"<span style='color:{t.SEARCH}'>toolSearchTool</span> query: "
-                f"<span style='font-family:{t.MONO}'>“{query}”</span>"
-                f"<span style='font-weight:400;color:{t.MUTED}'>{extra}</span>"
-            )
-        )
-        if s.error:
-            parts.append(f"<div style='color:{t.BAD}'>search failed: {t.esc(t.clip(s.error))}</div>")
-        elif not s.hits:
-            parts.append(f"<div style='color:{t.BAD}'>no tools found</div>")
-        else:
-            best = max((h.score for h in s.hits if h.score is not None), default=None)
-            rows = "".join(
-                f"<tr><td style='padding:1px 10px 1px 0;color:{t.MUTED};text-align:right'>{rank}</td>"
-                f"<td style='padding:1px 12px 1px 0'>{_hit_label(h.name, it, next_it)}</td>"
-                f"<td>{t.score_bar(h.score, best)}</td></tr>"
-                for rank, h in enumerate(s.hits, 1)
-            )
-            parts.append(f"<table style='border-collapse:collapse'>{rows}</table>")
-    real_calls = [c for c in it.tool_calls if c.kind != "search"]
-    if real_calls:
-        parts.append(t.heading("Tool calls"))
-        for c in real_calls:
-            colour = t.BAD if c.kind == "rejected" or c.error else t.GOOD
-            status = "rejected" if c.kind == "rejected" else ("error" if c.error else "ran")
-            body = (
-                f"<div style='margin:4px 0 8px 0;padding:6px 10px;border-left:4px solid {colour};"
-                f"background:#F9FAFB'><b style='font-family:{t.MONO}'>{t.esc(c.name)}</b>"
-                f" <span style='color:{colour};font-weight:700'>{status}</span><br>"
-                f"<span style='color:{t.MUTED}'>arguments</span> "
-                f"<code style='font-family:{t.MONO}'>{t.esc(t.clip(c.arguments, 300))}</code>"
-            )
-            if c.error:
-                body += f"<br><span style='color:{t.BAD}'>{t.esc(t.clip(c.error, 300))}</span>"
-            if c.result:
-                body += (
-                    f"<br><span style='color:{t.MUTED}'>result</span> "
-                    f"<code style='font-family:{t.MONO};white-space:pre-wrap'>{t.esc(t.clip(c.result, 500))}"
-                    "</code>"
-                )
-            parts.append(body + "</div>")
+        parts += _search_html(s, it, next_it)
+    parts += _calls_html(it)
     if not it.tool_calls and it.assistant_content is not None and next_it is None:
         parts.append(
             f"<div style='color:{t.GOOD};font-weight:700'>No tool calls: this is the final answer.</div>"
@@ -382,6 +322,92 @@ def details_html(trace: RunTrace, selected: int) -> str:
         f"</b> sending all {trace.catalog_size} tools (tool definitions {tk.baseline.tools:,}).</div>"
     )
     return t.panel("".join(parts))
+
+
+def _exposed_html(it: Iteration) -> list[str]:
+    """The exposed tools as chips (new ones highlighted, called ones ringed), and the discovered tools that
+    were not sent (accumulation off)."""
+    called = {c.name for c in it.tool_calls}
+    new = set(it.newly_exposed)
+    chips = []
+    for name in it.exposed_tools:
+        ring = name in called
+        if name == TOOL_SEARCH_TOOL_NAME:
+            chips.append(t.chip(name, t.SEARCH, t.SEARCH_LIGHT, bold=True, ring=ring))
+        elif name in new:
+            chips.append(t.chip(name, t.INK, t.NEW_LIGHT, "new", bold=True, ring=ring))
+        else:
+            chips.append(t.chip(name, t.FOUND, t.FOUND_LIGHT, ring=ring))
+    parts = [
+        "<div><b>Exposed tools</b> "
+        + t.muted("(ring = called in this iteration)")
+        + "<br>"
+        + "".join(chips)
+        + "</div>"
+    ]
+    dropped = [n for n in it.accumulated if n not in it.exposed_tools]
+    if dropped:
+        parts.append(
+            "<div style='margin-top:4px'><b>Discovered earlier but not sent</b> "
+            + t.muted("(accumulation off: only the last search's results stay exposed)")
+            + "<br>"
+            + "".join(t.chip(n, t.MUTED, t.BASELINE_LIGHT) for n in dropped)
+            + "</div>"
+        )
+    return parts
+
+
+def _search_html(s: SearchRecord, it: Iteration, next_it: Iteration | None) -> list[str]:
+    """One toolSearchTool call: its query and settings, then its error, 'no tools found' or ranked hits."""
+    query = t.esc(s.query) if s.query is not None else t.muted("(no query)")
+    extra = f" · maxResults {s.max_results}" if s.max_results is not None else ""
+    if s.category_filter:
+        extra += f" · category {t.esc(s.category_filter)}"
+    head = t.heading(
+        f"<span style='color:{t.SEARCH}'>toolSearchTool</span> query: "
+        f"<span style='font-family:{t.MONO}'>“{query}”</span>"
+        f"<span style='font-weight:400;color:{t.MUTED}'>{extra}</span>"
+    )
+    if s.error:
+        return [head, f"<div style='color:{t.BAD}'>search failed: {t.esc(t.clip(s.error))}</div>"]
+    if not s.hits:
+        return [head, f"<div style='color:{t.BAD}'>no tools found</div>"]
+    best = max((h.score for h in s.hits if h.score is not None), default=None)
+    rows = "".join(
+        f"<tr><td style='padding:1px 10px 1px 0;color:{t.MUTED};text-align:right'>{rank}</td>"
+        f"<td style='padding:1px 12px 1px 0'>{_hit_label(h.name, it, next_it)}</td>"
+        f"<td>{t.score_bar(h.score, best)}</td></tr>"
+        for rank, h in enumerate(s.hits, 1)
+    )
+    return [head, f"<table style='border-collapse:collapse'>{rows}</table>"]
+
+
+def _calls_html(it: Iteration) -> list[str]:
+    """The iteration's calls of real tools (searches are shown above): arguments, status, error, result."""
+    real_calls = [c for c in it.tool_calls if c.kind != "search"]
+    if not real_calls:
+        return []
+    parts = [t.heading("Tool calls")]
+    for c in real_calls:
+        colour = t.BAD if c.kind == "rejected" or c.error else t.GOOD
+        status = "rejected" if c.kind == "rejected" else ("error" if c.error else "ran")
+        body = (
+            f"<div style='margin:4px 0 8px 0;padding:6px 10px;border-left:4px solid {colour};"
+            f"background:#F9FAFB'><b style='font-family:{t.MONO}'>{t.esc(c.name)}</b>"
+            f" <span style='color:{colour};font-weight:700'>{status}</span><br>"
+            f"<span style='color:{t.MUTED}'>arguments</span> "
+            f"<code style='font-family:{t.MONO}'>{t.esc(t.clip(c.arguments, 300))}</code>"
+        )
+        if c.error:
+            body += f"<br><span style='color:{t.BAD}'>{t.esc(t.clip(c.error, 300))}</span>"
+        if c.result:
+            body += (
+                f"<br><span style='color:{t.MUTED}'>result</span> "
+                f"<code style='font-family:{t.MONO};white-space:pre-wrap'>{t.esc(t.clip(c.result, 500))}"
+                "</code>"
+            )
+        parts.append(body + "</div>")
+    return parts
 
 
 def status_html(run, note: str = "") -> str:
@@ -406,7 +432,8 @@ def status_html(run, note: str = "") -> str:
     parts.append(
         f"<b>{len(trace.iterations)}</b> model requests · {len(trace.searches())} searches · stop: "
         f"{t.esc(trace.stop_reason)} · prompt tokens <b style='color:{t.SEARCH}'>"
-        f"{total['prompt_tool_search']:,}</b> with tool search vs <b>{total['prompt_baseline']:,}</b> with all "
+        f"{total['prompt_tool_search']:,}</b> with tool search vs <b>{total['prompt_baseline']:,}</b> "
+        "with all "
         f"{trace.catalog_size} tools: <b style='color:{t.GOOD}'>{total['prompt_saved_pct']:g}% saved</b>"
     )
     head = (
@@ -426,6 +453,46 @@ def status_html(run, note: str = "") -> str:
     if note:
         body += f"<div style='color:{t.NEW};font-weight:700'>{note}</div>"
     return t.panel(body)
+
+
+def steps_html(trace: RunTrace) -> str:
+    """The per-step grade: "Steps k/n" and one ✓/✗ line per step with its need, what ran and what was
+    expected, so one miss shows *which* step failed instead of zeroing the run. Empty for an ungraded
+    trace."""
+    steps = trace.steps
+    if not steps:
+        return ""
+    done = sum(1 for s in steps if s.success)
+    colour = t.GOOD if done == len(steps) else (t.BAD if done == 0 else t.NEW)
+    head = t.heading(
+        f"Steps <span style='color:{colour}'>{done}/{len(steps)}</span> "
+        + t.muted(f"({100 * done / len(steps):.0f} % of the task's steps got their tool)")
+    )
+    rows = "".join(_step_row(number, step) for number, step in enumerate(steps, 1))
+    return t.panel(head + f"<table style='border-collapse:collapse'>{rows}</table>")
+
+
+def _step_row(number: int, step: StepOutcome) -> str:
+    """One step: mark, number, need, then the tools that ran and the ones expected (as chips)."""
+    mark, colour = ("✓", t.GOOD) if step.success else ("✗", t.BAD)
+    ran_bg = t.FOUND_LIGHT if step.success else "#FEE2E2"
+    ran = (
+        "".join(t.chip(name, colour, ran_bg) for name in step.called)
+        if step.called
+        else t.muted("nothing ran")
+    )
+    expected = "".join(t.chip(name, t.FOUND, t.BASELINE_LIGHT) for name in step.expected)
+    if step.also_accepted:
+        expected += t.muted(" or ") + "".join(
+            t.chip(name, t.FOUND, t.BASELINE_LIGHT) for name in step.also_accepted
+        )
+    cell = "padding:3px 10px 3px 0;vertical-align:top"
+    return (
+        f"<tr><td style='{cell};color:{colour};font-weight:700;font-size:{t.FONT_SIZE + 2}px'>{mark}</td>"
+        f"<td style='{cell};color:{t.MUTED};text-align:right'>{number}.</td>"
+        f"<td style='{cell}'>{t.esc(t.clip(step.need, 200))}<br>"
+        f"{t.muted('ran')} {ran} {t.muted('· expected')} {expected}</td></tr>"
+    )
 
 
 def error_html(message: str) -> str:

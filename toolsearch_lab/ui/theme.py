@@ -8,6 +8,7 @@ toolSearchTool = violet, tools found by search = teal, newly exposed in this req
 from __future__ import annotations
 
 import html
+import math
 
 SEARCH = "#6D28D9"  # the meta-tool toolSearchTool
 SEARCH_LIGHT = "#C4B5FD"
@@ -92,6 +93,21 @@ def axis(title: str, **extra) -> dict:
     return out
 
 
+def nice_range(top_value: float, ticks: int = 5, headroom: float = 0.06) -> dict:
+    """Axis from 0 to a round number above ``top_value``, ticked at round steps (1, 2, 2.5, 5 ×10^k).
+
+    Plotly's own ticks on a secondary axis follow the primary's grid and land on odd values (2,384 / 4,767);
+    the headroom keeps the highest point off the plot's top edge.
+    """
+    if top_value <= 0:
+        return {"rangemode": "tozero"}
+    raw = top_value * (1 + headroom) / ticks
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    top = math.ceil(top_value * (1 + headroom) / step) * step
+    return {"range": [0, top], "tick0": 0, "dtick": step}
+
+
 def panel(body: str, width: int = PANEL_WIDTH) -> str:
     """Wrap HTML in the fixed-width panel style every text sink uses."""
     return (
@@ -106,14 +122,16 @@ def chip(name: str, fg: str, bg: str, badge: str = "", bold: bool = False, ring:
     weight = "700" if bold else "500"
     tag = (
         (
-            f'<span style="font-size:{FONT_SIZE - 3}px;font-weight:700;margin-left:6px;color:{INK}">{esc(badge)}'
-            "</span>"
+            f'<span style="font-size:{FONT_SIZE - 3}px;font-weight:700;margin-left:6px;color:{INK}">'
+            f"{esc(badge)}</span>"
         )
         if badge
         else ""
     )
     return (
-        f'<span style="display:inline-block;margin:2px 4px 2px 0;padding:1px 9px;border-radius:12px;'
+        # nowrap: an identifier is never broken mid-word (``ph_a i_news_query``).
+        f'<span style="display:inline-block;white-space:nowrap;margin:2px 4px 2px 0;padding:1px 9px;'
+        f"border-radius:12px;"
         f"border:{border};background:{bg};color:{INK};font-family:{MONO};font-size:{FONT_SIZE - 1}px;"
         f'font-weight:{weight}">{esc(name)}{tag}</span>'
     )

@@ -7,6 +7,7 @@ from functools import lru_cache
 
 import ipywidgets as widgets
 
+from toolsearch_lab.catalog.container import SHIPPED_CATALOGS, load_catalog
 from toolsearch_lab.loop.search_tool import ToolSearchTool
 from toolsearch_lab.tokens import ENCODINGS, TokenCounter
 from toolsearch_lab.ui import theme as t
@@ -24,15 +25,11 @@ def _counter(encoding: str) -> TokenCounter:
 def catalog_costs(catalog: str, encoding: str) -> tuple[tuple[tuple[str, int], ...], int, dict]:
     """(rows most expensive first, total for sending all, name → cost) of a shipped catalog; cached because
     switching back and forth between catalogs must be instant."""
-    from toolsearch_lab.catalog.container import load_catalog
-
     rows, total = _counter(encoding).catalog_tokens(load_catalog(catalog).tools)
     return tuple(rows), total, dict(rows)
 
 
 def _catalog_names(current: str) -> list[str]:
-    from toolsearch_lab.catalog.container import SHIPPED_CATALOGS
-
     names = list(SHIPPED_CATALOGS)
     return names if current in names else [current] + names
 

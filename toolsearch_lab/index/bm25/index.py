@@ -18,14 +18,25 @@ lists in one CSC over (field, term) keys with each posting's exact BM25 denomina
 rows for the most frequent keys, Lucene-encoded lengths and the positions for phrase matching. A search
 turns the query into arrays in one go (one row per TermQuery leaf) and ranks with MaxScore pruning and an
 exact rescoring of the survivors, a few dozen numpy calls whatever the query length; the top k equals
-scoring every document (see :func:`toolsearch_lab.index.bm25.postings.top_k`). Tools added with
-``index_tool`` mark the session dirty; the arrays are rebuilt once, on the next search, so batch indexing
-stays O(n).
+scoring every document (see :func:`toolsearch_lab.index.bm25.scoring.top_k`). ``index_tools`` builds the
+arrays right away, so no search pays for them; ``index_tool`` (one tool at a time) only marks the session
+dirty and the next search or batch rebuilds once, so adding n tools one by one stays O(n), not O(n^2).
+``explain`` replays the same query leaf by leaf (:mod:`toolsearch_lab.index.bm25.explain`).
 
 Deviations from Spring (all deliberate, see the README section): additions are visible immediately,
-``search_time_ms`` is filled in, ``category_filter`` is honoured for tools that carry a category,
-``max_results < 1`` raises ``ValueError`` up front, and two opt-in options (``split_identifiers``,
-``include_parameters``) change scoring when switched on. With the defaults, scores are Lucene's.
+``search_time_ms`` is filled in, ``category_filter`` is honoured for tools that carry a category, and
+opt-in options change scoring when switched on. With the defaults, scores are Lucene's. The options:
+
+* ``split_identifiers`` also indexes and queries the parts of camelCase, snake_case and dotted identifiers;
+* ``include_parameters`` indexes parameter names and descriptions as a third field (SHOULD terms,
+  ``parameter_boost``);
+* ``analyzer="words"`` replaces Lucene's StandardAnalyzer by the keyword tokenizer of
+  :mod:`toolsearch_lab.text.normalise` (identifiers split, possessives dropped), with ``stop_words``
+  (scikit-learn's English list, dropped from tools and queries; a query made only of them keeps them) and
+  ``stemmer`` ("porter", "s" or "none");
+* ``fields="full"`` indexes one field, ``tool_text(tool, "full")`` (split name, description, parameters),
+  and queries each distinct query term once as a SHOULD TermQuery (boost 1, no phrase clauses). This is
+  the hybrid index's keyword side.
 """
 
 from __future__ import annotations
@@ -36,28 +47,35 @@ import math
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
+from toolsearch_lab.index.bm25.explain import (
+    BM25Clause,
+    BM25Details,
+    PlanGroup,
+    PlanItem,
+    TermContribution,
+    build_explanation,
+    explain_doc,
+)
 from toolsearch_lab.index.bm25.postings import (
     LENGTH_TABLE,
-    CompiledQuery,
     FieldBuilder,
     FieldIndex,
     Postings,
-    bm25,
     byte4_to_int,
-    compile_leaves,
     encode_lengths,
-    idf,
-    idf_array,
     int_to_byte4,
     norm_inverse_cache,
-    top_k,
 )
+from toolsearch_lab.index.bm25.scoring import CompiledQuery, compile_leaves, exact_all, top_k
 from toolsearch_lab.model import (
+    DEFAULT_MAX_RESULTS,
     BaseToolIndex,
+    Explanation,
     SearchMetadata,
     SearchRequest,
     SearchResponse,
@@ -66,12 +84,18 @@ from toolsearch_lab.model import (
     empty_response,
 )
 from toolsearch_lab.text.lucene import analyze, analyze_split
+from toolsearch_lab.text.normalise import STEMMERS, keyword_tokens, stem_tokens
+from toolsearch_lab.text.stopwords import ENGLISH_STOP_WORDS
+from toolsearch_lab.text.tool_text import tool_text
 
 log = logging.getLogger(__name__)
 
 NAME_FIELD = "toolName"
 DESCRIPTION_FIELD = "toolDescription"
 PARAMETERS_FIELD = "toolParameters"  # only with include_parameters=True; not a Spring field
+FULL_FIELD = "toolText"  # only with fields="full": the whole tool text in one field
+ANALYZERS = ("standard", "words")
+FIELD_LAYOUTS = ("spring", "full")
 
 _F32 = np.float32
 
@@ -85,25 +109,9 @@ def _analyze_query_cached(query: str, split: bool) -> tuple[tuple[str, ...], tup
     return tuple(analyze(query)), ()
 
 
-def _tool_reference(name: str, score: float, description: str) -> ToolReference:
-    """``ToolReference(name, score, description)`` without the dataclass machinery (the hot path builds
-    one per hit). Safe: the fields come from a validated ``Tool``, so ``__post_init__`` has nothing to
-    reject; falls back to the constructor if ``ToolReference`` ever stops having a plain ``__dict__``."""
-    ref = _new_object(ToolReference)
-    fields = ref.__dict__
-    fields["tool_name"] = name
-    fields["relevance_score"] = score
-    fields["summary"] = description
-    return ref
-
-
-_new_object = object.__new__
-if hasattr(ToolReference, "__slots__"):  # pragma: no cover
-    _tool_reference = ToolReference  # type: ignore[assignment]
-
-
 # Spring's clauses per field: (field, short label, phrase boost, terms boost).
 _SPRING_FIELDS = ((DESCRIPTION_FIELD, "desc", 1.0, 1.0), (NAME_FIELD, "name", 4.0, 2.0))
+_SHORT = {DESCRIPTION_FIELD: "desc", NAME_FIELD: "name", PARAMETERS_FIELD: "param", FULL_FIELD: "text"}
 
 
 @dataclass(frozen=True)
@@ -113,6 +121,10 @@ class _Snapshot:
     postings: Postings
     category_codes: np.ndarray  # int32 per doc, -1 = no category
     category_lookup: dict[str, int]
+    vocab: dict[str, int]
+    # keys x docs, the posting scores for each field's base boost: a batch of terms-only queries
+    # (fields="full") is one sparse product; None for Spring's layout, which never uses it
+    by_key: sp.csr_matrix | None = field(repr=False)
 
 
 class _Session:
@@ -131,113 +143,7 @@ class _Session:
         return tid
 
 
-# --- query plan and explanation -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Item:
-    """One leaf query: a TermQuery (one term) or a PhraseQuery (several)."""
-
-    field: str
-    terms: tuple[str, ...]
-    boost: float
-
-    @property
-    def is_phrase(self) -> bool:
-        return len(self.terms) > 1
-
-
-@dataclass(frozen=True)
-class _Group:
-    """One top-level SHOULD clause of the rewritten BooleanQuery. Lucene sums a nested BooleanQuery's
-    leaves in double and rounds to float before the outer sum, so groups are kept apart."""
-
-    label: str
-    items: tuple[_Item, ...]
-
-
-@dataclass(frozen=True)
-class TermContribution:
-    """One leaf of the explanation: a term (or a phrase) in one field and what it added to the score."""
-
-    clause: str
-    field: str
-    kind: str  # "term" or "phrase"
-    term: str
-    boost: float
-    doc_freq: int
-    doc_count: int
-    idf: float
-    tf: int
-    dl: int  # the field's real token count
-    dl_norm: int  # the length BM25 used: Lucene's one-byte norm, decoded
-    avgdl: float
-    contribution: float
-
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
-
-
-@dataclass(frozen=True)
-class ClauseExplanation:
-    clause: str
-    score: float
-    terms: tuple[TermContribution, ...]
-
-
-@dataclass(frozen=True)
-class Explanation:
-    """Why ``tool_name`` got ``score`` for ``query``: every clause and leaf, with the BM25 inputs.
-
-    Leaf contributions sum to their clause score and clause scores to ``score`` (in float32, in Lucene's
-    summation order; the float64 sum of the rounded values can differ in the last float32 bit)."""
-
-    tool_name: str
-    query: str
-    tokens: tuple[str, ...]
-    score: float
-    min_score: float
-    clauses: tuple[ClauseExplanation, ...]
-
-    @property
-    def matched(self) -> bool:
-        return self.score > 0
-
-    @property
-    def above_threshold(self) -> bool:
-        return self.matched and _F32(self.score) >= _F32(self.min_score)
-
-    def rows(self) -> list[dict]:
-        """One dict per matching leaf, ready for a DataFrame or an HTML table."""
-        return [t.to_dict() for c in self.clauses for t in c.terms]
-
-    def to_text(self) -> str:
-        lines = [
-            f"{self.tool_name!r} for query {self.query!r} (tokens {list(self.tokens)}): "
-            f"score {self.score:.5f} "
-            + (
-                "(kept)"
-                if self.above_threshold
-                else f"(below min_score {self.min_score})"
-                if self.matched
-                else "(no match)"
-            )
-        ]
-        for c in self.clauses:
-            lines.append(f"  {c.score:.5f}  {c.clause}")
-            for t in c.terms:
-                lines.append(
-                    f"      {t.contribution:.5f}  {t.field}:{t.term!r} {t.kind} boost={t.boost:g} "
-                    f"idf={t.idf:.5f} (n={t.doc_freq}, N={t.doc_count}) tf={t.tf} "
-                    f"dl={t.dl} (as {t.dl_norm}) avgdl={t.avgdl:.4f}"
-                )
-        return "\n".join(lines)
-
-    def __str__(self) -> str:
-        return self.to_text()
-
-
-# --- the index ---------------------------------------------------------------------------------------------
+# --- the index -----
 
 
 def _parameter_text(schema: object) -> str:
@@ -263,13 +169,11 @@ def _parameter_text(schema: object) -> str:
 class BM25ToolIndex(BaseToolIndex):
     """Spring AI's LuceneToolIndex: per-session BM25 over tool name and description, Lucene-exact scores.
 
-    ``min_score`` is Spring's minScoreThreshold (raw BM25, applied after the top-N cut).
-    ``split_identifiers`` (off by default) also indexes and queries the parts of camelCase, snake_case and
-    dotted identifiers, so "weather" finds ``get_weather``. ``include_parameters`` (off by default) indexes
-    parameter names and descriptions as a third field, queried by SHOULD terms with ``parameter_boost``.
+    ``min_score`` is Spring's minScoreThreshold (raw BM25, applied after the top-N cut). The other options
+    (identifier splitting, parameters, the "words" analyzer with stop words and stemming, one "full" text
+    field) are described in the module docstring; all are off by default.
     """
 
-    DEFAULT_MAX_RESULTS = 10
     DEFAULT_MIN_SCORE = 0.25
     SEARCH_TYPE = "LuceneToolIndex"  # Spring's metadata value, kept for parity
 
@@ -280,44 +184,56 @@ class BM25ToolIndex(BaseToolIndex):
         split_identifiers: bool = False,
         include_parameters: bool = False,
         parameter_boost: float = 1.0,
+        analyzer: str = "standard",
+        fields: str = "spring",
+        stemmer: str = "none",
+        stop_words: bool = False,
+        default_max_results: int = DEFAULT_MAX_RESULTS,
     ) -> None:
-        if (
-            isinstance(min_score, bool)
-            or not isinstance(min_score, (int, float))
-            or not math.isfinite(min_score)
-        ):
-            raise ValueError(f"min_score must be a finite number >= 0, got {min_score!r}")
-        if min_score < 0:
-            raise ValueError(f"min_score must be >= 0, got {min_score}")
-        if not isinstance(parameter_boost, (int, float)) or not parameter_boost > 0:
-            raise ValueError(f"parameter_boost must be a number > 0, got {parameter_boost!r}")
+        super().__init__(default_max_results)
+        _check_options(min_score, parameter_boost, analyzer, fields, stemmer)
         self.min_score = float(min_score)
         self.split_identifiers = bool(split_identifiers)
         self.include_parameters = bool(include_parameters)
         self.parameter_boost = float(parameter_boost)
-        self._field_names = [NAME_FIELD, DESCRIPTION_FIELD] + (
-            [PARAMETERS_FIELD] if include_parameters else []
+        self.analyzer = analyzer
+        self.fields = fields
+        self.stemmer = stemmer
+        self.stop_words = ENGLISH_STOP_WORDS if stop_words else None
+        # (field, phrase boost or None for terms only, terms boost) per top-level clause pair
+        self._clauses: list[tuple[str, float | None, float]] = (
+            [(FULL_FIELD, None, 1.0)]
+            if fields == "full"
+            else [(f, pb, tb) for f, _, pb, tb in _SPRING_FIELDS]
+            + ([(PARAMETERS_FIELD, None, self.parameter_boost)] if include_parameters else [])
         )
+        self._field_names = [NAME_FIELD, DESCRIPTION_FIELD] if fields == "spring" else [FULL_FIELD]
+        if fields == "spring" and include_parameters:
+            self._field_names.append(PARAMETERS_FIELD)
         self._field_pos = {name: i for i, name in enumerate(self._field_names)}
         # The terms boost of each field: the posting arrays keep each posting's score for it (for bounds).
-        self._base_boost = {DESCRIPTION_FIELD: 1.0, NAME_FIELD: 2.0, PARAMETERS_FIELD: self.parameter_boost}
+        self._base_boost = {f: tb for f, _, tb in self._clauses}
         self._sessions: dict[str, _Session] = {}
         self._sessions_lock = threading.Lock()
 
-    # -- analysis ---------------------------------------------------------------------------------------------
+    # -- analysis -----
 
     def _analyze(self, text: str) -> tuple[list[str], list[str]]:
+        if self.analyzer == "words":
+            return stem_tokens(keyword_tokens(text, self.stop_words), self.stemmer), []
         if self.split_identifiers:
             return analyze_split(text)
         return analyze(text), []
 
     def _field_texts(self, tool: Tool) -> dict[str, str]:
+        if self.fields == "full":
+            return {FULL_FIELD: tool_text(tool, "full")}
         texts = {NAME_FIELD: tool.name, DESCRIPTION_FIELD: tool.description}
         if self.include_parameters:
             texts[PARAMETERS_FIELD] = _parameter_text(tool.parameters)
         return texts
 
-    # -- indexing ---------------------------------------------------------------------------------------------
+    # -- indexing -----
 
     def _session(self, session_id: str, create: bool) -> _Session | None:
         with self._sessions_lock:
@@ -327,9 +243,14 @@ class BM25ToolIndex(BaseToolIndex):
             return session
 
     def index_tool(self, session_id: str, tool: Tool) -> None:
-        self.index_tools(session_id, [tool])
+        """Add one tool; the search arrays are rebuilt by the next search or ``index_tools`` call."""
+        self._add(session_id, [tool], build=False)
 
     def index_tools(self, session_id: str, tools: Iterable[Tool]) -> None:
+        """Add a batch of tools and build the session's search arrays now (no search pays for them)."""
+        self._add(session_id, tools, build=True)
+
+    def _add(self, session_id: str, tools: Iterable[Tool], build: bool) -> None:
         tools = self.checked_batch(session_id, tools)
         if not tools:
             return
@@ -338,14 +259,15 @@ class BM25ToolIndex(BaseToolIndex):
         session = self._session(session_id, create=True)
         assert session is not None
         with session.lock:
-            for tool, fields in zip(tools, analysed, strict=False):
+            for tool, fields in zip(tools, analysed, strict=True):
                 doc = len(session.tools)
                 session.tools.append(tool)
                 for name, (positional, extra) in fields.items():
                     session.builders[name].add(
                         doc, [session.term_id(t) for t in positional], [session.term_id(t) for t in extra]
                     )
-            session.snapshot = None  # dirty: rebuilt on the next search
+            analysed.clear()  # the token lists are in the builders now: free them before the build's peak
+            session.snapshot = self._build_snapshot(session) if build else None
 
     def clear_index(self, session_id: str) -> None:
         with self._sessions_lock:
@@ -368,17 +290,19 @@ class BM25ToolIndex(BaseToolIndex):
         with self._sessions_lock:
             self._sessions.clear()
 
-    # -- snapshots --------------------------------------------------------------------------------------------
+    # -- snapshots -----
 
-    def _snapshot(self, session: _Session, tokens: Sequence[str]) -> tuple[_Snapshot, dict[str, int]]:
-        """The session's current search structures (rebuilt if tools were added) and the query's term ids."""
+    def _snapshot_of(self, session_id: str | None) -> _Snapshot | None:
+        """The session's current search structures (built now if single tools were added since)."""
+        if not isinstance(session_id, str) or not session_id.strip():
+            return None
+        session = self._session(session_id, create=False)
+        if session is None:
+            return None
         with session.lock:
-            snap = session.snapshot
-            if snap is None:
-                snap = session.snapshot = self._build_snapshot(session)
-            vocab = session.vocab
-            ids = {t: vocab.get(t, -1) for t in tokens}
-        return snap, ids
+            if session.snapshot is None:
+                session.snapshot = self._build_snapshot(session)
+            return session.snapshot
 
     def _build_snapshot(self, session: _Session) -> _Snapshot:
         n_terms = len(session.vocab)
@@ -392,63 +316,61 @@ class BM25ToolIndex(BaseToolIndex):
         for i, tool in enumerate(session.tools):
             if tool.category is not None:
                 codes[i] = lookup.setdefault(tool.category.casefold(), len(lookup))
-        return _Snapshot(tuple(session.tools), fields, postings, codes, lookup)
+        by_key = None
+        if self.fields == "full":
+            shape = (len(postings.indptr) - 1, postings.n_docs)
+            by_key = sp.csr_matrix((postings.base, postings.docs, postings.indptr), shape=shape)
+        # The vocabulary is copied: later additions must not change what this snapshot's queries resolve to.
+        return _Snapshot(tuple(session.tools), fields, postings, codes, lookup, dict(session.vocab), by_key)
 
-    # -- query ------------------------------------------------------------------------------------------------
+    # -- query -----
 
-    def _analyze_query(self, query: str | None) -> tuple[list[str], list[str]]:
-        """(phrase tokens, term tokens). Without splitting both are the analysed query."""
+    def _query_tokens(self, query: str | None, snap: _Snapshot) -> tuple[list[str], list[str]]:
+        """(phrase tokens, term tokens). Without identifier splitting both are the analysed query; a "words"
+        query made only of stop words (or of stop words and unknown words) keeps its stop words."""
         if not isinstance(query, str) or not query:
             return [], []
+        if self.analyzer == "words":
+            terms = list(_analyze_words_cached(query, self.stemmer, self.stop_words))
+            if self.stop_words is not None and not any(t in snap.vocab for t in terms):
+                terms = list(_analyze_words_cached(query, self.stemmer, None))
+            return terms, terms
         positional, extra = _analyze_query_cached(query, self.split_identifiers)
         return list(positional), list(positional + extra)
 
-    def _plan(self, phrase: list[str], terms: list[str]) -> list[_Group]:
+    def _term_counts(self, terms: list[str]) -> dict[str, int]:
+        """Each distinct term and how often the query repeats it (a "full" query counts each once)."""
+        counts: dict[str, int] = {}
+        for t in terms:
+            counts[t] = 1 if self.fields == "full" else counts.get(t, 0) + 1
+        return counts
+
+    def _plan(self, phrase: list[str], terms: list[str]) -> list[PlanGroup]:
         """Spring's buildQuery, after Lucene's BooleanQuery rewrite merged duplicate SHOULD clauses.
 
         :meth:`_compile` builds the same query as arrays for searching; this form is for explanations."""
-        counts: dict[str, int] = {}
-        for t in terms:
-            counts[t] = counts.get(t, 0) + 1
-        groups: list[_Group] = []
-        for fname, short, phrase_boost, terms_boost in _SPRING_FIELDS:
-            if len(phrase) == 1 and len(counts) == 1:
-                # descPhrase and descTerms are the same TermQuery: Lucene merges them, boosts summed.
-                t = phrase[0]
-                groups.append(
-                    _Group(
-                        f"{short}Phrase + {short}Terms (identical TermQuery, merged; boost "
-                        f"{phrase_boost:g}+{terms_boost:g})",
-                        (_Item(fname, (t,), phrase_boost + terms_boost * counts[t]),),
-                    )
+        counts = self._term_counts(terms)
+        single = len(phrase) == 1 and len(counts) == 1
+        groups: list[PlanGroup] = []
+        for fname, phrase_boost, terms_boost in self._clauses:
+            short = _SHORT[fname]
+            if phrase_boost is not None and single:
+                # xPhrase and xTerms are the same TermQuery: Lucene merges them, boosts summed.
+                label = (
+                    f"{short}Phrase + {short}Terms (identical TermQuery, merged; "
+                    f"boost {phrase_boost:g}+{terms_boost:g})"
                 )
+                item = PlanItem(fname, (phrase[0],), phrase_boost + terms_boost * counts[phrase[0]])
+                groups.append(PlanGroup(label, (item,)))
                 continue
-            if len(phrase) == 1:
-                groups.append(
-                    _Group(
-                        f"{short}Phrase (TermQuery, boost {phrase_boost:g})",
-                        (_Item(fname, (phrase[0],), phrase_boost),),
-                    )
-                )
-            elif phrase:
-                groups.append(
-                    _Group(
-                        f"{short}Phrase (PhraseQuery, boost {phrase_boost:g})",
-                        (_Item(fname, tuple(phrase), phrase_boost),),
-                    )
-                )
+            if phrase_boost is not None and phrase:
+                kind = "TermQuery" if len(phrase) == 1 else "PhraseQuery"
+                label = f"{short}Phrase ({kind}, boost {phrase_boost:g})"
+                groups.append(PlanGroup(label, (PlanItem(fname, tuple(phrase), phrase_boost),)))
+            spring = "" if fname in (NAME_FIELD, DESCRIPTION_FIELD) else "; not in Spring"
+            label = f"{short}Terms (SHOULD TermQueries, boost {terms_boost:g}{spring})"
             groups.append(
-                _Group(
-                    f"{short}Terms (SHOULD TermQueries, boost {terms_boost:g})",
-                    tuple(_Item(fname, (t,), terms_boost * c) for t, c in counts.items()),
-                )
-            )
-        if self.include_parameters:
-            groups.append(
-                _Group(
-                    f"paramTerms (SHOULD TermQueries, boost {self.parameter_boost:g}; not in Spring)",
-                    tuple(_Item(PARAMETERS_FIELD, (t,), self.parameter_boost * c) for t, c in counts.items()),
-                )
+                PlanGroup(label, tuple(PlanItem(fname, (t,), terms_boost * c) for t, c in counts.items()))
             )
         return groups
 
@@ -458,14 +380,10 @@ class BM25ToolIndex(BaseToolIndex):
         """:meth:`_plan` as arrays, built without the per-item objects: one row per TermQuery leaf (same
         clause order, same boosts), terms without postings in a field left out; phrase leaves are matched
         right away."""
-        counts: dict[str, int] = {}
-        for t in terms:
-            counts[t] = counts.get(t, 0) + 1
+        counts = self._term_counts(terms)
         tids = [ids[t] for t in counts]
         cnts = list(counts.values())
-        postings = snap.postings
-        has = postings.has_postings
-        n_terms = postings.n_terms
+        has, n_terms = snap.postings.has_postings, snap.postings.n_terms
         keys: list[int] = []
         boost: list[float] = []
         mult: list[float] = []
@@ -473,10 +391,7 @@ class BM25ToolIndex(BaseToolIndex):
         g = 0
         single = len(phrase) == 1 and len(counts) == 1
         pending = []  # (group, field, boost) of PhraseQuery clauses
-        clauses = [(fname, pb, tb) for fname, _, pb, tb in _SPRING_FIELDS]
-        if self.include_parameters:
-            clauses.append((PARAMETERS_FIELD, None, self.parameter_boost))
-        for fname, phrase_boost, terms_boost in clauses:
+        for fname, phrase_boost, terms_boost in self._clauses:
             offset = self._field_pos[fname] * n_terms
             if phrase_boost is not None and single:  # xPhrase == xTerms: one TermQuery, boosts summed
                 if tids[0] >= 0 and has[offset + tids[0]]:
@@ -487,66 +402,72 @@ class BM25ToolIndex(BaseToolIndex):
                     group.append(g)
                 g += 1
                 continue
-            if phrase_boost is not None and len(phrase) == 1:  # (unreachable: one token, one term)
-                tid = ids[phrase[0]]
-                if tid >= 0 and has[offset + tid]:
-                    keys.append(offset + tid)
-                    boost.append(phrase_boost)
-                    mult.append(phrase_boost / terms_boost)
-                    group.append(g)
-                g += 1
-            elif phrase_boost is not None and phrase:
+            if phrase_boost is not None and phrase:  # several tokens (one token, one term is merged above)
                 pending.append((g, fname, phrase_boost))
                 g += 1
-            leaves = [(offset + t, c) for t, c in zip(tids, cnts, strict=False) if t >= 0 and has[offset + t]]
-            if leaves:
-                keys += [key for key, _ in leaves]
-                bs = [terms_boost * c for _, c in leaves]
-                boost += bs
-                mult += [b / terms_boost for b in bs]
-                group += [g] * len(leaves)
+            leaves = [(offset + t, c) for t, c in zip(tids, cnts, strict=True) if t >= 0 and has[offset + t]]
+            keys += [key for key, _ in leaves]
+            bs = [terms_boost * c for _, c in leaves]
+            boost += bs
+            mult += [b / terms_boost for b in bs]
+            group += [g] * len(leaves)
             g += 1
-        query = compile_leaves(postings, keys, boost, mult, group, g)
-        if pending:
-            # A phrase can only match where the field has every one of its terms: check that on the
-            # posting lists before touching positions.
-            phrase_ids = [ids[t] for t in phrase]
-            if min(phrase_ids) >= 0:
-                for grp, fname, phrase_boost in pending:
-                    offset = self._field_pos[fname] * n_terms
-                    if all(has[offset + t] for t in phrase_ids):
-                        hits = snap.fields[fname].phrase_scores(phrase_ids, phrase_boost)
-                        if hits is not None:
-                            query.phrases.append((grp, hits[0], hits[1]))
+        query = compile_leaves(snap.postings, keys, boost, mult, group, g)
+        self._add_phrases(snap, query, pending, [ids[t] for t in phrase])
         return query
+
+    def _add_phrases(
+        self,
+        snap: _Snapshot,
+        query: CompiledQuery,
+        pending: list[tuple[int, str, float]],
+        phrase_ids: list[int],
+    ) -> None:
+        """Match the PhraseQuery clauses: only where the field has every one of the phrase's terms (checked
+        on the posting lists before touching positions)."""
+        if not pending or min(phrase_ids) < 0:
+            return
+        has, n_terms = snap.postings.has_postings, snap.postings.n_terms
+        for grp, fname, phrase_boost in pending:
+            offset = self._field_pos[fname] * n_terms
+            if all(has[offset + t] for t in phrase_ids):
+                hits = snap.fields[fname].phrase_scores(phrase_ids, phrase_boost)
+                if hits is not None:
+                    query.phrases.append((grp, hits[0], hits[1]))
+
+    def _eligible(self, snap: _Snapshot, category_filter: str | None) -> np.ndarray | None:
+        if not category_filter or not len(snap.category_lookup):
+            return None
+        code = snap.category_lookup.get(category_filter.casefold(), -2)
+        return (snap.category_codes == -1) | (snap.category_codes == code)
 
     def search(self, request: SearchRequest) -> SearchResponse:
         started = time.perf_counter()
-        max_results = self.resolve_max_results(request, self.DEFAULT_MAX_RESULTS)
-        session_id = request.session_id
-        if not isinstance(session_id, str) or not session_id.strip():
-            log.warning("search without a session id: returning the empty response")
+        self.check_request(request)
+        snap = self._snapshot_of(request.session_id)
+        if snap is None:
+            if not isinstance(request.session_id, str) or not request.session_id.strip():
+                log.warning("search without a session id: returning the empty response")
             return empty_response()
-        session = self._session(session_id, create=False)
-        if session is None:
-            return empty_response()
-        phrase, terms = self._analyze_query(request.query)
+        phrase, terms = self._query_tokens(request.query, snap)
         if not terms:
             return empty_response()  # Spring: buildQuery returns null
-        snap, ids = self._snapshot(session, terms)
-        eligible = None
-        if request.category_filter and len(snap.category_lookup):
-            code = snap.category_lookup.get(request.category_filter.casefold(), -2)
-            eligible = (snap.category_codes == -1) | (snap.category_codes == code)
+        ids = {t: snap.vocab.get(t, -1) for t in terms}
         query = self._compile(snap, phrase, terms, ids)
-        docs, scores = top_k(snap.postings, query, eligible, max_results)
+        eligible = self._eligible(snap, request.category_filter)
+        docs, scores = top_k(snap.postings, query, eligible, self.limit(request))
+        return self._response(request, snap, docs.tolist(), scores.tolist(), started)
+
+    def _response(
+        self, request: SearchRequest, snap: _Snapshot, docs: list[int], scores: list[float], started: float
+    ) -> SearchResponse:
         # Java compares float with float and keeps equality: the float32 scores, as Python floats, are
         # compared with the float32 threshold, as a Python float (the same comparison, no numpy call).
         threshold = float(_F32(self.min_score))
         tools = snap.tools
         refs = [
-            _tool_reference(tools[doc].name, score, tools[doc].description)
-            for doc, score in zip(docs.tolist(), scores.tolist(), strict=False)
+            ToolReference(tools[doc].name, score, tools[doc].description)
+            for doc, score in zip(docs, scores, strict=True)
             if score >= threshold
         ]
         if log.isEnabledFor(logging.DEBUG):
@@ -555,138 +476,140 @@ class BM25ToolIndex(BaseToolIndex):
         elapsed_ms = (time.perf_counter() - started) * 1000.0
         return SearchResponse(refs, len(refs), SearchMetadata(self.SEARCH_TYPE, request.query, elapsed_ms))
 
-    def _group_hits(
-        self, snap: _Snapshot, group: _Group, ids: dict[str, int]
-    ) -> list[tuple[int, np.ndarray, np.ndarray]]:
-        """(item index, docs, float32 scores) of each leaf of one clause that matches something, scored
-        one by one (the slow, obvious way; for explanations)."""
-        out = []
-        for i, item in enumerate(group.items):
-            fs = snap.fields[item.field]
-            term_ids = [ids.get(t, -1) for t in item.terms]
-            if item.is_phrase:
-                hits = fs.phrase_scores(term_ids, item.boost)
-                if hits is not None:
-                    out.append((i, hits[0], hits[1]))
-            elif fs.doc_count and fs.doc_freq(term_ids[0]):
-                docs, den = fs.postings(term_ids[0])
-                weight = _F32(_F32(item.boost) * idf(len(docs), fs.doc_count))
-                out.append((i, docs, bm25(weight, den)))
+    # -- batches -----
+
+    def search_many(self, requests: Sequence[SearchRequest]) -> list[SearchResponse]:
+        """``search`` for each request, with identical results. With ``fields="full"`` (terms-only queries)
+        the requests of one session are scored together in one sparse matrix product."""
+        requests = [self.check_request(r) for r in requests]
+        if self.fields != "full":
+            return [self.search(r) for r in requests]
+        out = [empty_response() for _ in requests]
+        by_session: dict[str, list[int]] = {}
+        for i, r in enumerate(requests):
+            if self._snapshot_of(r.session_id) is not None:
+                by_session.setdefault(r.session_id, []).append(i)  # type: ignore[arg-type]
+        for session_id, members in by_session.items():
+            started = time.perf_counter()
+            snap, scores = self._score_rows(session_id, [requests[i].query for i in members])
+            if snap is None:  # cleared meanwhile
+                continue
+            for i, row in zip(members, scores, strict=True):
+                request = requests[i]
+                if request.query:
+                    docs, top = _top_of_row(
+                        row, self._eligible(snap, request.category_filter), self.limit(request)
+                    )
+                    out[i] = self._response(request, snap, docs, top, started)
         return out
 
-    # -- explanation ------------------------------------------------------------------------------------------
+    def score_matrix(self, session_id: str, queries: Sequence[str | None]) -> tuple[list[Tool], np.ndarray]:
+        """``(tools, scores)``: the exact score ``search`` gives every tool for every query, ``[n_queries,
+        n_tools]`` float32 (0 where a tool does not match), before ``min_score``."""
+        snap, scores = self._score_rows(session_id, queries)
+        return (list(snap.tools) if snap else []), scores
+
+    def _score_rows(
+        self, session_id: str | None, queries: Sequence[str | None]
+    ) -> tuple[_Snapshot | None, np.ndarray]:
+        snap = self._snapshot_of(session_id)
+        if snap is None:
+            return None, np.zeros((len(queries), 0), dtype=_F32)
+        plans = [self._query_tokens(q, snap) for q in queries]
+        if self.fields != "full":
+            return snap, np.stack([self._score_row(snap, phrase, terms) for phrase, terms in plans])
+        # One clause of distinct terms, each scoring its base posting score: the clause is the double sum
+        # of a few float32 values (exact in any order), rounded to float - as the one-query path computes.
+        rows, cols = [], []
+        for i, (_, terms) in enumerate(plans):
+            keys = {snap.vocab[t] for t in terms if t in snap.vocab}
+            rows += [i] * len(keys)
+            cols += sorted(keys)
+        assert snap.by_key is not None  # built for fields="full"
+        q = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(queries), snap.by_key.shape[0]))
+        return snap, (q @ snap.by_key).toarray().astype(_F32)
+
+    def _score_row(self, snap: _Snapshot, phrase: list[str], terms: list[str]) -> np.ndarray:
+        row = np.zeros(len(snap.tools), dtype=_F32)
+        if terms:
+            query = self._compile(snap, phrase, terms, {t: snap.vocab.get(t, -1) for t in terms})
+            docs, scores = exact_all(snap.postings, query, None, max(len(snap.tools), 1))
+            row[docs] = scores
+        return row
+
+    # -- explanation -----
 
     def explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
-        """Break the score of ``tool_name`` for ``query`` into clauses and terms.
+        """Break the score of ``tool_name`` for ``query`` into clauses (the parts) and terms (in
+        ``details``, a :class:`BM25Details`).
 
         If the session holds several tools with that name, the best-scoring one (then the first) is
-        explained. Raises ``KeyError`` when the session or the tool is unknown."""
-        session = self._session(session_id, create=False) if isinstance(session_id, str) else None
-        if session is None:
-            raise KeyError(f"unknown session {session_id!r}")
-        phrase, terms = self._analyze_query(query)
-        snap, ids = self._snapshot(session, terms)
-        candidates = [i for i, t in enumerate(snap.tools) if t.name == tool_name]
-        if not candidates:
-            raise KeyError(f"tool {tool_name!r} is not indexed in session {session_id!r}")
+        explained. Raises :class:`~toolsearch_lab.model.NotIndexedError` (a ``KeyError``) when the session
+        or the tool is unknown."""
+        self.check_explain_args(session_id, query, tool_name)
+        snap = self._snapshot_of(session_id)
+        candidates = self.positions_of(snap.tools if snap else (), session_id, tool_name)
+        assert snap is not None  # positions_of raised otherwise
+        phrase, terms = self._query_tokens(query, snap)
+        row = self._score_row(snap, phrase, terms)
+        doc = max(candidates, key=lambda c: row[c])  # max keeps the first of equals
         groups = self._plan(phrase, terms) if terms else []
-        explanations = [self._explain_doc(snap, groups, ids, doc) for doc in candidates]
-        clauses, score = max(explanations, key=lambda e: e[1])  # max keeps the first of equals
-        return Explanation(tool_name, query, tuple(terms), score, self.min_score, tuple(clauses))
+        clauses = explain_doc(snap.fields, groups, {t: snap.vocab.get(t, -1) for t in terms}, doc)
+        return build_explanation(
+            tool_name,
+            query,
+            terms,
+            row,
+            doc,
+            clauses,
+            min_score=self.min_score,
+            max_results=self.default_max_results,
+        )
 
-    def _explain_doc(
-        self, snap: _Snapshot, groups: list[_Group], ids: dict[str, int], doc: int
-    ) -> tuple[list[ClauseExplanation], float]:
-        clauses: list[ClauseExplanation] = []
-        total = 0.0
-        for g in groups:
-            leaves: list[TermContribution] = []
-            group_sum = 0.0
-            for item_index, docs, scores in self._group_hits(snap, g, ids):  # in Lucene's summation order
-                i = int(np.searchsorted(docs, doc))
-                if i >= len(docs) or docs[i] != doc:
-                    continue
-                item = g.items[item_index]
-                fs = snap.fields[item.field]
-                term_ids = [ids.get(t, -1) for t in item.terms]
-                doc_freqs = fs.doc_freqs(np.array(term_ids))
-                contribution = _F32(scores[i])
-                group_sum += float(contribution)
-                leaves.append(
-                    TermContribution(
-                        clause=g.label,
-                        field=item.field,
-                        kind="phrase" if item.is_phrase else "term",
-                        term=" ".join(item.terms),
-                        boost=item.boost,
-                        doc_freq=len(docs) if item.is_phrase else int(doc_freqs[0]),
-                        doc_count=fs.doc_count,
-                        idf=float(_F32(idf_array(doc_freqs, fs.doc_count).astype(np.float64).sum())),
-                        tf=fs.phrase_freq(term_ids, doc)
-                        if item.is_phrase
-                        else fs.term_freq(term_ids[0], doc),
-                        dl=int(fs.lengths[doc]),
-                        dl_norm=int(LENGTH_TABLE[fs.norms[doc]]),
-                        avgdl=float(fs.avgdl),
-                        contribution=float(contribution),
-                    )
-                )
-            if leaves:
-                clause_score = float(_F32(group_sum))
-                total += clause_score
-                clauses.append(ClauseExplanation(g.label, clause_score, tuple(leaves)))
-        return clauses, float(_F32(total))
+
+def _top_of_row(row: np.ndarray, eligible: np.ndarray | None, k: int) -> tuple[list[int], list[float]]:
+    """The top ``k`` matching docs of one score row, score descending then doc ascending (Lucene's order)."""
+    matched = row > 0 if eligible is None else (row > 0) & eligible
+    docs = np.flatnonzero(matched)
+    order = np.lexsort((docs, -row[docs]))[:k]
+    return docs[order].tolist(), row[docs[order]].tolist()
+
+
+def _check_options(
+    min_score: object, parameter_boost: object, analyzer: str, fields: str, stemmer: str
+) -> None:
+    if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not math.isfinite(min_score):
+        raise ValueError(f"min_score must be a finite number >= 0, got {min_score!r}")
+    if min_score < 0:
+        raise ValueError(f"min_score must be >= 0, got {min_score}")
+    if not isinstance(parameter_boost, (int, float)) or not parameter_boost > 0:
+        raise ValueError(f"parameter_boost must be a number > 0, got {parameter_boost!r}")
+    if analyzer not in ANALYZERS:
+        raise ValueError(f"analyzer must be one of {ANALYZERS}, got {analyzer!r}")
+    if fields not in FIELD_LAYOUTS:
+        raise ValueError(f"fields must be one of {FIELD_LAYOUTS}, got {fields!r}")
+    if stemmer not in STEMMERS:
+        raise ValueError(f"stemmer must be one of {list(STEMMERS)}, got {stemmer!r}")
+
+
+@functools.lru_cache(maxsize=1024)
+def _analyze_words_cached(query: str, stemmer: str, stop_words: frozenset[str] | None) -> tuple[str, ...]:
+    return tuple(stem_tokens(keyword_tokens(query, stop_words), stemmer))
 
 
 LuceneToolIndex = BM25ToolIndex
 
-
-def naive_scores(tools: Sequence[tuple[str, str]], query: str) -> list[float]:
-    """Spring's query scored the slow, obvious way: loops and float64, no rewrite, no caches.
-
-    ``tools`` are ``(name, description)`` pairs; returns one score per tool (0.0 = no match). Only the
-    default configuration. Used by the tests and the benchmark to cross-check the vectorised index, and
-    handy in notebooks to read the formula."""
-    q = analyze(query) if query else []
-    fields = [[analyze(d) for _, d in tools], [analyze(n) for n, _ in tools]]  # description, name
-    boosts = [(1.0, 1.0), (4.0, 2.0)]  # (phrase, terms) per field
-    scores = [0.0] * len(tools)
-    if not q:
-        return scores
-    for docs, (phrase_boost, terms_boost) in zip(fields, boosts, strict=False):
-        n_docs = sum(1 for d in docs if d)
-        if not n_docs:
-            continue
-        avgdl = sum(len(d) for d in docs) / n_docs
-
-        def idf_of(term: str, docs: list[list[str]] = docs, n_docs: int = n_docs) -> float:
-            n = sum(1 for d in docs if term in d)
-            return math.log(1 + (n_docs - n + 0.5) / (n + 0.5))
-
-        def bm25_of(weight: float, tf: int, doc: list[str], avgdl: float = avgdl) -> float:
-            dl = byte4_to_int(int_to_byte4(len(doc)))  # what Lucene remembers of the length
-            return weight * tf / (tf + 1.2 * (0.25 + 0.75 * dl / avgdl)) if tf else 0.0
-
-        for i, doc in enumerate(docs):
-            for term in q:  # descTerms / nameTerms: one SHOULD TermQuery per token
-                scores[i] += bm25_of(terms_boost * idf_of(term), doc.count(term), doc)
-            k = len(q)  # descPhrase / namePhrase: exact phrase occurrences (a TermQuery when k == 1)
-            tf = sum(1 for p in range(len(doc) - k + 1) if doc[p : p + k] == q)
-            if tf:
-                scores[i] += bm25_of(phrase_boost * sum(idf_of(t) for t in q), tf, doc)
-    return scores
-
-
 __all__ = [
+    "ANALYZERS",
+    "FIELD_LAYOUTS",
     "LENGTH_TABLE",
+    "BM25Clause",
+    "BM25Details",
     "BM25ToolIndex",
-    "ClauseExplanation",
-    "Explanation",
     "LuceneToolIndex",
     "TermContribution",
     "byte4_to_int",
     "encode_lengths",
     "int_to_byte4",
-    "naive_scores",
     "norm_inverse_cache",
 ]

@@ -1,0 +1,442 @@
+"""The catalog doctor (``diagnose``, ``toolsearch-lab doctor``, the CatalogDoctor view).
+
+The planted catalog has one of each defect the doctor must find (a near-duplicate pair, a blank description,
+undocumented parameters, an ``Args:`` section pasted into a description, a name defined by two servers)
+among ordinary, well-described tools; every defect must be found and nothing else flagged as an error.
+The default indexes (BM25 + MiniLM vectors) are used, as a user gets them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolsearch_lab.catalog.container import ToolCatalog
+from toolsearch_lab.cli.main import main
+from toolsearch_lab.eval.doctor import DoctorReport, diagnose, first_sentence
+from toolsearch_lab.loop.advisor import DEFAULT_SYSTEM_MESSAGE_SUFFIX
+from toolsearch_lab.loop.search_tool import ToolSearchTool
+from toolsearch_lab.model import Tool
+from toolsearch_lab.tokens import TokenCounter
+
+MCP_SERVER = Path(__file__).with_name("mcp_test_server.py")
+
+
+def make_tool(tool_name: str, description: str, **params: str | None) -> Tool:
+    props = {p: {"type": "string", "description": d} if d else {"type": "string"} for p, d in params.items()}
+    return Tool(tool_name, description, {"type": "object", "properties": props, "required": list(params)})
+
+
+LEAKED = (
+    "Convert an amount of money from one currency to another at today's rate.\n\n"
+    "Args:\n    amount: how much\n    source: ISO code to convert from\n    target: ISO code to convert to\n"
+    "\nReturns:\n    The amount."
+)
+MESSAGING = [
+    make_tool(
+        "send_notification_to_user",
+        "Send a notification message to a user.",
+        user_id="The user's id, e.g. 'u-42'.",
+        text="The message text.",
+    ),
+    make_tool(
+        "send_notification_to_channel",
+        "Send a notification message to a channel.",
+        channel_id="The channel's id, e.g. 'c-7'.",
+        text="The message text.",
+    ),
+    make_tool("archive_ticket", "", ticket_id="The ticket number."),
+    make_tool(
+        "schedule_meeting",
+        "Book a meeting room and invite attendees to a calendar event at a given time.",
+        room=None,
+        start=None,
+        attendees=None,
+    ),
+    make_tool("convert_currency", LEAKED, amount="Amount.", source="ISO 4217 code.", target="ISO 4217 code."),
+    make_tool(
+        "get_weather_forecast",
+        "Get the weather forecast for a city for the next five days, with temperatures and rain.",
+        city="City name, e.g. 'Lyon'.",
+    ),
+    make_tool(
+        "create_invoice",
+        "Create an invoice for a customer with line items and a due date, and return its number.",
+        customer="Customer id.",
+        due_date="Due date as YYYY-MM-DD.",
+    ),
+    make_tool(
+        "translate_text",
+        "Translate a piece of text into another language and return the translation.",
+        text="The text to translate.",
+        language="Target language code, e.g. 'fr'.",
+    ),
+    make_tool(
+        "search_flights",
+        "Search for flights between two airports on a date and list prices and times.",
+        origin="IATA code of the departure airport.",
+        destination="IATA code of the arrival airport.",
+        date="Travel date as YYYY-MM-DD.",
+    ),
+    make_tool(
+        "resize_image",
+        "Resize an image file to a given width and height in pixels and save the result.",
+        path="Path of the image file.",
+        width="Width in pixels.",
+        height="Height in pixels.",
+    ),
+    make_tool(
+        "lookup_order_status",
+        "Look up the shipping status of a customer's order by its order number.",
+        order_number="Order number, e.g. '1042'.",
+    ),
+    make_tool(
+        "create_event",
+        "Create a calendar event with a title, a start time and a list of guests.",
+        title="Event title.",
+        start="Start time as ISO 8601.",
+    ),
+]
+ANALYTICS = [
+    make_tool(
+        "create_event",
+        "Create an event in the team's analytics stream for tracking user actions.",
+        name="Event name.",
+        properties="Event properties as JSON.",
+    ),
+    make_tool(
+        "list_events",
+        "List the analytics events recorded for a user over a date range.",
+        user_id="The user's id.",
+        since="Start date as YYYY-MM-DD.",
+    ),
+]
+PLANTED = {
+    ("confusable-pair", "send_notification_to_user"),
+    ("blank-description", "archive_ticket"),
+    ("undocumented-parameters", "schedule_meeting"),
+    ("docstring-leak", "convert_currency"),
+    ("name-collision", "create_event"),
+}
+PLANTED_TOOLS = {tool for _, tool in PLANTED} | {"send_notification_to_channel"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _private_cache(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TOOLSEARCH_LAB_CACHE", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
+@pytest.fixture(scope="module")
+def report() -> DoctorReport:
+    return diagnose({"messaging": MESSAGING, "analytics": ANALYTICS})
+
+
+def test_every_planted_defect_is_found(report):
+    found = {(f.kind, f.tool) for f in report.findings}
+    assert found >= PLANTED, f"missing: {PLANTED - found}"
+    pair = next(f for f in report.findings if f.kind == "confusable-pair")
+    assert set(pair.tools) == {"send_notification_to_user", "send_notification_to_channel"}
+    assert pair.evidence["only_a"] == ["user"] and pair.evidence["only_b"] == ["channel"]
+    undocumented = next(f for f in report.findings if f.kind == "undocumented-parameters")
+    assert undocumented.evidence["parameters"] == ["room", "start", "attendees"]
+    collision = next(f for f in report.findings if f.kind == "name-collision")
+    assert collision.evidence["servers"] == ["messaging", "analytics"]
+
+
+def test_nothing_else_is_an_error_and_clean_tools_get_no_warnings(report):
+    errors = {(f.kind, f.tool) for f in report.by_severity("error")}
+    assert errors == {("blank-description", "archive_ticket"), ("name-collision", "create_event")}
+    warned = {name for f in report.by_severity("warning") for name in f.tools}
+    assert warned <= PLANTED_TOOLS, f"false alarms on {warned - PLANTED_TOOLS}"
+
+
+def test_findings_are_ranked_and_say_what_to_change(report):
+    severities = [f.severity for f in report.findings]
+    assert severities == sorted(severities, key=["error", "warning", "info"].index)
+    for f in report.findings:
+        assert f.problem and f.fix
+        if f.kind != "payoff":
+            assert f.tool and f.tool in f.tools
+    assert report.servers["list_events"] == "analytics"
+    assert report.servers["create_event"] == "messaging"  # the first definition wins
+
+
+def test_worst_descriptions_come_from_the_ranked_findings(report):
+    assert report.worst_descriptions(2) == ["archive_ticket", "convert_currency"]
+    assert report.worst_descriptions(1) == ["archive_ticket"]
+
+
+def test_fixing_the_defects_clears_them_and_raises_the_score(report):
+    fixed = [
+        make_tool(
+            "archive_ticket", "Archive a closed support ticket so it leaves the open queue.", ticket_id="Id."
+        )
+        if t.name == "archive_ticket"
+        else t
+        for t in MESSAGING
+    ]
+    analytics = [
+        make_tool("track_event", t.description, **{p: "x" for p in t.parameters["properties"]})
+        if t.name == "create_event"
+        else t
+        for t in ANALYTICS
+    ]
+    better = diagnose({"messaging": fixed, "analytics": analytics})
+    assert better.by_severity("error") == []
+    assert better.tool("archive_ticket").score > report.tool("archive_ticket").score
+    assert better.score > report.score
+
+
+def test_probes_and_ranks(report):
+    item = report.tool("get_weather_forecast")
+    kinds = [q.kind for q in item.queries]
+    assert kinds == ["description", "name", "parameters"]
+    assert item.queries[1].query == "get weather forecast"
+    assert all(set(q.ranks) == {"lucene", "vector"} for q in item.queries)
+    assert item.queries[0].ranks["lucene"] == 1
+    blank = report.tool("archive_ticket")
+    assert [q.kind for q in blank.queries] == ["name", "parameters"]  # nothing to take a sentence from
+    assert (
+        first_sentence(LEAKED) == "Convert an amount of money from one currency to another at today's rate."
+    )
+    assert {s.index for s in report.scores} == {"lucene", "vector"}
+    assert 0.0 < report.score <= 1.0
+
+
+def test_costs_are_the_token_counters_numbers(report):
+    tools = {t.name: t for t in MESSAGING + ANALYTICS[1:]}
+    for encoding in ("o200k_base", "cl100k_base"):
+        counter = TokenCounter(encoding)
+        assert report.cost.total[encoding] == counter.tools_tokens(list(tools.values()))
+        for row in report.cost.tools:
+            assert row.tokens[encoding] == counter.tool_tokens(tools[row.name])
+            assert row.json_tokens[encoding] == counter.count_json(tools[row.name])
+    costs = [row.tokens["o200k_base"] for row in report.cost.tools]
+    assert costs == sorted(costs, reverse=True)
+
+
+def test_a_long_enum_is_named_as_the_reason_a_tool_is_heavy():
+    heavy = Tool(
+        "set_timezone",
+        "Set the user's time zone.",
+        {
+            "type": "object",
+            "properties": {"zone": {"type": "string", "enum": [f"Region/City_{i}" for i in range(150)]}},
+        },
+    )
+    others = [
+        make_tool(f"tool_{i}", f"Do the number {i} thing for a user and return it.", x="An x.")
+        for i in range(6)
+    ]
+    result = diagnose([heavy, *others], indexes=["lucene"])
+    finding = next(f for f in result.findings if f.kind == "heavy-tool")
+    assert finding.tool == "set_timezone"
+    assert "long enums" in finding.problem and "enum" in finding.fix
+    assert result.cost.tools[0].name == "set_timezone" and result.cost.tools[0].enum_tokens > 500
+
+
+def test_payoff_counts_the_real_meta_tool_and_suffix(report):
+    pay = report.payoff
+    counter = TokenCounter("o200k_base")
+    meta = ToolSearchTool(None, max_results=pay.max_results).as_tool()
+    assert pay.meta_tool_tokens == counter.tool_tokens(meta)
+    assert pay.suffix_tokens == counter.count(DEFAULT_SYSTEM_MESSAGE_SUFFIX)
+    assert pay.catalog_tokens == report.cost.total["o200k_base"]
+    assert pay.saved_per_task == pay.tokens_per_task_all - pay.tokens_per_task_search
+
+    def with_search(calls: int) -> int:
+        return (calls + pay.searches_per_task) * pay.search_overhead_tokens + calls * pay.discovered_tokens
+
+    n = pay.break_even_calls
+    assert n is not None and with_search(n) < n * pay.catalog_tokens
+    assert n == 1 or with_search(n - 1) >= (n - 1) * pay.catalog_tokens
+    rec = report.recommendation
+    assert rec.index in ("lucene", "vector") and 1 <= rec.max_results <= 10
+    assert set(rec.reasons) == {"tool_search", "index", "max_results", "accumulation"}
+
+
+def test_report_round_trips_through_json(report):
+    text = report.to_json()
+    again = DoctorReport.from_json(text)
+    assert again == report
+    assert again.to_json() == text
+    with pytest.raises(ValueError, match="unknown field.*'colour'"):
+        DoctorReport.from_dict({**json.loads(text), "colour": "red"})
+
+
+def test_python_functions_and_provider_name_rules():
+    def find_hotel(city: str, nights: int) -> str:
+        """Find hotel rooms available in a city for a number of nights.
+
+        Args:
+            city: City to stay in, e.g. 'Oslo'.
+            nights: How many nights.
+        """
+        return city
+
+    def cancel_booking(booking_id: str) -> str:
+        """Cancel a hotel booking by its id and refund the guest when allowed."""
+        return booking_id
+
+    dotted = make_tool(
+        "hotel.rate-room", "Rate a hotel room after a stay, from one to five stars.", stars="1-5."
+    )
+    camel = make_tool("hotelRateRoom", "Give a hotel room a rating between one and five stars.", stars="1-5.")
+    result = diagnose([find_hotel, cancel_booking, dotted, camel], indexes=["lucene"])
+    kinds = {(f.kind, f.tool) for f in result.findings}
+    assert ("docstring-leak", "find_hotel") not in kinds  # the docstring went into the schema, not the text
+    assert ("undocumented-parameters", "cancel_booking") in kinds
+    bad = next(f for f in result.findings if f.kind == "provider-name")
+    assert bad.severity == "error" and bad.tool == "hotel.rate-room" and "hotel_rate-room" in bad.fix
+    similar = next(f for f in result.findings if f.kind == "similar-names")
+    assert similar.tools == ["hotel.rate-room", "hotelRateRoom"]
+
+
+def test_parsed_json_and_load_problems():
+    good = [
+        {"name": t.name, "description": t.description, "inputSchema": t.parameters} for t in MESSAGING[5:9]
+    ]
+    broken = {"name": "bad tool!", "description": "Has a space and a bang in its name.", "inputSchema": None}
+    result = diagnose({"tools": [*good, broken]}, indexes=["lucene"])
+    assert result.tools == 4 and result.source == "json"
+    left_out = next(f for f in result.findings if f.kind == "load-error")
+    assert left_out.severity == "error" and left_out.tool == "bad tool!" and "name" in left_out.problem
+    assert diagnose([t.definition() for t in MESSAGING[5:9]], indexes=["lucene"]).tools == 4
+    with pytest.raises(ValueError, match="no tools to diagnose; the loader reported 1 problem"):
+        diagnose({"tools": [broken]}, indexes=["lucene"])
+
+
+def test_live_mcp_server_over_stdio():
+    with ToolCatalog.from_mcp_stdio(sys.executable, [str(MCP_SERVER)], timeout=20) as catalog:
+        result = diagnose(catalog, indexes=["lucene"])
+    kinds = {(f.kind, f.tool) for f in result.findings}
+    # The MCP SDK copies the whole docstring into the description and leaves the parameters undocumented.
+    assert ("docstring-leak", "add") in kinds
+    assert ("undocumented-parameters", "add") in kinds
+    assert result.recommendation.use_tool_search is False  # five tools: send them all
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"k": 0}, "k must be an integer >= 1"),
+        ({"indexes": ["bm42"]}, "unknown index kind"),
+        ({"encodings": ["p50k"]}, "unknown encoding 'p50k'"),
+        ({"calls_per_task": 0}, "calls_per_task must be a positive integer"),
+    ],
+)
+def test_bad_arguments_are_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        diagnose(MESSAGING[:3], **kwargs)
+
+
+def test_bad_catalogs_are_named():
+    with pytest.raises(ValueError, match="catalog is empty"):
+        diagnose([])
+    with pytest.raises(TypeError, match="catalog item #1 is a int"):
+        diagnose([MESSAGING[0], 7])
+    with pytest.raises(ValueError, match="unknown catalog 'no-such-catalog'"):
+        diagnose("no-such-catalog")
+
+
+def test_cli_text_on_a_json_file_and_a_live_server(tmp_path, capsys):
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps([t.definition() for t in MESSAGING]), encoding="utf-8")
+    code = main(
+        ["doctor", str(path), "--mcp", f"{sys.executable} {MCP_SERVER}", "--index", "lucene", "--top", "3"]
+    )
+    out = capsys.readouterr()
+    assert code == 0
+    assert "tools from 2 servers" in out.out and "findings:" in out.out
+    assert "ERROR   blank-description archive_ticket" in out.out
+    assert "doctor" in out.err  # the progress bar goes to stderr
+
+
+def test_cli_needs_a_catalog(capsys):
+    assert main(["doctor"]) == 2
+    assert "give at least one CATALOG" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "indexes",
+    [
+        pytest.param(["--index", "lucene"], id="lucene"),
+        pytest.param([], marks=pytest.mark.slow, id="default-indexes"),
+    ],
+)
+def test_cli_github_mcp_json(capsys, indexes):
+    assert main(["doctor", "github-mcp", "--json", "--no-progress", *indexes]) == 0
+    data = json.loads(capsys.readouterr().out)
+    report = DoctorReport.from_dict(data)
+    assert report.tools == 117 and report.indexes == (["lucene"] if indexes else ["lucene", "vector"])
+    assert report.by_severity("error") == []
+    assert any(f.kind == "confusable-pair" for f in report.findings)
+
+
+@pytest.mark.slow
+def test_cli_livemcpbench_json(capsys):
+    assert main(["doctor", "livemcpbench", "--json", "--no-progress"]) == 0
+    report = DoctorReport.from_dict(json.loads(capsys.readouterr().out))
+    assert report.tools == 510
+    errors = {f.kind for f in report.by_severity("error")}
+    assert errors == {"blank-description", "name-collision"}
+    collision = next(f for f in report.findings if f.kind == "name-collision")
+    assert "also on server" in collision.problem
+
+
+def test_catalog_doctor_view(report):
+    from toolsearch_lab.ui.doctor import CatalogDoctor, confusion_spec, sort_findings
+
+    view = CatalogDoctor(report)
+    assert "Findability score" in view.summary.value
+    assert view.table.value.count("<tr>") == len(report.findings) + 1
+    view.severity.value = "error"
+    assert view.table.value.count("<tr>") == 3 and "archive_ticket" in view.table.value
+    by_tool = sort_findings(report.findings, "tool")
+    assert [f.tool for f in by_tool if f.tool] == sorted(f.tool for f in report.findings if f.tool)
+    spec = confusion_spec(report)
+    assert {"send_notification_to_user", "send_notification_to_channel"} <= set(spec["data"][0]["x"])
+    view.select_tool("convert_currency")
+    assert "Convert an amount of money" in view.detail.value and "#1" in view.detail.value
+    with pytest.raises(KeyError, match="no tool named 'nope'"):
+        view.select_tool("nope")
+
+
+def test_helpdesk_exercise_judge():
+    from toolsearch_lab.eval.doctor.examples import helpdesk_catalog
+    from toolsearch_lab.ui.doctor import judge_description_fixes
+
+    catalog = helpdesk_catalog()
+    before = diagnose(catalog)
+    assert before.worst_descriptions(2) == ["refund_order", "get_ticket"]
+    good = {
+        "refund_order": "Refund a customer's paid order in full or in part and email them the receipt.",
+        "get_ticket": "Open a support ticket by its number and show its status, messages and assignee.",
+    }
+    right, why = judge_description_fixes(good, catalog=catalog, report=before)
+    assert right, why
+    assert f"{before.score:.0%} → " in why
+    wrong = [
+        ({"refund_order": good["refund_order"]}, "get_ticket is not rewritten yet"),
+        ({**good, "get_ticket": "Get ticket."}, "get_ticket still has a problem"),
+        ({**good, "issue_refund": "x"}, "'issue_refund' is not a tool"),
+        ("refund it", "should be a dict"),
+    ]
+    for answer, reason in wrong:
+        right, why = judge_description_fixes(answer, catalog=catalog, report=before)
+        assert not right and reason in why, why
+
+
+def test_a_tool_its_own_queries_cannot_find_is_an_error():
+    twins = [Tool(f"weather_{i}", "Get the weather forecast for a city.") for i in range(1, 10)]
+    result = diagnose(twins, indexes=["lucene"], k=5)
+    unfindable = [f for f in result.findings if f.kind == "unfindable"]
+    assert [f.tool for f in unfindable] == ["weather_6", "weather_7", "weather_8", "weather_9"]
+    assert all(f.severity == "error" and "take the top spots" in f.problem for f in unfindable)
+    duplicate = next(f for f in result.findings if f.kind == "duplicate-description")
+    assert duplicate.tools == [t.name for t in twins]

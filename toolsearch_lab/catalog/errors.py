@@ -1,0 +1,55 @@
+"""What can go wrong while loading a catalog: :class:`CatalogError` (strict loading stops) and the
+:class:`CatalogReport` of :class:`CatalogProblem` lines (``strict=False`` keeps going and lists them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["CatalogError", "CatalogProblem", "CatalogReport"]
+
+
+class CatalogError(ValueError):
+    """A tool definition (or a whole catalog file) is unusable. The message names the tool and the problem;
+    ``tool`` and ``problem`` hold the two parts separately when the error is about one tool."""
+
+    def __init__(self, message: str, *, tool: str | None = None, problem: str | None = None) -> None:
+        super().__init__(message)
+        self.tool = tool
+        self.problem = problem if problem is not None else message
+
+
+@dataclass(frozen=True)
+class CatalogProblem:
+    """One line of a :class:`CatalogReport`. ``tool`` is ``"'name' (#index)"`` or ``"#index"`` when the
+    record has no usable name, or ``""`` for problems about the whole document."""
+
+    tool: str
+    message: str
+    level: str = "error"  # "error": the tool was left out; "note": kept, but something was normalised
+
+    def __str__(self) -> str:
+        where = f"tool {self.tool}: " if self.tool else ""
+        return f"{self.level}: {where}{self.message}"
+
+
+@dataclass
+class CatalogReport:
+    """What ``strict=False`` found: ``problems`` (tools left out) and ``notes`` (tools kept, normalised)."""
+
+    problems: list[CatalogProblem] = field(default_factory=list)
+    notes: list[CatalogProblem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def add_problem(self, tool: str, message: str) -> None:
+        self.problems.append(CatalogProblem(tool, message, "error"))
+
+    def add_note(self, tool: str, message: str) -> None:
+        self.notes.append(CatalogProblem(tool, message, "note"))
+
+    def __str__(self) -> str:
+        lines = [f"{len(self.problems)} problem(s), {len(self.notes)} note(s)"]
+        lines += [f"  {p}" for p in self.problems + self.notes]
+        return "\n".join(lines)

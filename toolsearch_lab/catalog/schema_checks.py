@@ -1,0 +1,169 @@
+"""Structural checks of a tool's JSON Schema: wrongly typed keywords, NaN/Infinity, nesting too deep, and
+``$ref`` values that do not resolve or loop. Run when a catalog is loaded (any format), again when tools
+are exported, and by the advisor on tools handed to it in code."""
+
+from __future__ import annotations
+
+import urllib.parse
+from typing import Any
+
+from toolsearch_lab.jsonlimits import JsonLimitError, find_non_finite, shown
+
+__all__ = ["MAX_CATALOG_DEPTH", "schema_problems", "validate_schema_refs"]
+
+# Keys whose values are data, not sub-schemas: a "$ref" inside them is a literal, not a reference.
+_DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples", "example"})
+# Deepest nesting of arrays/objects accepted in a catalog file and in one tool record. Real tool schemas
+# nest well under 20 levels; Python's JSON parser fails near 1,000 and every check here walks the record.
+MAX_CATALOG_DEPTH = 100
+# Schema keywords whose value is one sub-schema, a list of them, or a name -> sub-schema map.
+_SUBSCHEMA = ("additionalProperties", "items", "not", "if", "then", "else", "contains", "propertyNames")
+_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+
+
+def _follow_pointer(root: Any, ref: str) -> tuple[Any, str | None]:
+    """(the node a local ``$ref`` points at, None) or (None, why it does not resolve). A plain-name
+    fragment (``#foo``, an ``$anchor``) resolves to ``None, None``: it exists, but is not followed."""
+    fragment = urllib.parse.unquote(ref[1:])
+    if fragment == "":
+        return root, None
+    if not fragment.startswith("/"):
+        # A plain-name fragment ("#foo") points at an "$anchor" (or draft-07 "$id": "#foo") in the schema.
+        return None, (None if _has_anchor(root, fragment) else f'no "$anchor": {fragment!r} in the schema')
+    node = root
+    walked = "#"
+    for raw_token in fragment[1:].split("/"):
+        token = raw_token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return None, f"{walked} has no {token!r}"
+        walked += "/" + raw_token
+    return node, None
+
+
+def _resolve_pointer(root: Any, ref: str) -> str | None:
+    """None if the local ``$ref`` resolves inside ``root``, else why not."""
+    return _follow_pointer(root, ref)[1]
+
+
+def _ref_cycle(root: dict, start: dict) -> list[str] | None:
+    """The refs of a ``$ref`` chain from ``start`` that comes back to a schema already on it (``"$ref":
+    "#"`` on the root, or ``a -> b -> a``), else None. Such a schema has no content at all; recursion
+    through a keyword (``"items": {"$ref": "#"}``) is fine and is not a cycle."""
+    seen = [id(start)]
+    chain: list[str] = []
+    node: Any = start
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#"):
+        chain.append(node["$ref"])
+        node, _ = _follow_pointer(root, node["$ref"])
+        if id(node) in seen:
+            return chain
+        seen.append(id(node))
+    return None
+
+
+def _schema_children(node: dict, path: str) -> list[tuple[Any, str]]:
+    """The sub-schemas of one schema object, with their paths."""
+    children: list[tuple[Any, str]] = []
+    for key in _SUBSCHEMA:
+        if isinstance(node.get(key), dict):
+            children.append((node[key], f"{path}.{key}"))
+    for key in ("items", *_SUBSCHEMA_LISTS):
+        if isinstance(node.get(key), list):
+            children += [(v, f"{path}.{key}[{i}]") for i, v in enumerate(node[key])]
+    for key in _SUBSCHEMA_MAPS:
+        if isinstance(node.get(key), dict):
+            children += [(v, f"{path}.{key}.{name}") for name, v in node[key].items()]
+    return children
+
+
+def _keyword_problem(node: dict, path: str) -> str | None:
+    """A wrongly typed keyword of one schema object (the ones providers and our token counter read)."""
+    for key in _SUBSCHEMA_MAPS:
+        value = node.get(key, {})
+        if not isinstance(value, dict):
+            kind = type(value).__name__
+            return f"{path}.{key} must be an object of named schemas, got {kind} {shown(value, 40)}"
+        for name, sub in value.items():
+            if not isinstance(sub, (dict, bool)):
+                kind = type(sub).__name__
+                return f"{path}.{key}.{name} must be a schema object, got {kind} {shown(sub, 40)}"
+    required = node.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        return f"{path}.required must be a list of property names, got {shown(required, 60)}"
+    for key in _SUBSCHEMA_LISTS:
+        if key in node and not isinstance(node[key], list):
+            return f"{path}.{key} must be a list of schemas, got {type(node[key]).__name__}"
+    return None
+
+
+def schema_problems(schema: dict, where: str = "parameters") -> list[str]:
+    """What is structurally wrong with a tool's JSON Schema, as messages naming the field: nesting deeper
+    than :data:`MAX_CATALOG_DEPTH` or circular, NaN/Infinity (not JSON), ``properties``/``required`` (and
+    the other sub-schema keywords) of the wrong type, and ``$ref`` chains that loop. Checked when a catalog
+    is loaded and again when tools are exported; ``Tool(...)`` itself only checks ``"type": "object"``."""
+    try:
+        non_finite = find_non_finite(schema, where, MAX_CATALOG_DEPTH)
+    except JsonLimitError as exc:
+        return [f"{where}: {exc}"]
+    problems = [non_finite] if non_finite else []
+    stack: list[tuple[Any, str]] = [(schema, where)]
+    while stack:
+        node, path = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        problem = _keyword_problem(node, path)
+        if problem:
+            problems.append(problem)
+            continue
+        cycle = _ref_cycle(schema, node)
+        if cycle:
+            problems.append(
+                f"{path}: $ref chain {' -> '.join(cycle)} loops back to itself (no schema to use)"
+            )
+        stack.extend(reversed(_schema_children(node, path)))
+    return problems
+
+
+def _has_anchor(node: Any, name: str) -> bool:
+    if isinstance(node, dict):
+        if node.get("$anchor") == name or node.get("$id") == "#" + name:
+            return True
+        return any(_has_anchor(v, name) for k, v in node.items() if k not in _DATA_KEYWORDS)
+    if isinstance(node, list):
+        return any(_has_anchor(v, name) for v in node)
+    return False
+
+
+def validate_schema_refs(schema: dict, where: str = "parameters") -> list[str]:
+    """Every ``$ref`` in ``schema`` that does not resolve, as messages. Local refs (``#/...``, including
+    ``$defs``/``definitions``) are resolved against the tool's own schema. Remote refs are reported too:
+    providers do not fetch them, so the model would see a dangling name."""
+    problems: list[str] = []
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                if ref.startswith("#"):
+                    why = _resolve_pointer(schema, ref)
+                    if why:
+                        problems.append(f"{path}: $ref {ref!r} does not resolve ({why})")
+                else:
+                    problems.append(
+                        f"{path}: $ref {ref!r} is not local; only '#/...' refs into the tool's own "
+                        "schema can be resolved (inline it or move it under $defs)"
+                    )
+            for k, v in node.items():
+                if k not in _DATA_KEYWORDS:
+                    walk(v, f"{path}.{k}")
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(v, f"{path}[{i}]")
+
+    walk(schema, where)
+    return problems

@@ -1,0 +1,116 @@
+"""``toolsearch-lab compare``: every way of loading tools on one scenario, side by side, with the bill.
+
+One row per strategy (x index): model requests, prompt tokens and how many of them a prompt cache serves,
+the cost under a price table, the tools sent per request, the task grade, and the first request whose step
+needed a tool the strategy had not exposed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from toolsearch_lab.cli.options import EXIT_OK, add_command, add_json_flag, names_help, positive_int
+from toolsearch_lab.eval.compare import compare, comparison_rows
+from toolsearch_lab.eval.cost import load_prices
+from toolsearch_lab.eval.scenarios import list_scenarios
+from toolsearch_lab.index.factory import INDEX_KINDS
+from toolsearch_lab.loop.strategy import STRATEGY_NAMES
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = add_command(
+        subparsers,
+        "compare",
+        "run every tool-loading strategy on a scenario and compare requests, cached tokens, cost, success",
+        "Run a scenario once per strategy (all tools, search-only with and without accumulation, listed\n"
+        "names + search, inline references, pre-retrieval, retrieve-then-bind) and print one row each:\n"
+        "model requests, prompt tokens (cached / uncached under the price's provider caching rule), cost,\n"
+        "tools sent per request, success, and the first request that needed a tool not exposed.",
+    )
+    parser.add_argument(
+        "--scenario",
+        default="livemcpbench",
+        help=names_help("shipped scenario", list_scenarios(), "a scenario JSON file"),
+    )
+    parser.add_argument(
+        "--strategies",
+        nargs="+",
+        default=list(STRATEGY_NAMES),
+        choices=STRATEGY_NAMES,
+        metavar="STRATEGY",
+        help=f"strategies to run, any of: {', '.join(STRATEGY_NAMES)}",
+    )
+    parser.add_argument("--index", nargs="+", default=["lucene"], choices=INDEX_KINDS, help="index kind(s)")
+    parser.add_argument("--max-results", type=positive_int, default=None, help="advisor maxResults default")
+    parser.add_argument(
+        "--idle-turns",
+        type=positive_int,
+        default=None,
+        help="unload tools unused for this many model turns (search strategies that can find them again)",
+    )
+    parser.add_argument(
+        "--max-loaded", type=positive_int, default=None, help="keep at most this many loaded tools (same)"
+    )
+    parser.add_argument("--prices", default=None, help="a price table JSON file (default: the shipped one)")
+    parser.add_argument("--price-model", default=None, help="the model to price as (default: the table's)")
+    add_json_flag(parser, "the rows")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    prices = load_prices(args.prices)
+    price = prices.price(args.price_model)
+    runs = compare(
+        args.scenario,
+        args.strategies,
+        args.index,
+        max_results=args.max_results,
+        prices=prices,
+        price_model=price.model,
+        idle_turns=args.idle_turns,
+        max_loaded=args.max_loaded,
+    )
+    rows = comparison_rows(runs)
+    if args.json:
+        json.dump(rows, sys.stdout, indent=2, ensure_ascii=False)
+        print()
+    else:
+        print(format_rows(rows, f"{price.model} ({price.provider} caching), prices taken {prices.taken}"))
+    return EXIT_OK
+
+
+COLUMNS = (
+    ("strategy", "strategy", "{}"),
+    ("index", "index", "{}"),
+    ("requests", "req", "{}"),
+    ("prompt_tokens", "prompt", "{:,}"),
+    ("cached_tokens", "cached", "{:,}"),
+    ("cache_write_tokens", "written", "{:,}"),
+    ("uncached_tokens", "uncached", "{:,}"),
+    ("cost_usd", "cost $", "{:.4f}"),
+    ("mean_tools_per_request", "tools/req", "{:.1f}"),
+    ("success", "success", "{}"),
+    ("first_unexposed_request", "1st miss", "{}"),
+)
+
+
+def format_rows(rows: list[dict], priced: str) -> str:
+    """A plain table: one line per row, columns padded to their widest cell."""
+    cells = [[label for _, label, _ in COLUMNS]]
+    for row in rows:
+        line = []
+        for key, _, fmt in COLUMNS:
+            value = row[key]
+            if key == "success":
+                value = f"{'yes' if value else 'no'} {row['steps_succeeded']}/{row['steps']}"
+            line.append("-" if value is None else fmt.format(value))
+        cells.append(line)
+    widths = [max(len(r[i]) for r in cells) for i in range(len(COLUMNS))]
+    text = [
+        "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+        for r in cells
+    ]
+    scenario = rows[0]["scenario"] if rows else "?"
+    return "\n".join([f"scenario {scenario} · priced as {priced}", *text])

@@ -1,0 +1,85 @@
+"""What every ``toolsearch-lab`` command shares: exit codes, the help formatter and common option types."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Iterable
+
+EXIT_OK = 0
+EXIT_RUN_FAILED = 1  # the command ran, but what it ran did not finish (e.g. a demo run stopped with an error)
+EXIT_USAGE = 2  # bad input or configuration: nothing was run (argparse uses 2 for its own errors too)
+
+EXIT_CODES_HELP = """exit codes:
+  0  success
+  1  the run did not finish (demo: it stopped without an answer)
+  2  bad input or configuration: nothing was run"""
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Shows every option's default (or that it is required), and keeps descriptions' line breaks."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default is argparse.SUPPRESS or "(default" in text or "(required" in text:
+            return text
+        if action.required:
+            return f"{text} (required)"
+        if not action.option_strings:  # a sub-command's entry in the parent's list: nothing to default
+            return text
+        if isinstance(action.default, bool):
+            return f"{text} (default: {'on' if action.default else 'off'})"
+        return f"{text} (default: %(default)s)"
+
+
+def add_command(
+    subparsers: argparse._SubParsersAction, name: str, summary: str, description: str = ""
+) -> argparse.ArgumentParser:
+    """A sub-command parser with the shared formatter and the exit codes in its epilog."""
+    return subparsers.add_parser(
+        name,
+        help=summary,
+        description=description or summary,
+        formatter_class=HelpFormatter,
+        epilog=EXIT_CODES_HELP,
+    )
+
+
+def add_json_flag(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--json", action="store_true", help=f"print {what} as JSON instead of a table")
+
+
+def names_help(what: str, names: Iterable[str], path_kind: str) -> str:
+    """``"shipped catalog: a, b, c; or a path to a JSON file"``, from the names the package really ships."""
+    return f"{what}: {', '.join(names)}; or a path to {path_kind}"
+
+
+def positive_int(text: str) -> int:
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value

@@ -1,0 +1,58 @@
+"""``toolsearch-lab tokens``: what each tool of a catalog costs in prompt tokens, most expensive first."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from toolsearch_lab.catalog.container import SHIPPED_CATALOGS, load_catalog
+from toolsearch_lab.cli.options import EXIT_OK, add_command, add_json_flag, names_help
+from toolsearch_lab.tokens import DEFAULT_ENCODING, ENCODINGS, TokenCounter
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = add_command(
+        subparsers,
+        "tokens",
+        "tokens of a catalog's tool definitions, per tool and in total",
+        "Estimated prompt tokens of each tool definition (OpenAI's cookbook recipe), most expensive first,\n"
+        "the total for sending them all, and the exact tokens of the compact JSON tools array.",
+    )
+    parser.add_argument(
+        "--catalog",
+        required=True,
+        help=names_help("shipped catalog", SHIPPED_CATALOGS, "a tools JSON file (OpenAI, Anthropic or MCP)"),
+    )
+    parser.add_argument(
+        "--encoding", default=DEFAULT_ENCODING, choices=ENCODINGS, help="tiktoken encoding to count with"
+    )
+    add_json_flag(parser, "the per-tool costs and the total")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    tools = list(load_catalog(args.catalog).tools)
+    counter = TokenCounter(args.encoding)
+    rows, total = counter.catalog_tokens(tools)
+    if args.json:
+        payload = {
+            "catalog": str(args.catalog),
+            "encoding": counter.encoding_name,
+            "total": total,
+            "tools": [{"name": name, "tokens": cost} for name, cost in rows],
+        }
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    width = max([len(name) for name, _ in rows] + [4])
+    print(f"catalog {args.catalog}: {len(rows)} tools, encoding {counter.encoding_name}")
+    print(f"{'tool':<{width}}  {'tokens':>7}")
+    for name, cost in rows:
+        print(f"{name:<{width}}  {cost:>7,}")
+    print(
+        f"{'total':<{width}}  {total:>7,}  (estimated prompt tokens of the tool definitions, "
+        f"incl. {counter.tool_format.func_end} once per request)"
+    )
+    print(
+        f"{'json':<{width}}  {counter.count_json(tools):>7,}  (exact tokens of the compact JSON tools array)"
+    )
+    return EXIT_OK

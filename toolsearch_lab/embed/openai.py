@@ -1,0 +1,186 @@
+"""Embeddings from OpenAI's ``/v1/embeddings`` or any server speaking the same protocol (vLLM, Ollama,
+LM Studio, LiteLLM, ...), through the ``openai`` client."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from toolsearch_lab.embed.base import EmbeddingError, check_texts, l2_normalise
+from toolsearch_lab.secrets import Secret, install_log_redaction, scrub, split_url_credentials
+
+_KNOWN_OPENAI_DIMS = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+}
+
+
+class OpenAIEmbedder:
+    """Embeddings from OpenAI's ``/v1/embeddings`` or any server speaking the same protocol (vLLM, Ollama,
+    LM Studio, LiteLLM, ...).
+
+    * ``api_key``/``base_url`` default to ``OPENAI_API_KEY``/``OPENAI_BASE_URL``. With a custom endpoint but
+      no key a placeholder key is sent, because most local servers do not check it.
+    * The client is built on first use (openai 3.x raises at construction without a key) and the failure is
+      turned into an :class:`EmbeddingError` that says what to set.
+    * Requests carry at most ``batch_size`` texts. 429 and 5xx answers are retried by the SDK
+      (``max_retries``, exponential backoff, honouring ``retry-after-ms``/``retry-after``).
+    * The key never appears in ``repr``, in our exceptions (it is redacted from server messages too) or logs.
+    """
+
+    def __init__(
+        self,
+        model: str = "text-embedding-3-small",
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        batch_size: int = 256,
+        max_retries: int = 4,
+        timeout: float = 60.0,
+        dimensions: int | None = None,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"OpenAIEmbedder: batch_size must be >= 1, got {batch_size}")
+        self.model = model
+        url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        # Credentials inside the URL (http://user:KEY@host/v1) leave it: name, repr and logs show the bare
+        # URL, and they go on the wire as the same Basic auth header (see toolsearch_lab.secrets).
+        self._url_user: Secret | None = None
+        self._url_password: Secret | None = None
+        if url is not None:
+            url, user, self._url_password = split_url_credentials(url)
+            self._url_user = Secret(user) if user is not None else None
+        self.base_url = url
+        key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        self._api_key = Secret(key) if key else None
+        self.batch_size = batch_size
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self.dimensions = dimensions
+        endpoint = "" if self.base_url is None else "@" + self.base_url.rstrip("/")
+        suffix = "" if dimensions is None else f"-d{dimensions}"
+        self.name = f"openai:{model}{suffix}{endpoint}"
+        self._dim: int | None = dimensions or (
+            _KNOWN_OPENAI_DIMS.get(model) if self.base_url is None else None
+        )
+        self._client: Any = None
+        self._lock = threading.Lock()
+        self.requests = 0  # successful embeddings requests (not counting SDK retries)
+
+    def __repr__(self) -> str:
+        return (
+            f"OpenAIEmbedder(model={self.model!r}, base_url={self.base_url!r}, "
+            f"api_key={'***' if self._api_key else None})"
+        )
+
+    @property
+    def dim(self) -> int:
+        """Vector size; for unknown models behind custom endpoints it is learnt from one probe request."""
+        if self._dim is None:
+            self._dim = int(self.embed(["dimension probe"]).shape[1])
+        return self._dim
+
+    @property
+    def _where(self) -> str:
+        return self.base_url or "api.openai.com"
+
+    def _redact(self, message: str) -> str:
+        return scrub(message, (self._api_key, self._url_user, self._url_password))
+
+    def _get_client(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                if self._api_key is None and self.base_url is None:
+                    raise EmbeddingError(
+                        "OpenAIEmbedder: no API key configured; set OPENAI_API_KEY (and OPENAI_BASE_URL for "
+                        "an OpenAI-compatible server) or pass api_key=/base_url="
+                    )
+                import openai  # the SDK takes about half a second to import: only when a request is made
+
+                key = self._api_key.reveal() if self._api_key is not None else "no-key-needed"
+                install_log_redaction()
+                http_client = None
+                if self._url_user is not None:
+                    password = self._url_password.reveal() if self._url_password is not None else ""
+                    http_client = openai.DefaultHttpxClient(auth=(self._url_user.reveal(), password))
+                problem = None
+                try:
+                    self._client = openai.OpenAI(
+                        api_key=key,
+                        base_url=self.base_url,
+                        max_retries=self.max_retries,
+                        timeout=self.timeout,
+                        http_client=http_client,
+                    )
+                except openai.OpenAIError as exc:
+                    problem = self._redact(str(exc))
+                if problem is not None:
+                    # Raised outside the except block: no SDK exception in __context__ (see embed()).
+                    raise EmbeddingError(f"OpenAIEmbedder: cannot create the client: {problem}")
+            return self._client
+
+    def _read_vectors(self, response: Any, expected: int) -> tuple[Any, str | None]:
+        """(float32 [expected, dim], None) from an embeddings response, or (None, problem) when the body
+        does not have the protocol's shape (compatible servers vary; a bad proxy answers anything)."""
+        try:
+            data = sorted(response.data, key=lambda d: d.index)
+            vectors = np.asarray([d.embedding for d in data], dtype=np.float32)
+        except (AttributeError, TypeError, ValueError) as exc:
+            problem = f"{self._where} answered with an unexpected body ({type(exc).__name__}: {exc})"
+            return None, f"OpenAIEmbedder: {problem}"[:400]
+        if len(data) != expected or vectors.ndim != 2:
+            return None, f"OpenAIEmbedder: asked {self._where} for {expected} embeddings, got {len(data)}"
+        return vectors, None
+
+    def _request(self, client: Any, chunk: list[str]) -> tuple[Any, str | None]:
+        """(vectors, None) for one request, or (None, problem): never an SDK exception, whose message may
+        quote the server's echo of the key."""
+        import openai  # already imported by _get_client; here for its exception types
+
+        kwargs: dict[str, Any] = {"model": self.model, "input": chunk}
+        if self.dimensions is not None:
+            kwargs["dimensions"] = self.dimensions
+        try:
+            response = client.embeddings.create(**kwargs)
+        except openai.APIStatusError as exc:
+            hint = " (check OPENAI_API_KEY)" if exc.status_code in (401, 403) else ""
+            return None, (
+                f"OpenAIEmbedder: {self._where} answered HTTP {exc.status_code} for "
+                f"model {self.model!r}{hint}: {self._redact(str(exc.message))[:300]}"
+            )
+        except openai.APIConnectionError as exc:
+            return None, f"OpenAIEmbedder: cannot reach {self._where}: {self._redact(str(exc))[:300]}"
+        # A 200 whose body is not JSON, or JSON of the wrong shape (the SDK trips over it while parsing).
+        except (openai.OpenAIError, ValueError, AttributeError, TypeError, KeyError) as exc:
+            return None, (
+                f"OpenAIEmbedder: unreadable answer from {self._where}: "
+                f"{type(exc).__name__}: {self._redact(str(exc))[:200]}"
+            )
+        return self._read_vectors(response, len(chunk))
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        texts = check_texts(texts, "OpenAIEmbedder")
+        if not texts:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        client = self._get_client()
+        rows: list[np.ndarray] = []
+        for start in range(0, len(texts), self.batch_size):
+            # The API rejects empty strings; a single space embeds as "nothing" and keeps positions aligned.
+            chunk = [t if t.strip() else " " for t in texts[start : start + self.batch_size]]
+            vectors, problem = self._request(client, chunk)
+            if problem is not None:
+                # Raised here, outside any except block, so neither __cause__ nor __context__ holds the SDK
+                # exception.
+                raise EmbeddingError(problem)
+            self.requests += 1
+            rows.append(vectors)
+        matrix = np.concatenate(rows, axis=0)
+        if self._dim is None:
+            self._dim = int(matrix.shape[1])
+        # OpenAI's vectors are already unit length; other servers' may not be.
+        return l2_normalise(matrix)

@@ -1,0 +1,55 @@
+"""The catalog doctor: will tool search work on *your* tools, and what should you fix first?
+
+``diagnose(catalog)`` checks any catalog the project can load and returns a :class:`DoctorReport` (plain
+data, JSON round-trip):
+
+* **cost**: exact tokens per tool and per request (per encoding) and why the heaviest tools are heavy;
+* **findability**: queries made from each tool's own text, searched with each index; tools none of them
+  finds in the top k;
+* **confusable pairs**: tools each other's queries rank above themselves, or with near-identical
+  description vectors, with the words that differ;
+* **description quality**: blank or thin descriptions, undocumented parameters, copy-pasted descriptions,
+  docstring sections leaking in, names that collide across servers or break a provider's name rules;
+* **payoff**: where tool search beats sending everything, and a recommendation (index, maxResults,
+  accumulation) with the reason.
+
+Every finding names the tool, says what is wrong and what to change; findings are ranked by impact.
+``toolsearch-lab doctor CATALOG`` prints the same report; ``toolsearch_lab.ui.doctor.CatalogDoctor`` draws it.
+"""
+
+from toolsearch_lab.eval.doctor.engine import DEFAULT_INDEXES, diagnose, rank_findings
+from toolsearch_lab.eval.doctor.findability import derive_probes, first_sentence
+from toolsearch_lab.eval.doctor.report import (
+    DESCRIPTION_KINDS,
+    SEVERITIES,
+    ConfusablePair,
+    CostReport,
+    DoctorReport,
+    Finding,
+    IndexScore,
+    Payoff,
+    QueryRank,
+    Recommendation,
+    ToolCost,
+    ToolFindability,
+)
+
+__all__ = [
+    "DEFAULT_INDEXES",
+    "DESCRIPTION_KINDS",
+    "SEVERITIES",
+    "ConfusablePair",
+    "CostReport",
+    "DoctorReport",
+    "Finding",
+    "IndexScore",
+    "Payoff",
+    "QueryRank",
+    "Recommendation",
+    "ToolCost",
+    "ToolFindability",
+    "derive_probes",
+    "diagnose",
+    "first_sentence",
+    "rank_findings",
+]

@@ -1,0 +1,209 @@
+"""``diagnose(catalog)``: cost, findability, confusable pairs, description quality and payoff in a report."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import replace
+from typing import Any, NamedTuple
+
+from tqdm.auto import tqdm
+
+from toolsearch_lab.eval.doctor.cost import catalog_cost, cost_findings
+from toolsearch_lab.eval.doctor.findability import (
+    DescriptionVectors,
+    assemble,
+    confusable_pairs,
+    derive_probes,
+    embedder_of,
+    findability_findings,
+    search_probes,
+)
+from toolsearch_lab.eval.doctor.inputs import CatalogLike, resolve
+from toolsearch_lab.eval.doctor.payoff import payoff, payoff_finding, pick_index, pick_max_results, recommend
+from toolsearch_lab.eval.doctor.quality import description_findings, name_findings
+from toolsearch_lab.eval.doctor.report import (
+    SEVERITIES,
+    ConfusablePair,
+    CostReport,
+    DoctorReport,
+    Finding,
+    IndexScore,
+    ToolFindability,
+)
+from toolsearch_lab.index.factory import INDEX_KINDS, make_index
+from toolsearch_lab.model import Tool
+from toolsearch_lab.tokens import ENCODINGS, TokenCounter
+
+DEFAULT_INDEXES = ("lucene", "vector")
+DEFAULT_ENCODINGS = ("o200k_base", "cl100k_base")
+SIMILARITY_THRESHOLD = 0.9
+
+
+def diagnose(
+    catalog: CatalogLike,
+    indexes: Sequence[str] | Mapping[str, Any] = DEFAULT_INDEXES,
+    k: int = 5,
+    *,
+    encodings: Sequence[str] = DEFAULT_ENCODINGS,
+    calls_per_task: int = 4,
+    searches_per_task: int = 1,
+    similarity_threshold: float = SIMILARITY_THRESHOLD,
+    progress: bool = False,
+) -> DoctorReport:
+    """Check a catalog: what it costs, whether each tool can be found, which tools get mixed up, what is
+    wrong with its descriptions and names, and whether tool search pays off (see the package docstring).
+
+    ``catalog``: anything :func:`~toolsearch_lab.eval.doctor.inputs.resolve` accepts (a shipped name, a JSON
+    path, a ToolCatalog, Tools or functions, or ``{server: catalog}`` to check several servers merged).
+    ``indexes``: index kinds for :func:`~toolsearch_lab.index.factory.make_index`, or ``{label: index}`` with
+    ready-made indexes. ``k``: a probe succeeds when its tool is in the top k. ``progress``: a tqdm bar on
+    stderr. Findings come ranked: errors first, then by impact.
+    """
+    _check_arguments(k, encodings, calls_per_task, searches_per_task, similarity_threshold)
+    built = _build_indexes(indexes)
+    timings: dict[str, float] = {}
+    with _stage(timings, "load"):
+        resolved = resolve(catalog)
+    tools = resolved.tools
+    counters = [TokenCounter(e) for e in dict.fromkeys(encodings)]
+    m = _measure(tools, built, counters, k, similarity_threshold, _bar(progress, resolved.source), timings)
+    index_choice = pick_index(m.scores, m.findability, k)
+    max_results = pick_max_results(m.findability, index_choice[0], m.pairs, k)
+    pay = payoff(m.cost, counters[0], max_results[0], calls_per_task, searches_per_task)
+    rec = recommend(index_choice, max_results, pay, len(tools))
+    quality = description_findings(tools, counters[0]) + name_findings(tools)
+    blank = {f.tool for f in quality if f.kind == "blank-description"}
+    findings = (
+        resolved.findings
+        + quality
+        + findability_findings(m.findability, m.pairs, k, blank, similarity_threshold)
+        + cost_findings(m.cost)
+        + [payoff_finding(pay, rec, len(tools))]
+    )
+    return DoctorReport(
+        source=resolved.source,
+        tools=len(tools),
+        k=k,
+        depth=m.depth,
+        indexes=list(built),
+        cost=m.cost,
+        scores=m.scores,
+        findability=sorted(m.findability, key=lambda f: (f.score, f.name)),
+        confusable=m.pairs,
+        payoff=pay,
+        recommendation=rec,
+        findings=rank_findings(findings, {f.name: f.score for f in m.findability}),
+        servers=resolved.servers,
+        seconds={stage: round(s, 3) for stage, s in timings.items()},
+    )
+
+
+class _Measured(NamedTuple):
+    cost: CostReport
+    findability: list[ToolFindability]
+    scores: list[IndexScore]
+    pairs: list[ConfusablePair]
+    depth: int
+
+
+def _measure(
+    tools: list[Tool],
+    built: dict[str, Any],
+    counters: list[TokenCounter],
+    k: int,
+    threshold: float,
+    bar: Callable[[int], AbstractContextManager[Callable[[int], None]]],
+    timings: dict[str, float],
+) -> _Measured:
+    """The expensive part: token costs, every probe through every index, and the confusable pairs."""
+    probes = [p for t in tools for p in derive_probes(t)]
+    depth = max(2 * k, 10)  # deep enough to see the tools just below the top k
+    with bar(len(tools) + len(probes) * len(built)) as tick:
+        with _stage(timings, "cost"):
+            cost = catalog_cost(tools, counters, tick)
+        results = {}
+        for label, index in built.items():
+            with _stage(timings, label):
+                results[label] = search_probes(index, tools, probes, depth, tick)
+    findability, scores, rivalry = assemble(probes, results, k, timings)
+    embedder = next((e for e in map(embedder_of, built.values()) if e is not None), None)
+    with _stage(timings, "pairs"):
+        vectors = DescriptionVectors(tools, embedder) if embedder is not None else None
+        pairs = confusable_pairs(tools, rivalry, vectors, threshold)
+    return _Measured(cost, findability, scores, pairs, depth)
+
+
+def rank_findings(findings: list[Finding], scores: Mapping[str, float]) -> list[Finding]:
+    """Errors, then warnings, then information; within a severity by impact, where a tool-level defect
+    weighs more the less findable its tool measured (so a short description on a tool nobody finds comes
+    before the same defect on a tool every probe finds)."""
+    weighted = [
+        replace(f, impact=round(f.impact * (0.5 + 0.5 * (1.0 - scores[f.tool])), 4))
+        if f.tool in scores and f.kind not in ("unfindable", "weak-findability")
+        else replace(f, impact=round(f.impact, 4))
+        for f in findings
+    ]
+    rank = {s: i for i, s in enumerate(SEVERITIES)}
+    return sorted(weighted, key=lambda f: (rank[f.severity], -f.impact, f.kind, f.tool))
+
+
+def _check_arguments(k: int, encodings: Sequence[str], calls: int, searches: int, threshold: float) -> None:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"diagnose: k must be an integer >= 1, got {k!r}")
+    if isinstance(encodings, str) or not encodings:
+        raise ValueError(f"diagnose: encodings must be a non-empty list of {ENCODINGS}, got {encodings!r}")
+    for value, name in ((calls, "calls_per_task"), (searches, "searches_per_task")):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or value < (1 if name == "calls_per_task" else 0)
+        ):
+            raise ValueError(f"diagnose: {name} must be a positive integer, got {value!r}")
+    if not -1.0 <= threshold <= 1.0:
+        raise ValueError(f"diagnose: similarity_threshold must be a cosine within [-1, 1], got {threshold!r}")
+
+
+def _build_indexes(indexes: Sequence[str] | Mapping[str, Any]) -> dict[str, Any]:
+    if isinstance(indexes, Mapping):
+        built = {str(label): index for label, index in indexes.items()}
+    else:
+        if isinstance(indexes, str):
+            indexes = [indexes]
+        bad = [kind for kind in indexes if not isinstance(kind, str) or kind.lower() not in INDEX_KINDS]
+        if bad:
+            raise ValueError(
+                f"diagnose: unknown index kind(s) {bad}; expected some of {', '.join(INDEX_KINDS)}"
+            )
+        built = {kind.lower(): make_index(kind) for kind in dict.fromkeys(indexes)}
+    if not built:
+        raise ValueError(f"diagnose: no index given; expected some of {', '.join(INDEX_KINDS)}")
+    return built
+
+
+@contextmanager
+def _stage(timings: dict[str, float], name: str) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[name] = timings.get(name, 0.0) + time.perf_counter() - started
+
+
+def _bar(enabled: bool, source: str) -> Callable[[int], AbstractContextManager[Callable[[int], None]]]:
+    """A factory for the progress bar over ``total`` steps (a tqdm bar on stderr, or nothing)."""
+
+    @contextmanager
+    def bar(total: int) -> Iterator[Callable[[int], None]]:
+        if not enabled:
+            yield lambda n: None
+            return
+        shown = tqdm(total=total, desc=f"doctor {source}", unit="step", file=sys.stderr, leave=False)
+        try:
+            yield shown.update
+        finally:
+            shown.close()
+
+    return bar

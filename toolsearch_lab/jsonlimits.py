@@ -1,0 +1,130 @@
+"""Bounded JSON: depth and size checks for untrusted JSON text and Python values, and a safe ``dumps``.
+
+Python's ``json`` recurses once per nesting level, so about 1,000 levels of ``[[[…]]]`` (2 KB of text) raise
+``RecursionError`` from inside the parser, and ``json.dumps`` of a circular object raises ``ValueError``.
+The loop and the catalog loader check first, with explicit limits, and turn a violation into an error that
+names the input and the limit. Every check here is iterative, so none of them can hit the recursion limit
+itself.
+
+This module is a bottom layer: it imports nothing from the package.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+__all__ = [
+    "JsonLimitError",
+    "dumps_checked",
+    "find_non_finite",
+    "loads_checked",
+    "shown",
+    "text_depth",
+    "value_depth",
+]
+
+# A JSON string literal (atomic and possessive, so an unterminated one cannot make it backtrack).
+_JSON_STRING = re.compile(r'"(?>[^"\\]++|\\.)*+"', re.DOTALL)
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+class JsonLimitError(ValueError):
+    """JSON (text or value) is nested too deep, too large, circular or not representable as JSON."""
+
+
+def text_depth(text: str) -> int:
+    """The deepest nesting of ``[``/``{`` in JSON ``text``, brackets inside strings not counted. Linear in
+    the text; it does not parse it, so malformed text gets a number too."""
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(_JSON_STRING.sub("", text)):
+        if bracket in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth = max(0, depth - 1)
+    return deepest
+
+
+def loads_checked(text: str, what: str, max_depth: int, max_chars: int | None = None) -> Any:
+    """``json.loads(text)`` after checking size and depth. Raises :class:`JsonLimitError` naming ``what``
+    and the limit, or ``json.JSONDecodeError`` for malformed text (callers report it with its position)."""
+    if max_chars is not None and len(text) > max_chars:
+        raise JsonLimitError(f"{what} is {len(text):,} characters long; the limit is {max_chars:,}")
+    depth = text_depth(text)
+    if depth > max_depth:
+        raise JsonLimitError(f"{what} is nested {depth} levels deep; the limit is {max_depth}")
+    return json.loads(text)
+
+
+def value_depth(value: Any, max_depth: int) -> int:
+    """The nesting depth of dicts/lists/tuples in ``value`` (a scalar is 0). Raises
+    :class:`JsonLimitError` when it exceeds ``max_depth`` or ``value`` contains itself (a cycle). Shared
+    sub-objects are measured once, so a value that repeats one list many times stays cheap."""
+    heights: dict[int, int] = {}  # id -> height of an already finished container
+    on_path: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(value, False)]
+    keep_alive: list[Any] = []  # ids stay valid while we hold the objects
+    while stack:
+        node, leaving = stack.pop()
+        if not isinstance(node, (dict, list, tuple)):
+            continue
+        key = id(node)
+        if leaving:
+            children = node.values() if isinstance(node, dict) else node
+            heights[key] = 1 + max(
+                (heights.get(id(c), 0) for c in children if isinstance(c, (dict, list, tuple))), default=0
+            )
+            on_path.discard(key)
+            continue
+        if key in heights:
+            continue
+        if key in on_path:
+            raise JsonLimitError("it contains itself (a circular reference)")
+        if len(on_path) >= max_depth:
+            raise JsonLimitError(f"it is nested more than {max_depth} levels deep")
+        on_path.add(key)
+        keep_alive.append(node)
+        stack.append((node, True))
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((c, False) for c in children if isinstance(c, (dict, list, tuple)))
+    return heights.get(id(value), 0)
+
+
+def find_non_finite(value: Any, where: str, max_depth: int) -> str | None:
+    """The path of the first NaN or ±Infinity in ``value`` (JSON has neither; ``json.dumps`` would write
+    the invalid tokens ``NaN``/``Infinity``), or None. ``value`` must be acyclic (see :func:`value_depth`)."""
+    value_depth(value, max_depth)
+    stack: list[tuple[Any, str]] = [(value, where)]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            return f"{path} is {node!r}, which is not a JSON number"
+        if isinstance(node, dict):
+            stack.extend((v, f"{path}.{k}") for k, v in reversed(list(node.items())))
+        elif isinstance(node, (list, tuple)):
+            stack.extend((v, f"{path}[{i}]") for i, v in reversed(list(enumerate(node))))
+    return None
+
+
+def dumps_checked(value: Any, max_depth: int) -> str:
+    """``value`` as strict JSON text (no NaN/Infinity; other objects through ``str``). Raises
+    :class:`JsonLimitError` saying why it cannot be JSON: circular, too deep, a key that is not a string or
+    number, or a ``str()`` that fails."""
+    value_depth(value, max_depth)
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str, allow_nan=False)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise JsonLimitError(f"it cannot be written as JSON ({type(exc).__name__}: {exc})") from None
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for error messages about untrusted input: an object
+    whose ``repr`` raises (or is huge) must not turn the error about it into a different error."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001  (any repr failure: describe the object by its type instead)
+        return f"<{type(value).__name__} whose repr() failed>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,413 @@
+"""Ways of loading tools, side by side: what each model request of the advisor loop contains.
+
+``ToolSearchAdvisor(index, strategy=None)`` is Spring's advisor. With a :class:`Strategy` the same loop asks
+the strategy, before every model request, which tool definitions go in the ``tools`` array, which tools the
+model may call, and whether ``toolSearchTool`` is offered at all; at the start of a run, what to append to
+the system message and which tools to retrieve before the first call. Every strategy records the same
+:class:`~toolsearch_lab.trace.RunTrace` (``Iteration.exposed_tools`` is always the ``tools`` array as sent).
+
+The strategies compared, each a class here (with the system each one comes from):
+
+- :class:`AllTools` - every definition in every request; no meta-tool (the baseline).
+- :class:`SearchOnly` - ``toolSearchTool`` first, found tools appended to the ``tools`` array
+  (``accumulation`` on: every search's results stay; off: only the latest search's). Spring AI's advisor.
+- :class:`ListedNames` - SearchOnly plus the names (optionally one line each) of every deferred tool in the
+  system message. Claude Code's deferred tools; OpenAI ``defer_loading`` with namespaces.
+- :class:`InlineReferences` - the ``tools`` array never changes (``toolSearchTool`` alone); a search result
+  carries the full definitions of the tools found, so they are expanded inside the conversation and callable
+  from then on. Anthropic's ``tool_reference`` blocks with ``defer_loading``.
+- :class:`PreRetrieval` - top-k tools retrieved from the user's message before the first call, no
+  meta-tool. RAG-MCP and many RAG agent recipes.
+- :class:`RetrieveThenBind` - a retrieval call returns ids and the framework binds them for the rest of the
+  run, at a limit the framework sets (the model cannot ask for more). langgraph-bigtool.
+- :class:`Unload` - a wrapper over any of them: drop loaded tools unused for ``idle_turns`` model turns,
+  and/or keep at most ``max_loaded`` (most recently used first). Asked for in anthropics/claude-code#27215,
+  NousResearch/hermes-agent#6318.
+
+A strategy is stateless: everything it decides comes from the conversation so far (as Spring derives the
+exposed tools from it), so one strategy object serves many runs and threads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, Tool
+
+__all__ = [
+    "STRATEGY_NAMES",
+    "UNLOADABLE",
+    "AllTools",
+    "InlineReferences",
+    "ListedNames",
+    "PreRetrieval",
+    "RequestPlan",
+    "RequestView",
+    "RetrieveThenBind",
+    "SearchOnly",
+    "Strategy",
+    "Unload",
+    "found_tools",
+    "make_strategy",
+    "search_result_names",
+]
+
+
+@dataclass(frozen=True)
+class RequestView:
+    """What a strategy may look at to plan one request."""
+
+    conversation: Sequence[Mapping[str, Any]]
+    registered: Mapping[str, Tool]
+    prebound: Sequence[str] = ()  # tools retrieved before the first call (PreRetrieval)
+
+    @property
+    def turn(self) -> int:
+        """Model turns so far (assistant messages in the conversation)."""
+        return sum(1 for m in self.conversation if m.get("role") == "assistant")
+
+
+@dataclass(frozen=True)
+class RequestPlan:
+    """One request: ``tools_array`` = registered tools whose definitions are sent, in order, after
+    ``toolSearchTool`` when ``offers_search``; ``inline`` = tools callable because their definitions were
+    expanded inside the conversation; ``loaded`` = the tools an unload policy may drop."""
+
+    tools_array: list[str]
+    offers_search: bool = True
+    inline: list[str] = field(default_factory=list)
+    loaded: list[str] = field(default_factory=list)
+
+    @property
+    def callable(self) -> list[str]:
+        return self.tools_array + [n for n in self.inline if n not in self.tools_array]
+
+
+class Strategy:
+    """The base: Spring's accumulation-on behaviour. Subclasses override what differs."""
+
+    name = "search-only"
+    offers_search = True
+
+    def system_suffix(self, default: str, registered: Mapping[str, Tool]) -> str:
+        """Text appended to the system message ("" for none); ``default`` is the advisor's suffix."""
+        return default if self.offers_search else ""
+
+    def pre_retrieval(self) -> int | None:
+        """How many tools to retrieve from the user's message before the first call (None: none)."""
+        return None
+
+    def search_arguments(self, args: dict) -> dict:
+        """The toolSearchTool arguments actually used (a framework may override the model's)."""
+        return args
+
+    def search_result(self, names: list[str], result: str, registered: Mapping[str, Tool]) -> str:
+        """The text the model reads for a successful search that returned ``names``."""
+        return result
+
+    def plan(self, view: RequestView) -> RequestPlan:
+        found = found_tools(view.conversation, view.registered, accumulate=True)
+        return RequestPlan(found, True, [], found)
+
+    def describe(self) -> dict:
+        """The settings that identify this strategy in a trace's config."""
+        return {"name": self.name}
+
+    def __repr__(self) -> str:
+        options = ", ".join(f"{k}={v!r}" for k, v in self.describe().items() if k != "name")
+        return f"{type(self).__name__}({options})"
+
+
+class AllTools(Strategy):
+    name = "all-tools"
+    offers_search = False
+
+    def plan(self, view: RequestView) -> RequestPlan:
+        return RequestPlan(list(view.registered), False)
+
+
+class SearchOnly(Strategy):
+    def __init__(self, accumulation: bool = True) -> None:
+        self.accumulation = bool(accumulation)
+        self.name = "search-only" if self.accumulation else "search-only-no-accumulation"
+
+    def plan(self, view: RequestView) -> RequestPlan:
+        found = found_tools(view.conversation, view.registered, accumulate=self.accumulation)
+        return RequestPlan(found, True, [], found)
+
+    def describe(self) -> dict:
+        return {"name": self.name, "accumulation": self.accumulation}
+
+
+class ListedNames(Strategy):
+    """Search plus a list of every deferred tool in the system message: names only, or ``one_line``
+    (name: first sentence of the description, cut at ``line_chars``)."""
+
+    name = "listed-names"
+
+    def __init__(self, one_line: bool = False, line_chars: int = 80) -> None:
+        if isinstance(line_chars, bool) or not isinstance(line_chars, int) or line_chars < 10:
+            raise ValueError(f"ListedNames: line_chars must be an integer >= 10, got {line_chars!r}")
+        self.one_line = bool(one_line)
+        self.line_chars = line_chars
+
+    def system_suffix(self, default: str, registered: Mapping[str, Tool]) -> str:
+        if self.one_line:
+            lines = [
+                f"- {t.name}: {_first_sentence(t.description, self.line_chars)}" for t in registered.values()
+            ]
+            listing = "\n".join(lines)
+        else:
+            listing = ", ".join(registered)
+        return (
+            f"{default}\nThese tools exist but are not loaded; call {TOOL_SEARCH_TOOL_NAME} with a tool's "
+            f"name or what it does to load it:\n{listing}"
+        )
+
+    def describe(self) -> dict:
+        return {"name": self.name, "one_line": self.one_line}
+
+
+class InlineReferences(Strategy):
+    """The ``tools`` array is ``toolSearchTool`` alone in every request (so the cached prefix never changes);
+    a search result is the list of the found tools' full definitions, which stay callable for the run.
+
+    Anthropic's API expands ``tool_reference`` blocks server-side; over OpenAI-compatible chat completions
+    the found tools are not in ``tools``, so this works with a model willing to call a function it read
+    about in a tool result (the simulated agent is; check a real model with a recorded run)."""
+
+    name = "inline-references"
+
+    def search_result(self, names: list[str], result: str, registered: Mapping[str, Tool]) -> str:
+        definitions = [registered[n].definition() for n in names if n in registered]
+        return json.dumps(definitions, ensure_ascii=False)
+
+    def plan(self, view: RequestView) -> RequestPlan:
+        found = found_tools(view.conversation, view.registered, accumulate=True)
+        return RequestPlan([], True, found, found)
+
+
+class PreRetrieval(Strategy):
+    """Retrieve ``k`` tools from the user's message before the first call and send only those; the model
+    gets no search tool, so a tool the retrieval missed stays out of reach."""
+
+    name = "pre-retrieval"
+    offers_search = False
+
+    def __init__(self, k: int = 10) -> None:
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 10:
+            raise ValueError(
+                f"PreRetrieval: k must be an integer from 1 to 10 (toolSearchTool's maxResults range), "
+                f"got {k!r}"
+            )
+        self.k = k
+
+    def pre_retrieval(self) -> int | None:
+        return self.k
+
+    def plan(self, view: RequestView) -> RequestPlan:
+        bound = [n for n in view.prebound if n in view.registered]
+        return RequestPlan(bound, False, [], bound)
+
+    def describe(self) -> dict:
+        return {"name": self.name, "k": self.k}
+
+
+class RetrieveThenBind(Strategy):
+    """A retrieval tool returns ids; the framework binds every id returned for the rest of the run, at its
+    own ``limit`` per retrieval (the model's ``maxResults`` is replaced). Within one run this binds like
+    accumulation-on search; the difference that matters in production, state kept by the framework rather
+    than read from the conversation, survives compaction, which a single run does not show."""
+
+    name = "retrieve-then-bind"
+
+    def __init__(self, limit: int = 5) -> None:
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10:
+            raise ValueError(f"RetrieveThenBind: limit must be an integer from 1 to 10, got {limit!r}")
+        self.limit = limit
+
+    def search_arguments(self, args: dict) -> dict:
+        return {**args, "maxResults": self.limit}
+
+    def describe(self) -> dict:
+        return {"name": self.name, "limit": self.limit}
+
+
+class Unload(Strategy):
+    """Any strategy, with its loaded tools dropped when unused for more than ``idle_turns`` model turns
+    and/or capped at ``max_loaded`` (the most recently found or called stay). A tool counts as used on the
+    turn that found it and on every turn that called it. Dropped tools can be found again by searching."""
+
+    def __init__(self, inner: Strategy, idle_turns: int | None = None, max_loaded: int | None = None) -> None:
+        if not isinstance(inner, Strategy) or isinstance(inner, Unload):
+            raise ValueError(f"Unload: inner must be a Strategy (not another Unload), got {inner!r}")
+        for label, value in (("idle_turns", idle_turns), ("max_loaded", max_loaded)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"Unload: {label} must be a positive integer or None, got {value!r}")
+        if idle_turns is None and max_loaded is None:
+            raise ValueError("Unload: set idle_turns, max_loaded or both")
+        self.inner = inner
+        self.idle_turns = idle_turns
+        self.max_loaded = max_loaded
+        self.name = f"{inner.name}+unload"
+        self.offers_search = inner.offers_search
+
+    def system_suffix(self, default: str, registered: Mapping[str, Tool]) -> str:
+        return self.inner.system_suffix(default, registered)
+
+    def pre_retrieval(self) -> int | None:
+        return self.inner.pre_retrieval()
+
+    def search_arguments(self, args: dict) -> dict:
+        return self.inner.search_arguments(args)
+
+    def search_result(self, names: list[str], result: str, registered: Mapping[str, Tool]) -> str:
+        return self.inner.search_result(names, result, registered)
+
+    def plan(self, view: RequestView) -> RequestPlan:
+        plan = self.inner.plan(view)
+        last_used = _last_used(view.conversation)
+        keep = list(plan.loaded)
+        if self.idle_turns is not None:
+            keep = [n for n in keep if view.turn - last_used.get(n, 0) <= self.idle_turns]
+        if self.max_loaded is not None and len(keep) > self.max_loaded:
+            recent = sorted(keep, key=lambda n: -last_used.get(n, 0))[: self.max_loaded]
+            keep = [n for n in keep if n in recent]
+        dropped = set(plan.loaded) - set(keep)
+        return RequestPlan(
+            [n for n in plan.tools_array if n not in dropped],
+            plan.offers_search,
+            [n for n in plan.inline if n not in dropped],
+            keep,
+        )
+
+    def describe(self) -> dict:
+        return {
+            "name": self.name,
+            "inner": self.inner.describe(),
+            "idle_turns": self.idle_turns,
+            "max_loaded": self.max_loaded,
+        }
+
+
+# ---- reading the conversation -----------------------------------------------------------------------------
+def search_result_names(content: Any, strict: bool = False) -> list[str]:
+    """Tool names in a toolSearchTool result: a JSON array of names (Spring's form) or of definitions
+    (``InlineReferences``); an error object or anything else has none. ``strict`` raises instead, as
+    Spring fails a request whose search result is not such an array."""
+    try:
+        value = json.loads(content) if isinstance(content, str) else content
+    except json.JSONDecodeError:
+        value = None
+    names: list[str] = []
+    for item in value if isinstance(value, list) else [None]:
+        if isinstance(item, str):
+            names.append(item)
+        elif isinstance(item, Mapping) and isinstance(item.get("function"), Mapping):
+            name = item["function"].get("name")
+            if isinstance(name, str):
+                names.append(name)
+        elif strict:
+            raise ValueError(f"toolSearchTool result is not a JSON array of names: {str(content)[:200]!r}")
+        else:
+            return []  # our own error results are JSON objects: nothing discovered
+    return names
+
+
+def _search_groups(conversation: Sequence[Mapping[str, Any]], strict: bool = False) -> list[list[str]]:
+    """Names found by searches, one group per assistant turn that searched (Spring: one tool-response
+    message per turn, so parallel searches of one turn form one group)."""
+    groups: list[list[str]] = []
+    current: list[str] | None = None
+    for message in conversation:
+        role = message.get("role")
+        if role == "assistant":
+            current = None
+        elif role == "tool" and str(message.get("name", "")).lower() == TOOL_SEARCH_TOOL_NAME.lower():
+            if current is None:
+                current = []
+                groups.append(current)
+            current.extend(search_result_names(message.get("content"), strict))
+    return [g for g in groups if g]
+
+
+def found_tools(
+    conversation: Sequence[Mapping[str, Any]],
+    registered: Mapping[str, Tool],
+    accumulate: bool,
+    strict: bool = False,
+) -> list[str]:
+    """Registered tools named by search results, in discovery order (spec §7.4–7.5): every search's
+    (``accumulate``) or the latest searching turn's only, with all its parallel searches. Unknown names
+    are dropped, as Spring does."""
+    groups = _search_groups(conversation, strict)
+    names: list[str] = []
+    for group in groups if accumulate else groups[-1:]:
+        for name in group:
+            if name in registered and name not in names:
+                names.append(name)
+    return names
+
+
+def _last_used(conversation: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Tool name -> the latest model turn (1-based) that found it by search or called it."""
+    last: dict[str, int] = {}
+    turn = 0
+    for message in conversation:
+        role = message.get("role")
+        if role == "assistant":
+            turn += 1
+            for call in message.get("tool_calls") or []:
+                name = (call.get("function") or {}).get("name")
+                if isinstance(name, str) and name != TOOL_SEARCH_TOOL_NAME:
+                    last[name] = turn
+        elif role == "tool" and str(message.get("name", "")).lower() == TOOL_SEARCH_TOOL_NAME.lower():
+            for name in search_result_names(message.get("content")):
+                last[name] = turn
+    return last
+
+
+def _first_sentence(text: str, limit: int) -> str:
+    sentence = " ".join((text or "").split()).split(". ")[0]
+    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
+
+
+# ---- by name ----------------------------------------------------------------------------------------------
+STRATEGY_NAMES = (
+    "all-tools",
+    "search-only",
+    "search-only-no-accumulation",
+    "listed-names",
+    "inline-references",
+    "pre-retrieval",
+    "retrieve-then-bind",
+)
+
+UNLOADABLE = ("search-only", "search-only-no-accumulation", "listed-names", "retrieve-then-bind")
+
+
+def make_strategy(
+    name: str, idle_turns: int | None = None, max_loaded: int | None = None, k: int = 10
+) -> Strategy:
+    """A strategy by its row name (see :data:`STRATEGY_NAMES`), wrapped in :class:`Unload` when an unload
+    option is given and the strategy can reload what it drops (:data:`UNLOADABLE`): all-tools loads nothing;
+    inline references live in the conversation history, and dropping them would mean rewriting it
+    (compaction, not modelled); pre-retrieval has no search to get a dropped tool back."""
+    builders = {
+        "all-tools": AllTools,
+        "search-only": lambda: SearchOnly(True),
+        "search-only-no-accumulation": lambda: SearchOnly(False),
+        "listed-names": ListedNames,
+        "inline-references": InlineReferences,
+        "pre-retrieval": lambda: PreRetrieval(k),
+        "retrieve-then-bind": RetrieveThenBind,
+    }
+    if name not in builders:
+        raise ValueError(f"unknown strategy {name!r}; expected one of {list(STRATEGY_NAMES)}")
+    strategy: Strategy = builders[name]()
+    if (idle_turns is not None or max_loaded is not None) and name in UNLOADABLE:
+        strategy = Unload(strategy, idle_turns, max_loaded)
+    return strategy

@@ -1,0 +1,137 @@
+"""Keeping credentials out of reprs, names, log lines and error messages.
+
+A key can reach us in three ways: as ``api_key``, inside a base URL (``http://user:KEY@host/v1``) or in a
+query string (``?api-key=KEY``, Azure style). :class:`Secret` holds one so that ``repr``/``vars()`` dumps
+and tracebacks show ``'***'``; :func:`split_url_credentials` takes the userinfo out of a URL so the URL can
+be shown and logged; :func:`redact_url` and :func:`scrub` clean text that may still hold one; and
+:class:`RedactingFilter` cleans log records of the HTTP stack, whose INFO line prints every request URL.
+
+This module is the bottom layer: it imports nothing from the package.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import urllib.parse
+from collections.abc import Iterable
+
+__all__ = [
+    "REDACTED",
+    "RedactingFilter",
+    "Secret",
+    "install_log_redaction",
+    "redact_url",
+    "scrub",
+    "split_url_credentials",
+]
+
+REDACTED = "***"
+# Query parameters that carry credentials in the APIs we talk to (Azure's api-key, signed URLs, tokens).
+SENSITIVE_QUERY_KEYS = frozenset(
+    {"api-key", "api_key", "apikey", "key", "token", "access_token", "auth", "password", "secret", "sig"}
+)
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@?#]*@")
+_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+")
+_QUERY_SECRET = re.compile(
+    r"(?i)([?&](?:" + "|".join(re.escape(k) for k in sorted(SENSITIVE_QUERY_KEYS)) + r")=)[^&#\s\"']*"
+)
+# The loggers that print request URLs: httpx's INFO "HTTP Request: POST <url>", the openai SDK's DEBUG
+# request options and retry lines, and httpcore's connection traces.
+HTTP_LOGGERS = (
+    "httpx",
+    "httpcore",
+    "httpx2",  # the openai SDK 3.x is built on the httpx2 fork
+    "httpcore2",
+    "openai",
+    "openai._base_client",
+    "openai._client",
+)
+
+
+class Secret:
+    """A credential that shows as ``'***'`` in ``repr``/``str``, so ``vars(obj)`` and tracebacks hold no key.
+    ``reveal()`` is the one way to read it, at the point where it is sent."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        if not isinstance(value, str):
+            raise TypeError(f"Secret holds a string, got {type(value).__name__}")
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __repr__(self) -> str:
+        return f"'{REDACTED}'"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+
+def split_url_credentials(url: str) -> tuple[str, str | None, Secret | None]:
+    """``(url without userinfo, username, password)``: ``http://user:KEY@host/v1`` gives
+    ``("http://host/v1", "user", Secret("KEY"))``. A URL without userinfo comes back unchanged with
+    ``(None, None)``. Percent-escapes in the userinfo are decoded, as HTTP clients do."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None, None
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user, has_password, password = userinfo.partition(":")
+    clean = urllib.parse.urlunsplit(parts._replace(netloc=hostport))
+    secret = Secret(urllib.parse.unquote(password)) if has_password else None
+    return clean, urllib.parse.unquote(user), secret
+
+
+def redact_url(url: str | None) -> str | None:
+    """``url`` safe to show: userinfo becomes ``***@`` and credential query parameters ``=***``."""
+    if url is None:
+        return None
+    return _QUERY_SECRET.sub(r"\1" + REDACTED, _URL_USERINFO.sub(r"\1" + REDACTED + "@", url))
+
+
+def scrub(text: str, secrets: Iterable[str | Secret | None] = ()) -> str:
+    """``text`` with every given secret, every URL userinfo, credential query parameter and
+    ``Bearer``/``Basic`` token replaced by ``***``. For messages that came from a server or an SDK."""
+    for secret in secrets:
+        value = secret.reveal() if isinstance(secret, Secret) else secret
+        if value:
+            text = text.replace(value, REDACTED)
+    text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    return redact_url(text) or ""
+
+
+class RedactingFilter(logging.Filter):
+    """Rewrites a record's message through :func:`scrub` (URL userinfo, credential query parameters,
+    bearer tokens). It never drops a record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):  # a malformed record is the logger's problem, not ours to hide
+            return True
+        cleaned = scrub(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return True
+
+
+_FILTER = RedactingFilter()
+
+
+def install_log_redaction(logger_names: Iterable[str] = HTTP_LOGGERS) -> None:
+    """Attach the redacting filter to the HTTP stack's loggers (idempotent). A filter on a logger sees the
+    records created on that logger, so each one that prints URLs gets it."""
+    for name in logger_names:
+        logger = logging.getLogger(name)
+        if _FILTER not in logger.filters:
+            logger.addFilter(_FILTER)

@@ -1,0 +1,351 @@
+"""StrategyLab: every way of loading tools on one scenario: the comparison table, a cost-vs-success Pareto
+plot (one point per strategy x index) and, per strategy, which part of each request a prompt cache serves.
+
+The pure render functions (:func:`table_html`, :func:`pareto_spec`, :func:`prefix_html`) take comparison
+rows and runs from :mod:`toolsearch_lab.eval.compare`; :class:`StrategyLab` wires them to widgets that change
+the scenario, the indexes, maxResults, the unload policy and the prices live. Re-pricing never re-runs a
+scenario; changing the scenario, index, maxResults or unload policy does (results are cached per setting).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import ipywidgets as widgets
+import plotly.graph_objects as go
+
+from toolsearch_lab.eval.compare import StrategyRun, compare, comparison_rows
+from toolsearch_lab.eval.cost import Price, PriceTable, load_prices
+from toolsearch_lab.eval.scenarios import list_scenarios
+from toolsearch_lab.index.factory import INDEX_KINDS
+from toolsearch_lab.ui import theme as t
+from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
+
+# One colour per strategy, in the shared meaning where there is one: all tools grey, Spring's search violet.
+STRATEGY_COLOURS = {
+    "all-tools": t.BASELINE,
+    "search-only": t.SEARCH,
+    "search-only-no-accumulation": t.SEARCH_LIGHT,
+    "listed-names": "#2563EB",
+    "inline-references": t.FOUND,
+    "pre-retrieval": t.NEW,
+    "retrieve-then-bind": "#DB2777",
+}
+INDEX_SYMBOLS = {"regex": "square", "lucene": "circle", "vector": "diamond", "hybrid": "triangle-up"}
+UNLOAD_POLICIES: dict[str, dict[str, int | None]] = {
+    "keep everything": {"idle_turns": None, "max_loaded": None},
+    "drop after 2 idle turns": {"idle_turns": 2, "max_loaded": None},
+    "drop after 4 idle turns": {"idle_turns": 4, "max_loaded": None},
+    "keep at most 5": {"idle_turns": None, "max_loaded": 5},
+    "keep at most 10": {"idle_turns": None, "max_loaded": 10},
+}
+
+
+def _base(name: str) -> str:
+    return name.removesuffix("+unload")
+
+
+def _colour(name: str) -> str:
+    return STRATEGY_COLOURS.get(_base(name), t.INK)
+
+
+# ---- pure render functions ---------------------------------------------------------------------------------
+def table_html(rows: Sequence[dict], width: int = t.PANEL_WIDTH) -> str:
+    """The comparison table; the cheapest successful row is marked."""
+    ok = [r for r in rows if r["success"]]
+    best = min(ok, key=lambda r: r["cost_usd"]) if ok else None
+    head = [
+        "strategy",
+        "index",
+        "requests",
+        "prompt",
+        "cached",
+        "uncached",
+        "cost $",
+        "tools/req",
+        "success",
+        "1st miss",
+    ]
+    cells = "".join(f"<th style='padding:4px 8px;text-align:left'>{h}</th>" for h in head)
+    out = [f"<table style='border-collapse:collapse;font-size:{t.FONT_SIZE - 1}px'><tr>{cells}</tr>"]
+    for r in rows:
+        mark = " ★" if r is best else ""
+        colour = t.GOOD if r["success"] else t.BAD
+        values = [
+            f"<b style='color:{_colour(r['strategy'])}'>{t.esc(r['strategy'])}</b>{mark}",
+            t.esc(r["index"]),
+            str(r["requests"]),
+            t.fmt_int(r["prompt_tokens"]),
+            f"{t.fmt_int(r['cached_tokens'])} ({r['cached_share']:.0%})",
+            t.fmt_int(r["uncached_tokens"] + r["cache_write_tokens"]),
+            f"{r['cost_usd']:.4f}",
+            f"{r['mean_tools_per_request']:.1f}",
+            f"<span style='color:{colour}'>{'yes' if r['success'] else 'no'} "
+            f"{r['steps_succeeded']}/{r['steps']}</span>",
+            "-" if r["first_unexposed_request"] is None else str(r["first_unexposed_request"]),
+        ]
+        out.append(
+            "<tr>"
+            + "".join(f"<td style='padding:3px 8px;border-top:1px solid {t.GRID}'>{v}</td>" for v in values)
+            + "</tr>"
+        )
+    out.append("</table>")
+    note = t.muted(
+        "cached = prompt tokens a prompt cache serves (priced at the cache-read rate); ★ cheapest run that "
+        "completed the task; 1st miss = first request whose step needed a tool the strategy had not exposed."
+    )
+    return t.panel("".join(out) + f"<div style='margin-top:6px'>{note}</div>", width)
+
+
+def pareto_spec(rows: Sequence[dict], priced: str = "") -> dict:
+    """Cost (x) vs step success rate (y): one point per strategy x index, hover for the details. Lower
+    right is worse; the frontier is the upper left."""
+    data = []
+    for name in dict.fromkeys(_base(r["strategy"]) for r in rows):
+        mine = [r for r in rows if _base(r["strategy"]) == name]
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": name,
+                "x": [r["cost_usd"] for r in mine],
+                "y": [r["steps_succeeded"] / r["steps"] for r in mine],
+                "marker": {
+                    "size": 16,
+                    "color": STRATEGY_COLOURS.get(name, t.INK),
+                    "symbol": [INDEX_SYMBOLS.get(r["index"], "circle") for r in mine],
+                    "line": {"width": 1, "color": t.INK},
+                },
+                "customdata": [
+                    [
+                        r["index"],
+                        r["requests"],
+                        r["prompt_tokens"],
+                        r["cached_tokens"],
+                        r["mean_tools_per_request"],
+                    ]
+                    for r in mine
+                ],
+                "hovertemplate": (
+                    f"<b>{t.esc(name)}</b> · %{{customdata[0]}}<br>$%{{x:.4f}} · %{{y:.0%}} of steps<br>"
+                    "%{customdata[1]} requests · %{customdata[2]:,} prompt tokens, "
+                    "%{customdata[3]:,} cached<br>"
+                    "%{customdata[4]:.1f} tools per request<extra></extra>"
+                ),
+            }
+        )
+    scenario = rows[0]["scenario"] if rows else ""
+    layout = t.base_layout(
+        f"Cost vs success on {t.esc(scenario)}: one point per strategy × index<br>"
+        f"<span style='font-size:{t.FONT_SIZE - 1}px;color:{t.MUTED}'>priced as {t.esc(priced)}, "
+        "prompt caching counted · marker shape = index (○ lucene, □ regex, ◇ vector, △ hybrid) · "
+        "best is top left</span>",
+        height=480,
+        xaxis=t.axis("cost of the run (USD)", rangemode="tozero", tickformat="$.3f"),
+        yaxis=t.axis("steps succeeded", tickformat=".0%", range=[-0.05, 1.08]),
+        margin={"l": 80, "r": 30, "t": 130, "b": 60},
+    )
+    return {"data": data, "layout": layout}
+
+
+def prefix_html(run: StrategyRun, width: int = t.PANEL_WIDTH) -> str:
+    """Per request of one run: cached (hatched), written to the cache (amber) and plain input (solid)."""
+    rows = run.costs
+    scale = (width - 330) / max((r.prompt_tokens for r in rows), default=1)
+    colour = _colour(run.strategy.name)
+    hatch = (
+        f"repeating-linear-gradient(45deg,{t.BASELINE_LIGHT},{t.BASELINE_LIGHT} 6px,#FFFFFF 6px,#FFFFFF 9px)"
+    )
+    out = [
+        t.heading(
+            f"{t.esc(run.strategy.name)} · {t.esc(run.index)}: what a prompt cache serves, request by request"
+        ),
+        "<table style='border-collapse:collapse'>",
+    ]
+    for r, it in zip(rows, run.trace.iterations, strict=False):
+        parts = [
+            (r.cached_tokens, f"background:{hatch};border:1px solid {t.BASELINE_LIGHT}", "cached"),
+            (r.cache_write_tokens, f"background:{t.NEW}", "written to the cache"),
+            (r.uncached_tokens, f"background:{colour}", "plain input"),
+        ]
+        bar = "".join(
+            f"<div title='{n:,} tokens {label}' "
+            f"style='width:{max(round(n * scale), 1 if n else 0)}px;height:16px;{style}'></div>"
+            for n, style, label in parts
+        )
+        added = ", ".join(it.newly_exposed[:3]) + ("…" if len(it.newly_exposed) > 3 else "")
+        note = f" <span style='color:{t.MUTED}'>+{t.esc(added)}</span>" if added else ""
+        if r.reported_cached is not None:  # the server's own figure, beside the model's
+            note = f" (server: {r.reported_cached:,}){note}"
+        out.append(
+            f"<tr><td style='padding:2px 8px 2px 0;font-weight:700'>{r.number}</td>"
+            f"<td><div style='display:flex'>{bar}</div></td>"
+            f"<td style='padding:2px 8px;font-family:{t.MONO};font-size:{t.FONT_SIZE - 3}px;"
+            "white-space:nowrap'>"
+            f"{r.cached_tokens:,}/{r.prompt_tokens:,} cached{note}</td></tr>"
+        )
+    out.append("</table>")
+    return t.panel("".join(out), width)
+
+
+# ---- the exercise judge ------------------------------------------------------------------------------------
+def cheapest_successful(rows: Sequence[dict]) -> dict | None:
+    ok = [r for r in rows if r["success"]]
+    return min(ok, key=lambda r: r["cost_usd"]) if ok else None
+
+
+def judge_cheapest(answer: Any, *, rows: Sequence[dict], **_: Any) -> tuple[bool, str]:
+    """Notebook 09's exercise: which strategy that completes the task is cheapest, caching counted."""
+    by_name = {r["strategy"]: r for r in rows}
+    if answer not in by_name:
+        return False, f"my_cheapest must be one of {sorted(by_name)}, not {answer!r}"
+    best = cheapest_successful(rows)
+    if best is None:
+        return False, "no strategy completed the task in these runs, so none is the cheapest that works"
+    mine = by_name[answer]
+    if answer == best["strategy"]:
+        return True, (
+            f"{answer} completes the task for ${mine['cost_usd']:.4f}, {mine['cached_share']:.0%} of "
+            f"its {mine['prompt_tokens']:,} prompt tokens served from the cache"
+        )
+    if not mine["success"]:
+        return False, (
+            f"{answer} costs ${mine['cost_usd']:.4f} but does not complete the task "
+            f"({mine['steps_succeeded']}/{mine['steps']} steps)"
+        )
+    ratio = mine["cost_usd"] / best["cost_usd"]
+    why = (
+        f"{answer} costs ${mine['cost_usd']:.4f} ({mine['cached_share']:.0%} cached), {ratio:.1f}x "
+        f"{best['strategy']}'s ${best['cost_usd']:.4f}"
+    )
+    if answer == "all-tools":
+        why += ": a cached token is cheaper, not free, and every request still carries every definition"
+    return False, why
+
+
+# ---- the widget --------------------------------------------------------------------------------------------
+class StrategyLab(Displayable):
+    """Compare the strategies on a scenario; change scenario, indexes, maxResults, unload and prices."""
+
+    def __init__(
+        self,
+        scenario: str = "livemcpbench",
+        indexes: Sequence[str] = ("lucene",),
+        prices: PriceTable | None = None,
+        price_model: str | None = None,
+    ) -> None:
+        self.prices = prices or load_prices()
+        self._build_controls(scenario, indexes, self.prices.price(price_model))
+        self.table, self.prefix = html_sink(), html_sink()
+        self.figure: go.FigureWidget | None = None
+        self._cache: dict[tuple, list[StrategyRun]] = {}
+        self.runs: list[StrategyRun] = []
+        self._rerun()
+        for w in (self.scenario, self.indexes, self.max_results, self.unload):
+            w.observe(lambda _: self._rerun(), names="value")
+        self.model.observe(lambda _: self._model_changed(), names="value")
+        for w in (self.input_price, self.cached_price, self.output_price):
+            w.observe(lambda _: self._reprice(), names="value")
+        self.focus.observe(lambda _: self._draw_prefix(), names="value")
+        controls = widgets.VBox(
+            [
+                widgets.HBox([self.scenario, self.max_results, self.unload]),
+                widgets.HBox(
+                    [
+                        self.indexes,
+                        widgets.VBox([self.model, self.input_price, self.cached_price, self.output_price]),
+                    ]
+                ),
+            ]
+        )
+        assert self.figure is not None  # drawn by the first run
+        self.widget = widgets.VBox([controls, self.table, figure_box(self.figure), self.focus, self.prefix])
+
+    def _build_controls(self, scenario: str, indexes: Sequence[str], price: Price) -> None:
+        style = {"description_width": "initial"}
+        names = [n for n in list_scenarios() if not n.endswith("-user")]
+        self.scenario = widgets.Dropdown(
+            options=names if scenario in names else [scenario, *names],
+            value=scenario,
+            description="Scenario",
+            style=style,
+        )
+        self.indexes = widgets.SelectMultiple(
+            options=INDEX_KINDS, value=tuple(indexes), description="Indexes", rows=4, style=style
+        )
+        self.max_results = widgets.IntSlider(value=5, min=1, max=10, description="maxResults", style=style)
+        self.unload = widgets.Dropdown(
+            options=list(UNLOAD_POLICIES), value="keep everything", description="Unload", style=style
+        )
+        self.model = widgets.Dropdown(
+            options=sorted(self.prices.models), value=price.model, description="Priced as", style=style
+        )
+        self.input_price = widgets.FloatText(value=price.input, description="input $/M", style=style)
+        self.cached_price = widgets.FloatText(value=price.cache_read, description="cached $/M", style=style)
+        self.output_price = widgets.FloatText(value=price.output, description="output $/M", style=style)
+        self.focus = widgets.Dropdown(description="Prefix view", style=style)
+
+    @property
+    def rows(self) -> list[dict]:
+        return comparison_rows(self.runs)
+
+    def price(self) -> Price:
+        base = self.prices.price(self.model.value)
+        return replace(
+            base,
+            input=self.input_price.value,
+            cache_read=self.cached_price.value,
+            output=self.output_price.value,
+        )
+
+    def _rerun(self) -> None:
+        key = (
+            self.scenario.value,
+            tuple(self.indexes.value) or ("lucene",),
+            self.max_results.value,
+            self.unload.value,
+        )
+        if key not in self._cache:
+            self._cache[key] = compare(
+                key[0],
+                indexes=key[1],
+                max_results=key[2],
+                prices=self.prices,
+                price_model=self.model.value,
+                idle_turns=UNLOAD_POLICIES[key[3]]["idle_turns"],
+                max_loaded=UNLOAD_POLICIES[key[3]]["max_loaded"],
+            )
+        self.runs = [r.repriced(self.price()) for r in self._cache[key]]
+        self._draw()
+
+    def _model_changed(self) -> None:
+        price = self.prices.price(self.model.value)
+        with self.input_price.hold_trait_notifications():
+            self.input_price.value, self.cached_price.value = price.input, price.cache_read
+            self.output_price.value = price.output
+        self._reprice()
+
+    def _reprice(self) -> None:
+        self.runs = [r.repriced(self.price()) for r in self.runs]
+        self._draw()
+
+    def _draw(self) -> None:
+        rows = self.rows
+        self.table.value = table_html(rows)
+        price = self.price()
+        spec = pareto_spec(rows, f"{price.model} ({price.provider} caching)")
+        if self.figure is None:
+            self.figure = new_figure(spec)
+        else:
+            update_figure(self.figure, spec)
+        labels = [f"{r.strategy.name} · {r.index}" for r in self.runs]
+        keep = self.focus.value if self.focus.value in labels else labels[0]
+        self.focus.options, self.focus.value = labels, keep
+        self._draw_prefix()
+
+    def _draw_prefix(self) -> None:
+        labels = [f"{r.strategy.name} · {r.index}" for r in self.runs]
+        if self.focus.value in labels:
+            self.prefix.value = prefix_html(self.runs[labels.index(self.focus.value)])

@@ -1,0 +1,187 @@
+"""TraceViewer: two runs side by side (a simulated and a real model, or two settings), iteration by iteration.
+
+Each side is a RunTrace: from a run in the notebook, or opened from any saved trace JSON
+(anything ``RunTrace.to_json`` wrote). The slider picks an iteration number (from 1)
+and both columns show what that model request exposed, searched and called.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as widgets
+
+from toolsearch_lab.loop.search_tool import TOOL_SEARCH_TOOL_NAME
+from toolsearch_lab.trace import RunTrace
+from toolsearch_lab.ui import theme as t
+from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
+from toolsearch_lab.ui.stepper_render import highlight, trace_of
+
+COLUMN_WIDTH = (t.FIG_WIDTH - 10) // 2
+SIDES = ("left", "right")
+SIDE_STYLE = {  # both are tool-search runs (violet); the right one is drawn lighter with a violet outline
+    "left": {"color": t.SEARCH},
+    "right": {"color": t.SEARCH_LIGHT, "line": {"color": t.SEARCH, "width": 2}},
+}
+
+
+def load_trace(path: str | Path) -> RunTrace:
+    """A RunTrace from a saved JSON file, with an error that names the file when it is not one."""
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise FileNotFoundError(f"no trace file at {str(file)!r}")
+    try:
+        return RunTrace.from_json(file.read_text(encoding="utf-8"))
+    except Exception as exc:  # noqa: BLE001 - re-raised with the file name
+        raise ValueError(f"{str(file)!r} is not a saved RunTrace JSON: {exc}") from exc
+
+
+def tokens_spec(traces: dict[str, RunTrace], labels: dict[str, str], selected: int | None) -> dict:
+    """Prompt tokens per model request for both runs, and what sending every tool would have cost."""
+    n = max(len(tr.iterations) for tr in traces.values())
+    data: list[dict[str, Any]] = []
+    for side in SIDES:
+        its = traces[side].iterations
+        data.append(
+            {
+                "type": "bar",
+                "name": f"{labels[side]}: tool search",
+                "x": list(range(1, len(its) + 1)),
+                "y": [it.tokens.tool_search.total for it in its],
+                "marker": SIDE_STYLE[side],
+                "hovertemplate": f"{t.esc(labels[side])}, iteration %{{x}}: %{{y:,}} prompt tokens"
+                "<extra></extra>",
+            }
+        )
+    for side, dash in zip(SIDES, ("dot", "dash"), strict=True):
+        its = traces[side].iterations
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": f"{labels[side]}: all {traces[side].catalog_size} tools",
+                "x": list(range(1, len(its) + 1)),
+                "y": [it.tokens.baseline.total for it in its],
+                "line": {"color": t.BASELINE, "dash": dash, "width": 3},
+                "hovertemplate": "iteration %{x}: %{y:,} prompt tokens sending every tool<extra></extra>",
+            }
+        )
+    top = max((max(d["y"], default=0) for d in data), default=0)
+    layout = t.base_layout(
+        "Prompt tokens per model request, both runs",
+        height=400,
+        barmode="group",
+        bargap=0.3,
+        xaxis=t.axis(
+            "Iteration (one model request each)", dtick=1, range=[0.4, max(n, 1) + 0.6], showgrid=False
+        ),
+        yaxis=t.axis("prompt tokens", tickformat=",.0f", **t.nice_range(top)),
+        shapes=highlight(selected, n),
+        margin={"l": 80, "r": 30, "t": 110, "b": 60},
+    )
+    return {"data": data, "layout": layout}
+
+
+def summary_html(trace: RunTrace, label: str) -> str:
+    total = trace.tokens_total()
+    return (
+        t.heading(t.esc(label))
+        + f"<div>model <b>{t.esc(trace.model)}</b> · index <b>{t.esc(trace.index)}</b> · "
+        f"{len(trace.iterations)} requests · stop: {t.esc(trace.stop_reason)}</div>"
+        + f"<div>prompt tokens <b style='color:{t.SEARCH}'>{total['prompt_tool_search']:,}</b> vs "
+        f"{total['prompt_baseline']:,} with all tools ({total['prompt_saved_pct']:g}% saved)</div>"
+    )
+
+
+def iteration_html(trace: RunTrace, label: str, position: int) -> str:
+    """One column: the run's summary, then what request ``position + 1`` exposed, searched and called."""
+    its = trace.iterations
+    head = summary_html(trace, label)
+    if not 0 <= position < len(its):
+        return t.panel(head + t.muted(f"This run has no iteration {position + 1}."), COLUMN_WIDTH)
+    it = its[position]
+    new = set(it.newly_exposed)
+    chips = "".join(
+        t.chip(n, t.SEARCH, t.SEARCH_LIGHT, bold=True)
+        if n == TOOL_SEARCH_TOOL_NAME
+        else t.chip(n, t.INK, t.NEW_LIGHT, "new")
+        if n in new
+        else t.chip(n, t.FOUND, t.FOUND_LIGHT)
+        for n in it.exposed_tools
+    )
+    parts = [head, t.heading(f"Iteration {position + 1} of {len(its)}"), f"<div>exposed: {chips}</div>"]
+    for s in it.searches:
+        found = "".join(t.chip(h.name, t.FOUND, t.FOUND_LIGHT) for h in s.hits) or t.muted("nothing")
+        parts.append(f"<div>search <b>“{t.esc(t.clip(s.query, 120))}”</b> → {found}</div>")
+    for c in it.tool_calls:
+        if c.name != TOOL_SEARCH_TOOL_NAME:
+            outcome = f" <span style='color:{t.BAD}'>{t.esc(c.error)}</span>" if c.error else ""
+            parts.append(f"<div>called {t.chip(c.name, t.CALLED, t.PAPER, ring=True)}{outcome}</div>")
+    if it.assistant_content:
+        parts.append(f"<div>said: {t.muted(t.esc(t.clip(it.assistant_content, 300)))}</div>")
+    return t.panel("".join(parts), COLUMN_WIDTH)
+
+
+class TraceViewer(Displayable):
+    """``left``/``right``: a ScenarioRun, a RunResult, a RunTrace or the path of a saved trace JSON."""
+
+    def __init__(self, left: Any, right: Any, labels: tuple[str, str] = ("left", "right")) -> None:
+        self.traces = {side: self._as_trace(value) for side, value in zip(SIDES, (left, right), strict=True)}
+        self.labels = dict(zip(SIDES, labels, strict=True))
+        n = max(len(tr.iterations) for tr in self.traces.values())
+        self.slider = widgets.IntSlider(
+            value=1, min=1, max=max(n, 1), description="Iteration", layout=widgets.Layout(width="600px")
+        )
+        self.paths = {
+            side: widgets.Text(
+                placeholder="path/to/trace.json",
+                description=f"Open {side}",
+                layout=widgets.Layout(width="420px"),
+            )
+            for side in SIDES
+        }
+        self.open_buttons = {
+            side: widgets.Button(description="Open", layout=widgets.Layout(width="80px")) for side in SIDES
+        }
+        self.status = html_sink()
+        self.columns = {side: html_sink(COLUMN_WIDTH) for side in SIDES}
+        self.fig = new_figure(tokens_spec(self.traces, self.labels, 0))
+        self.redraw()
+        self.slider.observe(lambda _: self.redraw(), names="value")
+        for side in SIDES:
+            self.open_buttons[side].on_click(lambda _, side=side: self.open(side, self.paths[side].value))
+        self.widget = widgets.VBox(
+            [
+                widgets.HBox([self.paths["left"], self.open_buttons["left"]]),
+                widgets.HBox([self.paths["right"], self.open_buttons["right"]]),
+                self.status,
+                self.slider,
+                widgets.HBox([self.columns["left"], self.columns["right"]]),
+                figure_box(self.fig),
+            ],
+            layout=widgets.Layout(width=f"{t.FIG_WIDTH + 20}px"),
+        )
+
+    @staticmethod
+    def _as_trace(value: Any) -> RunTrace:
+        return load_trace(value) if isinstance(value, str | Path) else trace_of(value)
+
+    def open(self, side: str, path: str | Path) -> None:
+        """Replace one side with a saved trace; a bad file is reported in the status line, not raised."""
+        try:
+            self.traces[side] = load_trace(path)
+        except (OSError, ValueError) as exc:
+            self.status.value = t.panel(f"<span style='color:{t.BAD}'>{t.esc(exc)}</span>")
+            return
+        self.labels[side] = Path(path).name
+        self.status.value = t.panel(f"opened {t.esc(path)} on the {side}")
+        n = max(len(tr.iterations) for tr in self.traces.values())
+        self.slider.max = max(n, 1)
+        self.redraw()
+
+    def redraw(self) -> None:
+        position = int(self.slider.value) - 1
+        for side in SIDES:
+            self.columns[side].value = iteration_html(self.traces[side], self.labels[side], position)
+        update_figure(self.fig, tokens_spec(self.traces, self.labels, position))
