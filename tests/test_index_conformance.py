@@ -11,7 +11,15 @@ import pytest
 
 from toolsearch_lab.embed import TfidfEmbedder
 from toolsearch_lab.index.factory import INDEX_CLASSES, INDEX_KINDS, make_index
-from toolsearch_lab.model import Explanation, SearchRequest, SearchResponse, Tool, ToolIndex, empty_response
+from toolsearch_lab.model import (
+    BaseToolIndex,
+    Explanation,
+    SearchRequest,
+    SearchResponse,
+    Tool,
+    ToolIndex,
+    empty_response,
+)
 
 WEATHER = [
     Tool("get_weather", "Current weather and forecast for a city"),
@@ -205,3 +213,27 @@ def test_unicode_text_and_queries(kind):
         for ref in response.tool_references:
             assert index.explain("s", query, ref.tool_name).score == ref.relevance_score
     assert "wetter_de" in index.search(SearchRequest("s", "Wetter München Vorhersage", 20)).tool_names
+
+
+def test_index_tool_is_a_batch_of_one_and_a_bare_subclass_says_what_to_implement():
+    """Each built-in index implements ``index_tools`` only; ``index_tool`` comes from the base class.
+    A subclass that implements neither gets an error naming the class, not a recursion."""
+
+    class Batching(BaseToolIndex):
+        def __init__(self):
+            super().__init__()
+            self.batches = []
+
+        def index_tools(self, session_id, tools):
+            self.batches.append((session_id, list(tools)))
+
+    index = Batching()
+    tool = Tool("weather", "Current weather for a city")
+    index.index_tool("s", tool)
+    assert index.batches == [("s", [tool])]
+
+    class Bare(BaseToolIndex):
+        pass
+
+    with pytest.raises(NotImplementedError, match="Bare must implement index_tool or index_tools"):
+        Bare().index_tool("s", tool)

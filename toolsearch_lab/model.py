@@ -252,9 +252,13 @@ class BaseToolIndex:
         )
 
     def index_tool(self, session_id: str, tool: Tool) -> None:
-        raise NotImplementedError(f"{type(self).__name__} must implement index_tool or index_tools")
+        """One tool is a batch of one, for an index that implements ``index_tools``."""
+        if type(self).index_tools is BaseToolIndex.index_tools:
+            raise NotImplementedError(f"{type(self).__name__} must implement index_tool or index_tools")
+        self.index_tools(session_id, [tool])
 
     def index_tools(self, session_id: str, tools: Iterable[Tool]) -> None:
+        """Spring's default: one ``index_tool`` call per tool, in order."""
         for tool in tools:
             self.index_tool(session_id, tool)
 

@@ -491,9 +491,6 @@ class LearnedToolIndex(BaseToolIndex):
         trained = self.model.info.get("trained_on", "?")
         return f"LearnedToolIndex(model trained on {trained}, features={len(self.model.features)})"
 
-    def index_tool(self, session_id: str, tool: Tool) -> None:
-        self.index_tools(session_id, [tool])
-
     def index_tools(self, session_id: str, tools: Iterable[Tool]) -> None:
         tools = self.checked_batch(session_id, tools)
         if tools:

@@ -75,9 +75,6 @@ class CharNgramToolIndex(BaseToolIndex):
         self._sessions: dict[str, _Snapshot] = {}
         self._lock = threading.Lock()
 
-    def index_tool(self, session_id: str, tool: Tool) -> None:
-        self.index_tools(session_id, [tool])
-
     def index_tools(self, session_id: str, tools: Iterable[Tool]) -> None:
         tools = self.checked_batch(session_id, tools)
         if not tools:

@@ -105,9 +105,6 @@ class RegexToolIndex(BaseToolIndex):
 
     # -- indexing -------------------------------------------------------------------------------------
 
-    def index_tool(self, session_id: str, tool: Tool) -> None:
-        self.index_tools(session_id, [tool])
-
     def index_tools(self, session_id: str, tools: Iterable[Tool]) -> None:
         """Append in order, in one copy. Duplicates are kept (Spring does not de-duplicate)."""
         entries = tuple(Entry.of(t) for t in self.checked_batch(session_id, tools))
