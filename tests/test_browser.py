@@ -135,6 +135,10 @@ def test_lab_trivial_widgets(tmp_path, page):
             "() => document.querySelector('.js-plotly-plot .gtitle').textContent === 'n = 3 (beta)'",
             timeout=UI_WAIT_MS,
         )
+        # The label is set after the title in the same callback; its update may reach the page a moment later.
+        page.wait_for_function(
+            "() => document.body.innerText.includes('value: 3 / beta')", timeout=UI_WAIT_MS
+        )
         assert "value: 3 / beta" in page.inner_text("body")
         _assert_clean(page, console)
         page.screenshot(path=str(tmp_path / "lab_trivial.png"), full_page=True)
