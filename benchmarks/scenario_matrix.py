@@ -4,9 +4,10 @@
     python benchmarks/scenario_matrix.py --json     # the rows as JSON
     python benchmarks/scenario_matrix.py --failures # also list every failed step of the semantic agent
 
-Every shipped scenario (plain and user wording), every index kind of ``index.factory.INDEX_KINDS`` and both
-simulated agents ("literal": word overlap; "semantic": meaning + word overlap), with the demo's defaults
-(accumulation off, the agent asking for 5 results). Task = all steps done; steps = share of steps done.
+Every shipped scenario (plain and user wording), every index kind of ``index.factory.INDEX_KINDS`` and the
+three simulated agents ("literal": word overlap; "semantic": glossary + meaning + word overlap;
+"semantic-no-glossary": the same without the glossary), with the demo's defaults (accumulation off, the
+agent asking for 5 results). Task = all steps done; steps = share of steps done.
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from toolsearch_lab.eval.scenarios import (
     summary_text,
 )
 from toolsearch_lab.index.factory import INDEX_KINDS
-from toolsearch_lab.models.simulated import AGENT_MODES
+from toolsearch_lab.models.simulated import AGENT_NAMES
 
 
 def format_rows(rows: list[dict]) -> list[str]:
-    lines = [f"{'scenario':<28} {'wording':<7} {'index':<7} " + "  ".join(f"{a:>16}" for a in AGENT_MODES)]
+    agents = list(dict.fromkeys(r["agent"] for r in rows))
+    width = {a: max(16, len(a)) for a in agents}
+    lines = [f"{'scenario':<30} {'wording':<7} {'index':<7} " + "  ".join(f"{a:>{width[a]}}" for a in agents)]
     keyed = {(r["scenario"], r["index"], r["agent"]): r for r in rows}
     seen: list[tuple[str, str, str]] = []
     for r in rows:
@@ -36,37 +39,75 @@ def format_rows(rows: list[dict]) -> list[str]:
             seen.append(key)
     for scenario, wording, index in seen:
         cells = []
-        for agent in AGENT_MODES:
+        for agent in agents:
             run = keyed.get((scenario, index, agent))
             if run is None:
                 cells.append("-")
                 continue
             task = "task ok" if run["task_success"] else "task --"
             cells.append(f"{task} {run['steps_succeeded']}/{run['steps']:<3}")
-        lines.append(f"{scenario:<28} {wording:<7} {index:<7} " + "  ".join(f"{c:>16}" for c in cells))
+        cells = [f"{c:>{width[a]}}" for a, c in zip(agents, cells, strict=True)]
+        lines.append(f"{scenario:<30} {wording:<7} {index:<7} " + "  ".join(cells))
+    return lines
+
+
+def markdown(rows: list[dict], indexes: list[str]) -> list[str]:
+    """The per-scenario table and the totals as Markdown (the README's tables)."""
+    keyed = {(r["scenario"], r["agent"], r["index"]): r for r in rows}
+    order = list(dict.fromkeys((r["scenario"], r["wording"], r["agent"]) for r in rows))
+    head = " | ".join(indexes)
+    lines = [f"| scenario | wording | agent | {head} |", "|---" * (3 + len(indexes)) + "|"]
+    for scenario, wording, agent in order:
+        cells = []
+        for index in indexes:
+            r = keyed[scenario, agent, index]
+            cells.append(f"{'✓' if r['task_success'] else '✗'} {r['steps_succeeded']}/{r['steps']}")
+        lines.append(f"| {scenario} | {wording} | {agent} | " + " | ".join(cells) + " |")
+    totals = {(s["wording"], s["agent"], s["index"]): s for s in summarise_matrix(rows)}
+    lines += ["", f"| wording | agent | {head} |", "|---" * (2 + len(indexes)) + "|"]
+    pairs = dict.fromkeys((r["wording"], r["agent"]) for r in sorted(rows, key=lambda r: r["wording"]))
+    for wording, agent in pairs:
+        cells = []
+        for index in indexes:
+            t = totals[wording, agent, index]
+            cells.append(
+                f"{t['tasks_succeeded']}/{t['tasks']} tasks, {t['steps_succeeded']}/{t['steps']} steps "
+                f"({100 * t['step_success_rate']:.0f} %)"
+            )
+        lines.append(f"| {wording} | {agent} | " + " | ".join(cells) + " |")
     return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", action="store_true", help="print the rows and totals as JSON")
+    parser.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
     parser.add_argument("--failures", action="store_true", help="list the semantic agent's failed steps")
     parser.add_argument("--accumulation", action="store_true", help="keep earlier search results exposed")
     parser.add_argument("--scenario", action="append", help="only this scenario (repeatable)")
     parser.add_argument("--index", action="append", choices=INDEX_KINDS, help="only this index (repeatable)")
+    parser.add_argument(
+        "--agent",
+        action="append",
+        choices=(*AGENT_NAMES, "openai"),
+        help="only this agent (repeatable); 'openai': a real model (OPENAI_API_KEY or OPENAI_BASE_URL)",
+    )
     args = parser.parse_args(argv)
     indexes, problems = buildable_indexes(args.index or INDEX_KINDS)
     for kind, why in problems.items():
         print(f"index {kind!r} left out of the table: {why}", file=sys.stderr)
-    rows = scenario_matrix(args.scenario, indexes, AGENT_MODES, args.accumulation)
+    rows = scenario_matrix(args.scenario, indexes, args.agent or AGENT_NAMES, args.accumulation)
     summary = summarise_matrix(rows)
     if args.json:
         json.dump({"rows": rows, "summary": summary}, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
-    print("\n".join(format_rows(rows)))
-    print()
-    print(summary_text(summary))
+    if args.markdown:
+        print("\n".join(markdown(rows, indexes)))
+    else:
+        print("\n".join(format_rows(rows)))
+        print()
+        print(summary_text(summary))
     if args.failures:
         print("\nFailed steps of the semantic agent (user wording):")
         print(failed_steps_text(rows, agent="semantic", wording="user"))

@@ -16,7 +16,7 @@ from toolsearch_lab.catalog.container import (
     tools_from_json,
     validate_schema_refs,
 )
-from toolsearch_lab.catalog.shipped import data_path
+from toolsearch_lab.datafiles import data_path
 from toolsearch_lab.model import Tool
 
 WEATHER_SCHEMA = {

@@ -217,3 +217,25 @@ def test_demo_grades_each_step_so_one_miss_does_not_hide_the_rest(capsys):
     done = sum(s["success"] for s in steps)
     assert report["grade"]["steps_succeeded"] == done
     assert report["grade"]["step_success_rate"] == pytest.approx(done / 6)
+
+
+def test_demo_runs_a_scenario_in_the_other_wording(capsys):
+    code, out, _ = run_cli(capsys, "demo", "--scenario", "github", "--wording", "user", "--json")
+    assert code == 0 and json.loads(out)["scenario"] == "github-user"
+    code, out, _ = run_cli(capsys, "demo", "--scenario", "github-user", "--wording", "plain", "--json")
+    assert code == 0 and json.loads(out)["scenario"] == "github"
+    code, _, err = run_cli(capsys, "demo", "--scenario", "github-release-day-user", "--wording", "plain")
+    assert code == 2 and "has no 'plain' wording" in err
+
+
+def test_the_glossary_is_what_the_semantic_agent_adds_on_user_words(capsys):
+    """Same scenario, same index: the agent that reads everyday words does more steps than the one without."""
+    done = {}
+    for agent in ("literal", "semantic-no-glossary", "semantic"):
+        code, out, _ = run_cli(
+            capsys, "demo", "--scenario", "spring-demo-shop-user", "--model", agent, "--json"
+        )
+        report = json.loads(out)
+        assert code == 0 and report["model"] == f"simulated-{agent}".replace("simulated-literal", "simulated")
+        done[agent] = report["grade"]["steps_succeeded"]
+    assert done["literal"] < done["semantic-no-glossary"] < done["semantic"]

@@ -33,12 +33,15 @@ def test_shipped_scenarios_with_their_catalog_sizes():
         "github": 117,
         "github-user": 117,
         "github-release-day-user": 117,
+        "github-security-triage-user": 117,
         "livemcpbench": 510,
         "livemcpbench-user": 510,
         "livemcpbench-day-out-user": 510,
+        "livemcpbench-money-check-user": 510,
         "spring-demo": 26,
         "spring-demo-user": 26,
         "spring-demo-shop-user": 26,
+        "spring-demo-market-day-user": 26,
     }
 
 

@@ -10,10 +10,15 @@ import numpy as np
 import pytest
 
 from toolsearch_lab.eval.scenarios import run_scenario, scenario_from_dict
+from toolsearch_lab.index.bm25.index import BM25ToolIndex
 from toolsearch_lab.index.vector import VectorToolIndex
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, Tool
-from toolsearch_lab.models.simulated import ABBREVIATIONS, SimulatedAgent, semantic_fit, spell_out
+from toolsearch_lab.models.glossary import Glossary
+from toolsearch_lab.models.simulated import SimulatedAgent, semantic_fit
+
+# What the unit tests' agent knows of everyday words (the shipped glossary is tested on its own).
+GLOSSARY = Glossary.from_entries([(["pr"], ["pull request"]), (["ticket"], ["issue"])])
 
 
 class ConceptEmbedder:
@@ -58,6 +63,7 @@ def scenario(*steps):
 def run(sc, mode, **options):
     embedder = ConceptEmbedder()
     advisor = ToolSearchAdvisor(VectorToolIndex(embedder=embedder), reference_tool_name_accumulation=True)
+    options.setdefault("glossary", GLOSSARY)
     agent = SimulatedAgent(sc.agent_steps(), mode=mode, embedder=embedder, **options)
     return run_scenario(sc, model=agent, advisor=advisor)
 
@@ -148,14 +154,19 @@ def test_reformulation_follows_the_documented_rule():
     need = {"need": "look at the PR for octo-org", "data": {"owner": "octo-org"}}
     # never sure and never settling, so every search rule is used
     agent = SimulatedAgent(
-        [need], mode="semantic", embedder=ConceptEmbedder(), sure_threshold=9.0, settle_threshold=9.0
+        [need],
+        mode="semantic",
+        embedder=ConceptEmbedder(),
+        glossary=GLOSSARY,
+        sure_threshold=9.0,
+        settle_threshold=9.0,
     )
     history = [{"role": "user", "content": "x"}]
     turn, query = _searched(agent, history, [])
     assert query == "look pr octo org"  # 1: content words as written
     history = _answer(history, turn, ["delete_file"])
     turn, query = _searched(agent, history, [definition("delete_file")])
-    assert query == "look pull request"  # 2: the core: data words dropped, "PR" spelled out
+    assert query == "look pull request"  # 2: the core as read: data words dropped, "PR" read
     history = _answer(history, turn, ["merge_pull_request", "delete_file"])
     exposed = [definition("merge_pull_request"), definition("delete_file")]
     turn, query = _searched(agent, history, exposed)
@@ -171,7 +182,7 @@ def test_the_agent_derives_its_state_from_the_conversation_alone():
     messages = result.messages
     # cut the conversation after the skip note: a fresh agent continues exactly as the original did
     cut = next(i for i, m in enumerate(messages) if (m.get("content") or "").startswith("Skipping step 1"))
-    fresh = SimulatedAgent(sc.agent_steps(), mode="semantic", embedder=ConceptEmbedder())
+    fresh = SimulatedAgent(sc.agent_steps(), mode="semantic", embedder=ConceptEmbedder(), glossary=GLOSSARY)
     exposed = [definition(n) for n in ("merge_pull_request", "list_releases", "delete_file", "get_weather")]
     again = fresh.complete(messages[:cut], exposed)
     assert again.to_message() == {
@@ -179,16 +190,44 @@ def test_the_agent_derives_its_state_from_the_conversation_alone():
     }
 
 
-def test_fit_reads_abbreviations_spelled_out():
-    assert (
-        "pr" in ABBREVIATIONS
-        and spell_out("land PR 7 into the repo") == "land pull request 7 into the repository"
-    )
+def test_fit_reads_the_need_through_the_glossary():
     embedder = ConceptEmbedder()
     merge = definition("merge_pull_request")
-    assert semantic_fit("check the PR", merge, embedder) == pytest.approx(
+    read = SimulatedAgent([{"need": "check the PR"}], embedder=embedder, glossary=GLOSSARY)
+    assert read.reading(read.steps[0]) == "check the pull request"
+    assert read.fit(read.steps[0], merge) == pytest.approx(
         semantic_fit("check the pull request", merge, embedder)
     )
+    literal = SimulatedAgent([{"need": "check the PR"}], mode="literal", glossary=GLOSSARY)
+    assert literal.reading(literal.steps[0]) == "check the PR"  # the literal agent reads words as written
+
+
+def test_the_glossary_is_what_finds_a_tool_named_in_other_words():
+    tools = [
+        {"name": "issue_read", "description": "Read an issue"},
+        {"name": "merge_pull_request", "description": "Merge a pull request"},
+        {"name": "delete_file", "description": "Delete a file"},
+    ]
+    sc = scenario_from_dict(
+        {
+            "name": "t",
+            "user_request": "x",
+            "tools": tools,
+            "steps": [{"need": "bring up ticket 42", "expected_tools": ["issue_read"]}],
+        }
+    )
+    knows = Glossary.from_entries([(["ticket"], ["issue"]), (["bring up"], ["read"])])
+
+    def outcome(mode, glossary):
+        agent = SimulatedAgent(sc.agent_steps(), mode=mode, embedder=ConceptEmbedder(), glossary=glossary)
+        result = run_scenario(sc, model=agent, advisor=ToolSearchAdvisor(BM25ToolIndex()))
+        return result.trace.called_tools(), [s.query for s in result.trace.searches()]
+
+    # the first search uses the words as written and misses; the second reads them through the glossary
+    assert outcome("semantic", knows) == (["issue_read"], ["bring ticket 42", "read issue 42"])
+    called, queries = outcome("semantic", Glossary())
+    assert called == [] and queries[0] == "bring ticket 42" and "issue" not in " ".join(queries)
+    assert outcome("literal", knows)[0] == []  # the literal agent reads words as written
 
 
 def test_unknown_mode_is_rejected():

@@ -24,7 +24,7 @@ LAYERS = [
     ["models", "index", "catalog"],
     ["embed", "session", "tokens", "trace"],
     ["text"],
-    ["model", "secrets", "jsonlimits"],
+    ["model", "secrets", "jsonlimits", "datafiles"],
 ]
 RANK = {part: depth for depth, parts in enumerate(LAYERS) for part in parts}
 

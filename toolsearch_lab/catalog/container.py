@@ -44,7 +44,7 @@ from toolsearch_lab.catalog.formats import (
 )
 from toolsearch_lab.catalog.functions import SchemaFromFunctionError, tool, tool_from_function
 from toolsearch_lab.catalog.schema_checks import MAX_CATALOG_DEPTH, schema_problems, validate_schema_refs
-from toolsearch_lab.catalog.shipped import data_path
+from toolsearch_lab.datafiles import data_path
 from toolsearch_lab.jsonlimits import shown
 from toolsearch_lab.model import TOOL_NAME_PATTERN, Tool
 

@@ -21,14 +21,15 @@ from toolsearch_lab.cli.options import (
     names_help,
     non_negative_int,
 )
-from toolsearch_lab.eval.scenarios import ScenarioRun, list_scenarios, load_scenario, run_scenario
+from toolsearch_lab.eval.scenarios import WORDINGS, ScenarioRun, list_scenarios, load_scenario, run_scenario
 from toolsearch_lab.index.factory import INDEX_KINDS
 from toolsearch_lab.models.base import ChatModel
 from toolsearch_lab.models.openai import DEFAULT_MAX_RETRIES, ModelNotConfigured, OpenAIChatModel
+from toolsearch_lab.models.simulated import AGENT_NAMES
 from toolsearch_lab.tokens import TokenCounter
 from toolsearch_lab.trace import RunTrace
 
-MODELS = ("simulated", "semantic", "literal", "openai")
+MODELS = ("simulated", *AGENT_NAMES, "openai")
 ANSWERED = "answered"
 
 
@@ -46,6 +47,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         default="spring-demo",
         help=names_help("shipped scenario", list_scenarios(), "a scenario JSON file"),
     )
+    parser.add_argument(
+        "--wording",
+        choices=WORDINGS,
+        help="the shipped scenario's task in its catalog's words (plain) or in a user's (user): "
+        "--scenario github --wording user runs github-user (default: the scenario as named)",
+    )
     parser.add_argument("--index", default="lucene", choices=INDEX_KINDS, help="index kind behind the search")
     parser.add_argument(
         "--accumulation",
@@ -58,10 +65,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--model",
         default="simulated",
         choices=MODELS,
-        help="'simulated' (= 'semantic') and 'literal' are the offline agents (see models/simulated.py: "
-        "'semantic' judges fit by meaning and skips a step it cannot do, 'literal' by word overlap and stops "
-        "at the first miss); 'openai' calls an OpenAI-compatible API configured by OPENAI_API_KEY "
-        "(or OPENAI_BASE_URL for a local server) and OPENAI_MODEL",
+        help="'simulated' (= 'semantic'), 'literal' and 'semantic-no-glossary' are the offline agents (see "
+        "models/simulated.py: 'semantic' reads everyday words through a glossary, judges fit by meaning and "
+        "skips a step it cannot do, 'semantic-no-glossary' does the same without the glossary, 'literal' "
+        "judges by word overlap and stops at the first miss); 'openai' calls an OpenAI-compatible API "
+        "configured by OPENAI_API_KEY (or OPENAI_BASE_URL for a local server) and OPENAI_MODEL",
     )
     parser.add_argument(
         "--max-retries",
@@ -83,7 +91,7 @@ def build_model(args: argparse.Namespace) -> ChatModel | str:
 
 
 def run(args: argparse.Namespace) -> int:
-    scenario = load_scenario(args.scenario)
+    scenario = load_scenario(args.scenario, args.wording)
     try:
         model = build_model(args)
     except ModelNotConfigured as exc:

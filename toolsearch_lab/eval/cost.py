@@ -45,7 +45,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from toolsearch_lab.catalog.shipped import data_path
+from toolsearch_lab.datafiles import data_path
 from toolsearch_lab.tokens import REPLY_PRIMING, TOKENS_PER_MESSAGE, TOKENS_PER_NAME, TokenCounter
 
 PROVIDERS = ("openai", "anthropic")

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch_lab.catalog.container import CatalogError, load_catalog, read_json_file, tool_from_record
-from toolsearch_lab.catalog.shipped import data_path
+from toolsearch_lab.datafiles import data_path
 from toolsearch_lab.model import Tool
 
 SHIPPED_DATASETS = {

@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolsearch_lab.catalog.container import load_catalog
-from toolsearch_lab.catalog.shipped import data_path
+from toolsearch_lab.datafiles import data_path
 from toolsearch_lab.index.factory import INDEX_KINDS, make_index, threshold_options
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.model import Tool
 from toolsearch_lab.models.base import ChatModel
-from toolsearch_lab.models.simulated import AGENT_MODES, SKIP_NOTE, SimulatedAgent
+from toolsearch_lab.models.simulated import AGENT_NAMES, SKIP_NOTE, SimulatedAgent, simulated_agent
 from toolsearch_lab.tokens import TokenCounter
 from toolsearch_lab.trace import RunTrace, StepOutcome
 
@@ -363,8 +363,8 @@ def chat_model_for(model: str | ChatModel, scenario: Scenario) -> ChatModel:
     """``"simulated"`` (the default agent), ``"literal"``, ``"semantic"``, ``"openai"`` or a ChatModel."""
     if model == "simulated":
         return SimulatedAgent(scenario.agent_steps())
-    if model in AGENT_MODES:
-        return SimulatedAgent(scenario.agent_steps(), mode=str(model))
+    if model in AGENT_NAMES:
+        return simulated_agent(str(model), scenario.agent_steps())
     if model == "openai":
         # Optional dependency (the openai client): imported only when asked for.
         from toolsearch_lab.models.openai import OpenAIChatModel
@@ -372,7 +372,7 @@ def chat_model_for(model: str | ChatModel, scenario: Scenario) -> ChatModel:
         return OpenAIChatModel()
     if isinstance(model, str):
         raise ValueError(
-            f"unknown model {model!r}: use 'simulated', {', '.join(repr(m) for m in AGENT_MODES)}, "
+            f"unknown model {model!r}: use 'simulated', {', '.join(repr(m) for m in AGENT_NAMES)}, "
             "'openai' or a ChatModel object"
         )
     return model
@@ -429,7 +429,7 @@ def buildable_indexes(kinds: Sequence[str] = INDEX_KINDS) -> tuple[list[str], di
 def scenario_matrix(
     names: Sequence[str] | None = None,
     indexes: Sequence[str] = INDEX_KINDS,
-    agents: Sequence[str] = AGENT_MODES,
+    agents: Sequence[str] = AGENT_NAMES,
     accumulation: bool = False,
 ) -> list[dict]:
     """Run every scenario (default: all shipped, both wordings) with every index and simulated agent; one
@@ -522,12 +522,12 @@ _WHY = {True: "returned, not chosen", False: "never returned", None: "not search
 def summary_text(summary: Sequence[dict]) -> str:
     """:func:`summarise_matrix` as a text table, with why steps failed."""
     lines = [
-        f"{'wording':<7} {'index':<7} {'agent':<9} {'tasks':>7} {'steps':>9} {'step rate':>9}   "
+        f"{'wording':<7} {'index':<7} {'agent':<20} {'tasks':>7} {'steps':>9} {'step rate':>9}   "
         "failed steps: not searched / tool never returned / returned but not chosen"
     ]
     for s in summary:
         lines.append(
-            f"{s['wording']:<7} {s['index']:<7} {s['agent']:<9} {s['tasks_succeeded']:>3}/{s['tasks']:<3} "
+            f"{s['wording']:<7} {s['index']:<7} {s['agent']:<20} {s['tasks_succeeded']:>3}/{s['tasks']:<3} "
             f"{s['steps_succeeded']:>4}/{s['steps']:<4} {100 * s['step_success_rate']:>8.0f}%   "
             f"{s['failed_not_searched']:>3} / {s['failed_not_surfaced']:>3} / {s['failed_surfaced']}"
         )

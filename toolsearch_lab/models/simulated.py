@@ -23,21 +23,24 @@ Common rules
   The second search leaves out the words of the step's data. After ``max_searches_per_step`` (2) searches
   with nothing that fits it gives up and answers, saying so: one missed step ends the task.
 
-``mode="semantic"`` - judges fit by meaning, as a model would
-* It reads a need with common abbreviations spelled out ("PR" -> "pull request"; :data:`ABBREVIATIONS`, a
-  fixed general list, not written per scenario).
-* Fit (:func:`semantic_fit`): the cosine similarity between the need and the tool, taking the better of
-  the tool's split name and its description (embedded with the default MiniLM embedder; the vectors of
-  the shipped catalogs are precomputed), plus ``OVERLAP_WEIGHT`` (0.25) x the literal fit capped at 1. A
-  tool already used for an earlier step counts at half.
+``mode="semantic"`` - reads everyday words and judges fit by meaning, as a model would
+* It reads a need through a glossary of everyday words (:mod:`toolsearch_lab.models.glossary`; the shipped
+  ``data/agent/glossary.json``, written without seeing the scenarios): each phrase it knows is replaced by
+  the catalogs' words for it ("pull up ticket #42" -> "get read view issue 42"), longest phrase first.
+  Words of a data value of several words (the branch "fix-issue-42") are left as written. ``glossary=
+  Glossary()`` reads nothing (the "semantic-no-glossary" agent of :data:`AGENT_NAMES`).
+* Fit (:func:`semantic_fit`): the best cosine similarity between the need (as written, or as read) and
+  the tool (its split name, or its description), embedded with the default MiniLM embedder (the vectors
+  of the shipped catalogs are precomputed), plus ``OVERLAP_WEIGHT`` (0.25) x the literal fit of the
+  reading, capped at 1. A tool already used for an earlier step counts at half.
 * Confidence in a tool that this step's searches returned = fit + ``VOTE_WEIGHT`` (0.3) x the share of
   the step's ``max_searches_per_step`` (3) searches that returned it: a tool that keeps coming back for
   differently worded queries is probably the one.
 * Before searching for a step it calls an exposed tool only when the words say so plainly (literal fit
   >= ``pick_threshold``, 0.8, as the literal agent). After each search it calls the most promising tool
   when its confidence reaches ``sure_threshold`` (0.8); otherwise it reformulates:
-    - search 2 - the core of the need: its content words without the step's data words (names, numbers,
-      places), abbreviations spelled out;
+    - search 2 - the core of the need as read: the reading's content words without the step's data words
+      (names, numbers, places);
     - search 3 - the core plus the catalog's vocabulary: up to three name words of the most promising tool
       so far (if its confidence reaches ``hint_threshold``, 0.2), as a model reuses the words the results
       showed it ("close ticket" -> "close ticket update issue state").
@@ -64,42 +67,20 @@ from toolsearch_lab.embed.base import Embedder
 from toolsearch_lab.embed.default import default_embedder
 from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME
 from toolsearch_lab.models.base import AssistantTurn, ToolCall
+from toolsearch_lab.models.glossary import Glossary, default_glossary
 from toolsearch_lab.text.identifiers import spaced_identifiers, split_identifiers
 from toolsearch_lab.text.stopwords import AGENT_STOP_WORDS
 
 AGENT_MODES = ("literal", "semantic")
+# The simulated agents by name: the two modes, and the semantic agent without its glossary, which shows
+# what knowing everyday words ("ticket" is an issue) is worth.
+AGENT_NAMES = ("literal", "semantic-no-glossary", "semantic")
 # The demos' default: with it a failed step means search did not surface the tool, so the lesson is about
 # wording and indexes; the literal agent also fails when search did surface it.
 DEFAULT_MODE = "semantic"
 OVERLAP_WEIGHT = 0.25
 VOTE_WEIGHT = 0.3
 STOP_WORDS = AGENT_STOP_WORDS
-# Common abbreviations in software and everyday writing, spelled out when the agent rewrites a query. A
-# fixed, general list (not per scenario): what any chat model knows.
-ABBREVIATIONS: dict[str, str] = {
-    "pr": "pull request",
-    "prs": "pull requests",
-    "repo": "repository",
-    "repos": "repositories",
-    "msg": "message",
-    "info": "information",
-    "docs": "documentation",
-    "doc": "document",
-    "config": "configuration",
-    "dir": "directory",
-    "db": "database",
-    "org": "organization",
-    "env": "environment",
-    "ci": "continuous integration",
-    "pic": "picture",
-    "pics": "pictures",
-    "vid": "video",
-    "addr": "address",
-    "temp": "temperature",
-    "qty": "quantity",
-    "num": "number",
-    "id": "identifier",
-}
 SKIP_NOTE = re.compile(r"^Skipping step (\d+)\b", re.MULTILINE)
 
 
@@ -142,22 +123,18 @@ def tool_fit(need: str, tool_definition: dict) -> float:
     return coverage / len(need_words) * name_precision
 
 
-def semantic_fit(need: str, tool_definition: dict, embedder: Embedder) -> float:
-    """How well a tool fits a need by meaning: cosine(need, better of split name and description) plus
-    ``OVERLAP_WEIGHT`` x the word-overlap fit (capped at 1). Roughly 0.6-1.2 for the right tool in the
-    catalog's own words, 0.1-0.5 for everyday wording."""
+def semantic_fit(need: str, tool_definition: dict, embedder: Embedder, reading: str | None = None) -> float:
+    """How well a tool fits a need by meaning: the best cosine between the need (as written, or as the
+    agent reads it through its glossary) and the tool (its split name, or its description), plus
+    ``OVERLAP_WEIGHT`` x the word-overlap fit of the reading (capped at 1). Roughly 0.6-1.2 for the right
+    tool in the catalog's own words, 0.1-0.5 for everyday words the glossary does not know."""
     fn = tool_definition["function"]
-    need_vec, name_vec, description_vec = embedder.embed(
-        [spell_out(need), spaced_identifiers(fn["name"]), fn.get("description") or fn["name"]]
+    reading = reading or need
+    need_vec, read_vec, name_vec, description_vec = embedder.embed(
+        [need, reading, spaced_identifiers(fn["name"]), fn.get("description") or fn["name"]]
     )
-    cosine = max(float(np.dot(need_vec, name_vec)), float(np.dot(need_vec, description_vec)))
-    return cosine + OVERLAP_WEIGHT * min(tool_fit(spell_out(need), tool_definition), 1.0)
-
-
-def spell_out(text: str) -> str:
-    """``text`` with the common abbreviations of :data:`ABBREVIATIONS` spelled out ("look at PR 7" ->
-    "look at pull request 7"): the agent reads a need the way a model would."""
-    return re.sub(r"[A-Za-z]+", lambda m: ABBREVIATIONS.get(m.group(0).lower(), m.group(0)), text)
+    cosine = max(float(np.dot(v, t)) for v in (need_vec, read_vec) for t in (name_vec, description_vec))
+    return cosine + OVERLAP_WEIGHT * min(tool_fit(reading, tool_definition), 1.0)
 
 
 @dataclass
@@ -166,7 +143,7 @@ class _Progress:
     searches: int = 0
     queries: list[str] = field(default_factory=list)  # queries sent for the current step
     last_found: list[str] = field(default_factory=list)  # tool names the last search returned
-    found: dict[str, float] = field(default_factory=dict)  # tool -> sum of 1/rank over this step's searches
+    found: dict[str, float] = field(default_factory=dict)  # tool -> searches of this step that returned it
     results: list[tuple[int, str, str]] = field(default_factory=list)  # (step, tool, result)
     skipped: list[int] = field(default_factory=list)
 
@@ -187,6 +164,7 @@ class SimulatedAgent:
         query_words: int = 6,
         mode: str = DEFAULT_MODE,
         embedder: Embedder | None = None,
+        glossary: Glossary | None = None,
         sure_threshold: float = 0.8,
         settle_threshold: float = 0.5,
         hint_threshold: float = 0.2,
@@ -206,6 +184,8 @@ class SimulatedAgent:
         self.hint_threshold = hint_threshold
         self.query_words = query_words
         self._embedder: Embedder | None = embedder
+        self._glossary = glossary
+        self._readings: dict[str, str] = {}
         self._fit_cache: dict[tuple[str, str, str, str], float] = {}
 
     @property
@@ -214,6 +194,22 @@ class SimulatedAgent:
             # The shared cached MiniLM; its read-only ``name`` property does not match the protocol's.
             self._embedder = cast(Embedder, default_embedder())
         return self._embedder
+
+    @property
+    def glossary(self) -> Glossary:
+        """The everyday-words glossary the semantic agent reads needs through (the shipped one by default;
+        ``Glossary()`` for none). The literal agent reads needs as written."""
+        if self._glossary is None:
+            self._glossary = default_glossary()
+        return self._glossary
+
+    def reading(self, step: Step) -> str:
+        """The need as this agent understands it: through the glossary (semantic), or as written (literal)."""
+        if self.mode == "literal":
+            return step.need
+        if step.need not in self._readings:
+            self._readings[step.need] = self.glossary.read(step.need, keep=data_words(step, several=True))
+        return self._readings[step.need]
 
     def complete(self, messages: list[dict], tools: list[dict]) -> AssistantTurn:
         state = self._progress(messages)
@@ -265,7 +261,7 @@ class SimulatedAgent:
         key = (mode, step.need, fn["name"], fn.get("description") or "")
         if key not in self._fit_cache:
             self._fit_cache[key] = (
-                semantic_fit(step.need, tool, self.embedder)
+                semantic_fit(step.need, tool, self.embedder, self.reading(step))
                 if mode == "semantic"
                 else tool_fit(step.need, tool)
             )
@@ -331,16 +327,12 @@ class SimulatedAgent:
         return None
 
     def _query(self, step: Step, attempt: int, state: _Progress, candidates: list[dict]) -> str:
-        content = list(dict.fromkeys(surface_words(step.need)))
         if attempt == 0:
-            return " ".join(content[: self.query_words]) or step.need
-        data_words = {w for v in step.data.values() for w in surface_words(str(v))}
-        core = [w for w in content if w not in data_words] or content
-        if self.mode == "literal":
-            # The literal agent's second attempt only drops the data words (names, places).
-            return " ".join(core[: self.query_words])
-        core = list(dict.fromkeys(expand(core)))
-        if attempt == 1:
+            return " ".join(list(dict.fromkeys(surface_words(step.need)))[: self.query_words]) or step.need
+        content = list(dict.fromkeys(surface_words(self.reading(step))))
+        data = data_words(step)
+        core = [w for w in content if w not in data] or content
+        if self.mode == "literal" or attempt == 1:
             return " ".join(core[: self.query_words])
         borrowed = self._borrowed_words(step, state, candidates)
         return " ".join(dict.fromkeys([*core[: self.query_words - len(borrowed)], *borrowed]))
@@ -403,9 +395,23 @@ class SimulatedAgent:
         return "\n".join(lines)
 
 
-def expand(content_words: list[str]) -> list[str]:
-    """Content words with common abbreviations spelled out (``pr`` -> ``pull``, ``request``)."""
-    return [w for word in content_words for w in ABBREVIATIONS.get(word, word).split()]
+def data_words(step: Step, several: bool = False) -> set[str]:
+    """The words of a step's data values (names, numbers, places): not what the step asks for. With
+    ``several``, only values of several words ("fix-issue-42"): the names the glossary must not read, as a
+    one-word value ("squash") may well be the request's own verb."""
+    parts = [surface_words(str(v)) for v in step.data.values()]
+    return {w for words in parts if len(words) > 1 or not several for w in words}
+
+
+def simulated_agent(name: str, steps: Sequence[Step | dict], **options) -> SimulatedAgent:
+    """The simulated agent called ``name`` (one of :data:`AGENT_NAMES`) for ``steps``."""
+    if name not in AGENT_NAMES:
+        raise ValueError(f"unknown simulated agent {name!r}; expected one of {list(AGENT_NAMES)}")
+    if name == "semantic-no-glossary":
+        agent = SimulatedAgent(steps, mode="semantic", glossary=Glossary(), **options)
+        agent.name = "simulated-semantic-no-glossary"
+        return agent
+    return SimulatedAgent(steps, mode=name, **options)
 
 
 def _query_of(arguments: str) -> str:

@@ -14,7 +14,7 @@ import ipywidgets as widgets
 
 from toolsearch_lab.eval.scenarios import list_scenarios, load_scenario, run_scenario
 from toolsearch_lab.index.factory import INDEX_KINDS
-from toolsearch_lab.models.simulated import AGENT_MODES, DEFAULT_MODE, SimulatedAgent
+from toolsearch_lab.models.simulated import AGENT_NAMES, DEFAULT_MODE, simulated_agent
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, resync, update_figure
 from toolsearch_lab.ui.stepper_render import (
@@ -37,14 +37,18 @@ THRESHOLDS: dict[str, tuple[str, float, float, float, float]] = {
 DEFAULT_MAX_RESULTS = 5  # what the simulated agent asks for when nobody moves the slider
 
 # The model dropdown's (label, value) choices; the simulated agents run free, so they re-run on every change.
-AGENT_LABELS = {"semantic": "simulated · semantic", "literal": "simulated · literal"}
+AGENT_LABELS = {
+    "semantic": "simulated · semantic",
+    "literal": "simulated · literal",
+    "semantic-no-glossary": "simulated · semantic, no glossary",
+}
 OPENAI_LABEL = ("openai", "openai")
 
 
 def model_choices(current: str) -> list[tuple[str, str]]:
     """The simulated agents (the default one first), "openai" only when configured, and ``current`` if it
     is none of those (a custom runner's model)."""
-    modes = [DEFAULT_MODE] + [m for m in AGENT_MODES if m != DEFAULT_MODE]
+    modes = [DEFAULT_MODE] + [m for m in AGENT_NAMES if m != DEFAULT_MODE]
     choices = [(AGENT_LABELS.get(m, f"simulated · {m}"), m) for m in modes]
     if openai_configured():
         choices.append(OPENAI_LABEL)
@@ -77,14 +81,14 @@ def _scenario_names(current: str) -> list[str]:
 def default_runner(
     scenario: str, index: str, accumulation: bool, model: str, max_results: int, threshold: float | None
 ):
-    """Run a shipped scenario. ``model`` is a simulated agent's mode ("semantic", "literal"; "simulated"
-    means the default one) or "openai". With a simulated agent the slider's max_results is what the agent
+    """Run a shipped scenario. ``model`` is a simulated agent's name (``AGENT_NAMES``; "simulated" means
+    the default one) or "openai". With a simulated agent the slider's max_results is what the agent
     asks for (it always sends maxResults, and the model's value wins over the advisor's, as in Spring)."""
     sc = load_scenario(scenario)
     chat_model: Any = model
     mode = DEFAULT_MODE if model == "simulated" else model
-    if mode in AGENT_MODES:
-        chat_model = SimulatedAgent(sc.agent_steps(), max_results=max_results, mode=mode)
+    if mode in AGENT_NAMES:
+        chat_model = simulated_agent(mode, sc.agent_steps(), max_results=max_results)
     return run_scenario(
         sc,
         index=index,
@@ -299,7 +303,7 @@ class IterationStepper(Displayable):
             return
         if change["owner"] is self.index_dropdown:
             self._configure_threshold(change["new"])
-        if self.model_dropdown.value not in AGENT_MODES and self._params() not in self._cache:
+        if self.model_dropdown.value not in AGENT_NAMES and self._params() not in self._cache:
             # A real model costs money and time: wait for the button instead of running on every click.
             self.status.value = (
                 status_html(self.run, "Settings changed: press Re-run to call the model.")
