@@ -50,11 +50,12 @@ def test_a_phrase_given_twice_is_refused_naming_it():
         ('{"entries": [{"say": ["?!"], "means": ["y"]}]}', "entry 1 has an empty phrase '\\?!'"),
         ('{"entries": [{"say": ["x"], "means": ["--"]}]}', "entry 1 means nothing"),
         ("{", "cannot read the glossary"),
+        ('{"entries": [{"say": ["caf\u00e9"], "means": ["x"]}]}', "cannot read the glossary"),  # not UTF-8
     ],
 )
 def test_a_broken_glossary_file_names_the_file_and_the_entry(tmp_path, content, message):
     path = tmp_path / "mine.json"
-    path.write_text(content)
+    path.write_bytes(content.encode("latin-1"))
     with pytest.raises(ValueError, match=message) as info:
         Glossary.load(path)
     assert str(path) in str(info.value)

@@ -172,10 +172,12 @@ def visible_text(html):
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
 
 
-def test_model_dropdown_offers_both_simulated_agents_semantic_first():
+def test_model_dropdown_offers_the_simulated_agents_semantic_first():
     app, runner = make()
     values = [value for _, value in app.model_dropdown.options]
-    assert values[:2] == ["semantic", "literal"] and app.model_dropdown.value == "semantic"
+    assert values[:3] == ["semantic", "literal", "semantic-no-glossary"]
+    assert app.model_dropdown.value == "semantic"
+    assert "simulated · semantic, no glossary" in [label for label, _ in app.model_dropdown.options]
     assert "simulated · semantic" in app.model_dropdown.label
     assert IterationStepper(run=sample_trace(), runner=runner, model="simulated").model_dropdown.value == (
         "semantic"

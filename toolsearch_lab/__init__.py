@@ -48,6 +48,8 @@ _LAZY = {
     "load_prices": "eval.cost",
     "OpenAIChatModel": "models.openai",
     "SimulatedAgent": "models.simulated",
+    "simulated_agent": "models.simulated",
+    "Glossary": "models.glossary",
     "load_scenario": "eval.scenarios",
     "run_scenario": "eval.scenarios",
     "list_scenarios": "eval.scenarios",

@@ -64,7 +64,7 @@ class Glossary:
         where = str(path)
         try:
             raw = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ValueError(f"{where}: cannot read the glossary ({exc})") from exc
         if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list):
             raise ValueError(f'{where}: expected an object with an "entries" list')

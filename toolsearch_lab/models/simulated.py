@@ -26,7 +26,7 @@ Common rules
 ``mode="semantic"`` - reads everyday words and judges fit by meaning, as a model would
 * It reads a need through a glossary of everyday words (:mod:`toolsearch_lab.models.glossary`; the shipped
   ``data/agent/glossary.json``, written without seeing the scenarios): each phrase it knows is replaced by
-  the catalogs' words for it ("pull up ticket #42" -> "get read view issue 42"), longest phrase first.
+  the catalogs' words for it ("pull up ticket #42" -> "get list issue 42"), longest phrase first.
   Words of a data value of several words (the branch "fix-issue-42") are left as written. ``glossary=
   Glossary()`` reads nothing (the "semantic-no-glossary" agent of :data:`AGENT_NAMES`).
 * Fit (:func:`semantic_fit`): the best cosine similarity between the need (as written, or as read) and
