@@ -7,7 +7,9 @@ import json
 
 import pytest
 
+from toolsearch_lab.eval.scenarios import load_scenario, run_scenario
 from toolsearch_lab.models.glossary import Glossary, default_glossary, glossary_words
+from toolsearch_lab.models.simulated import SimulatedAgent
 
 SMALL = Glossary.from_entries(
     [
@@ -30,6 +32,14 @@ def test_reading_replaces_the_longest_known_phrase_and_keeps_the_rest():
 def test_unknown_words_stay_as_written():
     assert SMALL.read("merge branch fix-issue-42 into main") == "merge branch fix issue 42 into main"
     assert Glossary().read("Pull up ticket 42") == "pull up ticket 42"
+
+
+def test_a_glossary_is_extended_with_a_team_s_own_words():
+    ours = SMALL.extended([(["jira"], ["issue"]), (["pull"], ["get"])])
+    assert ours.read("pull JIRA-7") == "get issue 7"  # a new phrase, and a known one with a new meaning
+    assert SMALL.read("pull JIRA-7") == "fetch jira 7"  # the original is unchanged
+    with pytest.raises(ValueError, match="extended glossary: entry 1 repeats the phrase 'x'"):
+        SMALL.extended([(["x", "X"], ["y"])])
 
 
 def test_a_phrase_given_twice_is_refused_naming_it():
@@ -71,3 +81,13 @@ def test_the_shipped_glossary_is_general_and_well_formed(tmp_path):
     path = tmp_path / "copy.json"
     path.write_text(json.dumps(raw))
     assert Glossary.load(path) == glossary
+
+
+def test_one_entry_of_a_team_s_words_flips_the_step_notebook_03_shows():
+    task = load_scenario("github-user")
+    ours = default_glossary().extended([(["know"], ["comment"])])
+    steps = {}
+    for label, glossary in (("shipped", default_glossary()), ("ours", ours)):
+        agent = SimulatedAgent(task.agent_steps(), glossary=glossary)
+        steps[label] = [s.success for s in run_scenario(task, index="hybrid", model=agent).steps]
+    assert not steps["shipped"][2] and steps["ours"][2]  # "let the reporter of #42 know a fix is on the way"

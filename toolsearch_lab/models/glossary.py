@@ -79,6 +79,11 @@ class Glossary:
             pairs.append((cast(list[str], say), cast(list[str], means)))
         return cls.from_entries(pairs, where)
 
+    def extended(self, entries: Iterable[tuple[Iterable[str], Iterable[str]]]) -> Glossary:
+        """This glossary plus ``(phrases, meaning words)`` pairs (your users' jargon); a phrase it already
+        knows takes the new meaning."""
+        return Glossary({**self.entries, **Glossary.from_entries(entries, "extended glossary").entries})
+
     def read(self, text: str, keep: Collection[str] = ()) -> str:
         """``text`` in the catalogs' words: each known phrase (longest first) replaced by its meaning. A
         phrase with a word of ``keep`` (a name, a value) is left as written: "fix-issue-42" is a branch."""
