@@ -360,7 +360,7 @@ def grade(scenario: Scenario, trace: RunTrace) -> Grade:
 
 
 def chat_model_for(model: str | ChatModel, scenario: Scenario) -> ChatModel:
-    """``"simulated"`` (the default agent), ``"literal"``, ``"semantic"``, ``"openai"`` or a ChatModel."""
+    """``"simulated"`` (the default agent), a name of ``AGENT_NAMES``, ``"openai"`` or a ChatModel."""
     if model == "simulated":
         return SimulatedAgent(scenario.agent_steps())
     if model in AGENT_NAMES:
