@@ -24,6 +24,7 @@ from toolsearch_lab.eval.scenarios import (
     summary_text,
 )
 from toolsearch_lab.index.factory import INDEX_KINDS
+from toolsearch_lab.models.openai import ModelNotConfigured
 from toolsearch_lab.models.simulated import AGENT_NAMES
 
 
@@ -96,7 +97,11 @@ def main(argv: list[str] | None = None) -> int:
     indexes, problems = buildable_indexes(args.index or INDEX_KINDS)
     for kind, why in problems.items():
         print(f"index {kind!r} left out of the table: {why}", file=sys.stderr)
-    rows = scenario_matrix(args.scenario, indexes, args.agent or AGENT_NAMES, args.accumulation)
+    try:
+        rows = scenario_matrix(args.scenario, indexes, args.agent or AGENT_NAMES, args.accumulation)
+    except ModelNotConfigured as exc:
+        print(f"scenario_matrix: error: {exc}", file=sys.stderr)
+        return 2
     summary = summarise_matrix(rows)
     if args.json:
         json.dump({"rows": rows, "summary": summary}, sys.stdout, indent=2)

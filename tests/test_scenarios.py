@@ -19,6 +19,7 @@ from toolsearch_lab.index.regex import RegexToolIndex
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.model import Tool
 from toolsearch_lab.models.base import AssistantTurn
+from toolsearch_lab.models.openai import ModelNotConfigured
 from toolsearch_lab.models.simulated import SimulatedAgent, fill_arguments, tool_fit
 
 # Prompt-token savings the shipped scenarios must keep (issue targets), with the demo's defaults:
@@ -364,3 +365,10 @@ def test_matrix_rows_say_which_steps_failed_and_why():
     ]
     usable, problems = buildable_indexes(["regex", "nope"])
     assert usable == ["regex"] and "unknown index kind 'nope'" in problems["nope"]
+
+
+def test_an_unconfigured_real_model_is_refused_before_the_run(monkeypatch):
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ModelNotConfigured, match="OPENAI_API_KEY"):
+        run_scenario("spring-demo", model="openai")

@@ -369,7 +369,7 @@ def chat_model_for(model: str | ChatModel, scenario: Scenario) -> ChatModel:
         # Optional dependency (the openai client): imported only when asked for.
         from toolsearch_lab.models.openai import OpenAIChatModel
 
-        return OpenAIChatModel()
+        return OpenAIChatModel.from_env()  # ModelNotConfigured now, naming what to set, not a failed run
     if isinstance(model, str):
         raise ValueError(
             f"unknown model {model!r}: use 'simulated', {', '.join(repr(m) for m in AGENT_NAMES)}, "
