@@ -18,6 +18,7 @@ import sys
 
 from toolsearch_lab.eval.scenarios import (
     buildable_indexes,
+    descriptions_label,
     failed_steps_text,
     scenario_matrix,
     summarise_matrix,
@@ -31,51 +32,59 @@ from toolsearch_lab.models.simulated import AGENT_NAMES
 def format_rows(rows: list[dict]) -> list[str]:
     agents = list(dict.fromkeys(r["agent"] for r in rows))
     width = {a: max(16, len(a)) for a in agents}
-    lines = [f"{'scenario':<30} {'wording':<7} {'index':<7} " + "  ".join(f"{a:>{width[a]}}" for a in agents)]
-    keyed = {(r["scenario"], r["index"], r["agent"]): r for r in rows}
-    seen: list[tuple[str, str, str]] = []
-    for r in rows:
-        key = (r["scenario"], r["wording"], r["index"])
-        if key not in seen:
-            seen.append(key)
-    for scenario, wording, index in seen:
+    lines = [
+        f"{'scenario':<30} {'wording':<7} {'descriptions':<12} {'index':<7} "
+        + "  ".join(f"{a:>{width[a]}}" for a in agents)
+    ]
+    keyed = {(r["scenario"], r["examples"], r["index"], r["agent"]): r for r in rows}
+    seen = list(dict.fromkeys((r["scenario"], r["wording"], r["examples"], r["index"]) for r in rows))
+    for scenario, wording, examples, index in seen:
         cells = []
         for agent in agents:
-            run = keyed.get((scenario, index, agent))
+            run = keyed.get((scenario, examples, index, agent))
             if run is None:
                 cells.append("-")
                 continue
             task = "task ok" if run["task_success"] else "task --"
             cells.append(f"{task} {run['steps_succeeded']}/{run['steps']:<3}")
         cells = [f"{c:>{width[a]}}" for a, c in zip(agents, cells, strict=True)]
-        lines.append(f"{scenario:<30} {wording:<7} {index:<7} " + "  ".join(cells))
+        lines.append(
+            f"{scenario:<30} {wording:<7} {descriptions_label(examples):<12} {index:<7} " + "  ".join(cells)
+        )
     return lines
 
 
 def markdown(rows: list[dict], indexes: list[str]) -> list[str]:
     """The per-scenario table and the totals as Markdown (the README's tables)."""
-    keyed = {(r["scenario"], r["agent"], r["index"]): r for r in rows}
-    order = list(dict.fromkeys((r["scenario"], r["wording"], r["agent"]) for r in rows))
+    keyed = {(r["scenario"], r["examples"], r["agent"], r["index"]): r for r in rows}
+    order = list(dict.fromkeys((r["scenario"], r["wording"], r["examples"], r["agent"]) for r in rows))
     head = " | ".join(indexes)
-    lines = [f"| scenario | wording | agent | {head} |", "|---" * (3 + len(indexes)) + "|"]
-    for scenario, wording, agent in order:
+    lines = [f"| scenario | wording | descriptions | agent | {head} |", "|---" * (4 + len(indexes)) + "|"]
+    for scenario, wording, examples, agent in order:
         cells = []
         for index in indexes:
-            r = keyed[scenario, agent, index]
+            r = keyed[scenario, examples, agent, index]
             cells.append(f"{'✓' if r['task_success'] else '✗'} {r['steps_succeeded']}/{r['steps']}")
-        lines.append(f"| {scenario} | {wording} | {agent} | " + " | ".join(cells) + " |")
-    totals = {(s["wording"], s["agent"], s["index"]): s for s in summarise_matrix(rows)}
-    lines += ["", f"| wording | agent | {head} |", "|---" * (2 + len(indexes)) + "|"]
-    pairs = dict.fromkeys((r["wording"], r["agent"]) for r in sorted(rows, key=lambda r: r["wording"]))
-    for wording, agent in pairs:
+        lines.append(
+            f"| {scenario} | {wording} | {descriptions_label(examples)} | {agent} | "
+            + " | ".join(cells)
+            + " |"
+        )
+    totals = {(s["wording"], s["examples"], s["agent"], s["index"]): s for s in summarise_matrix(rows)}
+    lines += ["", f"| wording | descriptions | agent | {head} |", "|---" * (3 + len(indexes)) + "|"]
+    groups = dict.fromkeys(
+        (r["wording"], r["examples"], r["agent"])
+        for r in sorted(rows, key=lambda r: (r["wording"], r["examples"]))
+    )
+    for wording, examples, agent in groups:
         cells = []
         for index in indexes:
-            t = totals[wording, agent, index]
+            t = totals[wording, examples, agent, index]
             cells.append(
                 f"{t['tasks_succeeded']}/{t['tasks']} tasks, {t['steps_succeeded']}/{t['steps']} steps "
                 f"({100 * t['step_success_rate']:.0f} %)"
             )
-        lines.append(f"| {wording} | {agent} | " + " | ".join(cells) + " |")
+        lines.append(f"| {wording} | {descriptions_label(examples)} | {agent} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -85,6 +94,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
     parser.add_argument("--failures", action="store_true", help="list the semantic agent's failed steps")
     parser.add_argument("--accumulation", action="store_true", help="keep earlier search results exposed")
+    parser.add_argument(
+        "--examples",
+        choices=("off", "on", "both"),
+        default="off",
+        help="tools as shipped (off), with example requests in their descriptions (on), or both",
+    )
     parser.add_argument("--scenario", action="append", help="only this scenario (repeatable)")
     parser.add_argument("--index", action="append", choices=INDEX_KINDS, help="only this index (repeatable)")
     parser.add_argument(
@@ -98,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     for kind, why in problems.items():
         print(f"index {kind!r} left out of the table: {why}", file=sys.stderr)
     try:
-        rows = scenario_matrix(args.scenario, indexes, args.agent or AGENT_NAMES, args.accumulation)
+        examples = {"off": (False,), "on": (True,), "both": (False, True)}[args.examples]
+        rows = scenario_matrix(args.scenario, indexes, args.agent or AGENT_NAMES, args.accumulation, examples)
     except ModelNotConfigured as exc:
         print(f"scenario_matrix: error: {exc}", file=sys.stderr)
         return 2

@@ -314,6 +314,22 @@ def test_step_grading_counts_each_step():
     assert [s.success for s in grade(scenario, _Ran(["c", "a"])).steps] == [True, False, False]
 
 
+def test_a_wrong_call_accepted_by_an_earlier_step_does_not_undo_the_steps_between():
+    # Release day: step 1 accepts list_releases; the agent called the wrong tool for step 1, did steps 2 and
+    # 3, then called list_releases for step 4. Matching step 1 to that late call would fail steps 2 and 3.
+    tools = [{"name": n, "description": n} for n in ("latest", "releases", "notes", "read", "merge", "edit")]
+    steps = [
+        {"need": "what we shipped", "expected_tools": ["latest"], "also_accepted": ["releases"]},
+        {"need": "look at PR 7", "expected_tools": ["read"]},
+        {"need": "land it", "expected_tools": ["merge"]},
+        {"need": "bump the version", "expected_tools": ["edit"]},
+    ]
+    scenario = scenario_from_dict({"name": "t", "user_request": "r", "tools": tools, "steps": steps})
+    verdict = grade(scenario, _Ran(["notes", "read", "merge", "releases"]))
+    assert [s.success for s in verdict.steps] == [False, True, True, False]
+    assert verdict.steps[0].called == ["notes"] and verdict.steps[3].called == ["releases"]
+
+
 def test_also_accepted_tools_do_the_step():
     scenario = _three_steps(also=["b2"])
     verdict = grade(scenario, _Ran(["a", "b2", "c"]))

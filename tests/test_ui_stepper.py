@@ -189,6 +189,25 @@ def test_model_dropdown_offers_the_simulated_agents_semantic_first():
     assert len(runner.calls) == 1
 
 
+def test_example_requests_checkbox_reruns_with_them():
+    app, runner = make()
+    assert app.examples.value is False
+    app.examples.value = True
+    assert [c["examples"] for c in runner.calls] == [True]
+    app.examples.value = False  # the first run is cached under the initial settings
+    assert len(runner.calls) == 1
+
+
+def test_default_runner_writes_examples_into_the_scenario(monkeypatch, tmp_path):
+    from toolsearch_lab.text.tool_text import example_requests
+    from toolsearch_lab.ui.stepper import default_runner
+
+    monkeypatch.setenv("TOOLSEARCH_LAB_CACHE", str(tmp_path))
+    run = default_runner("spring-demo-shop-user", "hybrid", False, "semantic", 5, None, examples=True)
+    assert run.scenario.examples and all(example_requests(t.description)[1] for t in run.scenario.tools)
+    assert run.grade.steps_succeeded == 5
+
+
 def test_steps_block_is_empty_for_an_ungraded_trace():
     app, _ = make()
     assert sample_trace().steps == [] and app.steps.value == "" and steps_html(sample_trace()) == ""

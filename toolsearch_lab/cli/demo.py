@@ -53,6 +53,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="the shipped scenario's task in its catalog's words (plain) or in a user's (user): "
         "--scenario github --wording user runs github-user (default: the scenario as named)",
     )
+    parser.add_argument(
+        "--examples",
+        action="store_true",
+        help="write the shipped example requests into the tools' descriptions (the 'better descriptions' "
+        "fix for wording: searches and the model read them, and they cost prompt tokens)",
+    )
     parser.add_argument("--index", default="lucene", choices=INDEX_KINDS, help="index kind behind the search")
     parser.add_argument(
         "--accumulation",
@@ -91,7 +97,7 @@ def build_model(args: argparse.Namespace) -> ChatModel | str:
 
 
 def run(args: argparse.Namespace) -> int:
-    scenario = load_scenario(args.scenario, args.wording)
+    scenario = load_scenario(args.scenario, args.wording, examples=args.examples)
     try:
         model = build_model(args)
     except ModelNotConfigured as exc:
@@ -118,6 +124,7 @@ def json_summary(result: ScenarioRun) -> dict:
     trace = result.trace
     summary = trace.summary()
     summary["scenario"] = result.scenario.name
+    summary["examples"] = result.scenario.examples
     summary["finished"] = trace.stop_reason == ANSWERED
     summary["retry_records"] = [
         {"iteration": it.number, **asdict(retry)} for it in trace.iterations for retry in it.retries
@@ -267,9 +274,11 @@ def catalog_line(result: ScenarioRun) -> str:
     counter = TokenCounter(result.trace.encoding)
     estimate = result.trace.iterations[0].tokens.baseline.tools
     as_json = counter.count_json([t.definition() for t in result.scenario.tools])
+    described = " (descriptions with example requests)" if result.scenario.examples else ""
     line = (
-        f"Catalog         {result.trace.catalog_size} tools; sending them all costs {estimate:,} prompt "
-        f"tokens per request (OpenAI's counting recipe), {as_json:,} tokens as the compact JSON tools array"
+        f"Catalog         {result.trace.catalog_size} tools{described}; sending them all costs {estimate:,} "
+        f"prompt tokens per request (OpenAI's counting recipe), {as_json:,} tokens as the compact JSON tools "
+        "array"
     )
     if estimate > 32_000:
         line += " — more than the whole 32K context window of many local models"

@@ -49,6 +49,17 @@ def add_json_flag(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--json", action="store_true", help=f"print {what} as JSON instead of a table")
 
 
+def add_examples_option(parser: argparse.ArgumentParser, sets: Iterable[str]) -> None:
+    parser.add_argument(
+        "--examples",
+        metavar="SOURCE",
+        default=None,
+        help="write example requests into the tools' descriptions first (the 'better descriptions' fix for "
+        f"users' wording; they cost prompt tokens): a shipped set ({', '.join(sets)}) or a JSON file "
+        "{tool name: [requests]} (default: none)",
+    )
+
+
 def names_help(what: str, names: Iterable[str], path_kind: str) -> str:
     """``"shipped catalog: a, b, c; or a path to a JSON file"``, from the names the package really ships."""
     return f"{what}: {', '.join(names)}; or a path to {path_kind}"

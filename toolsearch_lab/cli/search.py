@@ -10,10 +10,12 @@ import sys
 from typing import Any
 
 from toolsearch_lab.catalog.container import SHIPPED_CATALOGS, load_catalog
+from toolsearch_lab.catalog.examples import load_example_requests, shipped_example_sets, with_examples
 from toolsearch_lab.cli.options import (
     EXIT_OK,
     EXIT_USAGE,
     add_command,
+    add_examples_option,
     add_json_flag,
     finite_float,
     names_help,
@@ -48,6 +50,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         required=True,
         help=names_help("shipped catalog", SHIPPED_CATALOGS, "a tools JSON file (OpenAI, Anthropic or MCP)"),
     )
+    add_examples_option(parser, shipped_example_sets())
     parser.add_argument("--index", default="lucene", choices=INDEX_KINDS, help="index kind to search with")
     parser.add_argument(
         "--max-results",
@@ -90,17 +93,24 @@ def run_search(
     *,
     min_score: float | None = None,
     regex_mode: str = MODES[0],
+    examples: str | None = None,
 ) -> dict:
     """Search ``catalog`` (shipped name or file) with a fresh ``index_kind`` index; returns a JSON-able dict:
     the Spring-shaped response, for the hybrid index the component scores of every result, and ``hints``
-    explaining a blank query or an empty result."""
-    tools = load_catalog(catalog).tools
+    explaining a blank query or an empty result. ``examples``: example requests to write into the
+    descriptions first (:func:`~toolsearch_lab.catalog.examples.load_example_requests`)."""
+    tools = list(load_catalog(catalog).tools)
+    if examples is not None:
+        tools = with_examples(tools, load_example_requests(examples), where=f"--examples {examples}")
     options = _index_options(index_kind, min_score, regex_mode)
     index = make_index(index_kind, **options)
     index.index_tools(SESSION, tools)
     request = SearchRequest(SESSION, query, max_results)
     response = index.search(request)
-    out: dict[str, Any] = {"catalog": catalog, "tools": len(tools), "index": index_kind, **response.to_dict()}
+    out: dict[str, Any] = {"catalog": catalog, "tools": len(tools), "index": index_kind}
+    if examples is not None:
+        out["examples"] = examples
+    out.update(response.to_dict())
     if hasattr(index, "explain_search"):
         out["explain"] = [hit.to_dict() for hit in index.explain_search(request)]
     out["hints"] = hints(index, index_kind, request, response, tools, options)
@@ -194,6 +204,7 @@ def run(args: argparse.Namespace) -> int:
             args.max_results,
             min_score=args.min_score,
             regex_mode=args.regex_mode,
+            examples=args.examples,
         )
     except PatternError as exc:
         print(f"toolsearch-lab search: error: {exc}", file=sys.stderr)

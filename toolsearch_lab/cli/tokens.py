@@ -6,7 +6,8 @@ import argparse
 import json
 
 from toolsearch_lab.catalog.container import SHIPPED_CATALOGS, load_catalog
-from toolsearch_lab.cli.options import EXIT_OK, add_command, add_json_flag, names_help
+from toolsearch_lab.catalog.examples import load_example_requests, shipped_example_sets, with_examples
+from toolsearch_lab.cli.options import EXIT_OK, add_command, add_examples_option, add_json_flag, names_help
 from toolsearch_lab.tokens import DEFAULT_ENCODING, ENCODINGS, TokenCounter
 
 
@@ -23,6 +24,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         required=True,
         help=names_help("shipped catalog", SHIPPED_CATALOGS, "a tools JSON file (OpenAI, Anthropic or MCP)"),
     )
+    add_examples_option(parser, shipped_example_sets())
     parser.add_argument(
         "--encoding", default=DEFAULT_ENCODING, choices=ENCODINGS, help="tiktoken encoding to count with"
     )
@@ -32,11 +34,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     tools = list(load_catalog(args.catalog).tools)
+    if args.examples is not None:
+        tools = with_examples(
+            tools, load_example_requests(args.examples), where=f"--examples {args.examples}"
+        )
     counter = TokenCounter(args.encoding)
     rows, total = counter.catalog_tokens(tools)
     if args.json:
         payload = {
             "catalog": str(args.catalog),
+            **({"examples": args.examples} if args.examples is not None else {}),
             "encoding": counter.encoding_name,
             "total": total,
             "tools": [{"name": name, "tokens": cost} for name, cost in rows],
@@ -44,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return EXIT_OK
     width = max([len(name) for name, _ in rows] + [4])
-    print(f"catalog {args.catalog}: {len(rows)} tools, encoding {counter.encoding_name}")
+    described = f", example requests from {args.examples}" if args.examples else ""
+    print(f"catalog {args.catalog}: {len(rows)} tools{described}, encoding {counter.encoding_name}")
     print(f"{'tool':<{width}}  {'tokens':>7}")
     for name, cost in rows:
         print(f"{name:<{width}}  {cost:>7,}")

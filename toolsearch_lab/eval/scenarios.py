@@ -27,11 +27,13 @@ return a clearly labelled simulated echo of their arguments.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 
 from toolsearch_lab.catalog.container import load_catalog
+from toolsearch_lab.catalog.examples import load_example_requests, with_examples
 from toolsearch_lab.datafiles import data_path
 from toolsearch_lab.index.factory import INDEX_KINDS, make_index, threshold_options
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
@@ -64,6 +66,8 @@ class Scenario:
     description: str = ""
     wording: str = "plain"
     family: str = ""  # the scenario this one re-words, or its own name
+    tool_set: str = ""  # the shipped catalog, or the scenario that holds the tools
+    examples: bool = False  # the tools' descriptions list example requests (catalog.examples)
 
     @property
     def expected_tools(self) -> list[str]:
@@ -141,15 +145,18 @@ def scenario_name(name: str, wording: str) -> str:
     return wanted
 
 
-def load_scenario(name_or_path: str | Path, wording: str | None = None) -> Scenario:
-    """A shipped scenario by name (optionally in another ``wording``), or a scenario file by path."""
+def load_scenario(name_or_path: str | Path, wording: str | None = None, examples: bool = False) -> Scenario:
+    """A shipped scenario by name (optionally in another ``wording``), or a scenario file by path;
+    ``examples``: with the shipped example requests in its tools' descriptions
+    (:func:`with_scenario_examples`)."""
     path = Path(name_or_path)
     if not path.is_file():
         name = str(name_or_path)
         if wording is not None:
             name = scenario_name(name, wording)
         path = _shipped_path(name)
-    return scenario_from_dict(_read_json(path), str(path))
+    scenario = scenario_from_dict(_read_json(path), str(path))
+    return with_scenario_examples(scenario) if examples else scenario
 
 
 def _shipped_path(name: str) -> Path:
@@ -277,7 +284,26 @@ def scenario_from_dict(raw: dict, where: str = "scenario") -> Scenario:
         description=raw.get("description", ""),
         wording=wording,
         family=raw.get("family", name[: -len(USER_SUFFIX)] if name.endswith(USER_SUFFIX) else name),
+        tool_set=_tool_set(raw, name),
     )
+
+
+def _tool_set(raw: dict, name: str) -> str:
+    if "catalog" in raw:
+        return raw["catalog"]
+    return raw.get("tools_of") or raw.get("family") or name
+
+
+def with_scenario_examples(
+    scenario: Scenario, examples: Mapping[str, Sequence[str]] | None = None
+) -> Scenario:
+    """``scenario`` with example requests written into its tools' descriptions (:mod:`catalog.examples`):
+    ``examples``, or the shipped ones of its tool set. Steps, data and canned results are unchanged."""
+    if scenario.examples:
+        raise ValueError(f"scenario {scenario.name!r}: its tools already list example requests")
+    chosen = examples if examples is not None else load_example_requests(scenario.tool_set)
+    tools = with_examples(scenario.tools, chosen, where=f"example requests for {scenario.tool_set!r}")
+    return replace(scenario, tools=tools, examples=True)
 
 
 def _with_implementation(tool: Tool, results: dict) -> Tool:
@@ -324,18 +350,34 @@ def _match(step: ScenarioStep, called: list[str], start: int) -> tuple[int, int]
     return first, last
 
 
+def _alignment(steps: Sequence[ScenarioStep], called: list[str]) -> list[tuple[int, int] | None]:
+    """Each step's match in ``called``, in the scenario's order, choosing the matches so that as many steps
+    as possible are done: a wrong call for one step must not use up a call that did a later step (the
+    agent that called ``list_releases`` for step 4 did not thereby do step 1, which accepts it, and undo
+    steps 2 and 3). Among equally good alignments, earlier steps are matched first."""
+
+    @cache
+    def best(k: int, position: int) -> tuple[int, tuple[tuple[int, int] | None, ...]]:
+        if k == len(steps):
+            return 0, ()
+        skip_count, skip_rest = best(k + 1, position)
+        found = _match(steps[k], called, position)
+        if found is not None:
+            take_count, take_rest = best(k + 1, found[1] + 1)
+            if take_count + 1 >= skip_count:
+                return take_count + 1, (found, *take_rest)
+        return skip_count, (None, *skip_rest)
+
+    return list(best(0, 0)[1])
+
+
 def grade(scenario: Scenario, trace: RunTrace) -> Grade:
     """Grade each step, then the task. Steps are matched in the scenario's order against the tools that ran
-    (other calls may come between). The task succeeds when every step did and the run ended with an answer;
-    a failed step's ``called`` lists what ran between the neighbouring successful steps."""
+    (other calls may come between), as many as an in-order matching allows (:func:`_alignment`). The task
+    succeeds when every step did and the run ended with an answer; a failed step's ``called`` lists what
+    ran between the neighbouring successful steps."""
     called = trace.called_tools()
-    matches: list[tuple[int, int] | None] = []
-    position = 0
-    for step in scenario.steps:
-        found = _match(step, called, position)
-        matches.append(found)
-        if found is not None:
-            position = found[1] + 1
+    matches = _alignment(scenario.steps, called)
     outcomes = []
     for k, (step, found) in enumerate(zip(scenario.steps, matches, strict=True)):
         if found is not None:
@@ -431,31 +473,37 @@ def scenario_matrix(
     indexes: Sequence[str] = INDEX_KINDS,
     agents: Sequence[str] = AGENT_NAMES,
     accumulation: bool = False,
+    examples: Sequence[bool] = (False,),
 ) -> list[dict]:
-    """Run every scenario (default: all shipped, both wordings) with every index and simulated agent; one
-    row per run with the task grade, the step success rate and the steps that failed."""
+    """Run every scenario (default: all shipped, both wordings) with every index and simulated agent, with
+    the tools as shipped and/or with example requests in their descriptions (``examples``); one row per run
+    with the task grade, the step success rate and the steps that failed."""
     rows = []
     for name in names if names is not None else list_scenarios():
-        scenario = load_scenario(name)
-        for index in indexes:
-            for agent in agents:
-                run = run_scenario(scenario, index=index, accumulation=accumulation, model=agent)
-                rows.append(
-                    {
-                        "scenario": scenario.name,
-                        "family": scenario.family,
-                        "wording": scenario.wording,
-                        "index": index,
-                        "agent": agent,
-                        "task_success": run.grade.success,
-                        "steps": len(run.steps),
-                        "steps_succeeded": run.grade.steps_succeeded,
-                        "step_success_rate": run.step_success_rate,
-                        "failed_steps": _failed_steps(run),
-                        "searches": [s.query for s in run.trace.searches()],
-                    }
-                )
+        for with_examples_ in examples:
+            scenario = load_scenario(name, examples=with_examples_)
+            for index in indexes:
+                for agent in agents:
+                    rows.append(_matrix_row(scenario, index, agent, accumulation))
     return rows
+
+
+def _matrix_row(scenario: Scenario, index: str, agent: str, accumulation: bool) -> dict:
+    run = run_scenario(scenario, index=index, accumulation=accumulation, model=agent)
+    return {
+        "scenario": scenario.name,
+        "family": scenario.family,
+        "wording": scenario.wording,
+        "examples": scenario.examples,
+        "index": index,
+        "agent": agent,
+        "task_success": run.grade.success,
+        "steps": len(run.steps),
+        "steps_succeeded": run.grade.steps_succeeded,
+        "step_success_rate": run.step_success_rate,
+        "failed_steps": _failed_steps(run),
+        "searches": [s.query for s in run.trace.searches()],
+    }
 
 
 def searches_per_step(trace: RunTrace, steps: int) -> list[list[list[str]]]:
@@ -494,13 +542,15 @@ def _failed_steps(run: ScenarioRun) -> list[dict]:
 
 
 def summarise_matrix(rows: Sequence[dict]) -> list[dict]:
-    """Per wording x index x agent: tasks succeeded and steps succeeded over all scenarios (pooled)."""
-    groups: dict[tuple[str, str, str], list[dict]] = {}
+    """Per wording x descriptions (as shipped, or with example requests) x index x agent: tasks succeeded
+    and steps succeeded over all scenarios (pooled)."""
+    groups: dict[tuple[str, bool, str, str], list[dict]] = {}
     for row in rows:
-        groups.setdefault((row["wording"], row["index"], row["agent"]), []).append(row)
+        groups.setdefault((row["wording"], row["examples"], row["index"], row["agent"]), []).append(row)
     return [
         {
             "wording": wording,
+            "examples": examples,
             "index": index,
             "agent": agent,
             "tasks": len(group),
@@ -512,7 +562,7 @@ def summarise_matrix(rows: Sequence[dict]) -> list[dict]:
             "failed_not_surfaced": sum(f["surfaced"] is False for r in group for f in r["failed_steps"]),
             "failed_surfaced": sum(f["surfaced"] is True for r in group for f in r["failed_steps"]),
         }
-        for (wording, index, agent), group in sorted(groups.items())
+        for (wording, examples, index, agent), group in sorted(groups.items())
     ]
 
 
@@ -522,16 +572,21 @@ _WHY = {True: "returned, not chosen", False: "never returned", None: "not search
 def summary_text(summary: Sequence[dict]) -> str:
     """:func:`summarise_matrix` as a text table, with why steps failed."""
     lines = [
-        f"{'wording':<7} {'index':<7} {'agent':<20} {'tasks':>7} {'steps':>9} {'step rate':>9}   "
-        "failed steps: not searched / tool never returned / returned but not chosen"
+        f"{'wording':<7} {'descriptions':<12} {'index':<7} {'agent':<20} {'tasks':>7} {'steps':>9} "
+        f"{'step rate':>9}   failed steps: not searched / tool never returned / returned but not chosen"
     ]
     for s in summary:
         lines.append(
-            f"{s['wording']:<7} {s['index']:<7} {s['agent']:<20} {s['tasks_succeeded']:>3}/{s['tasks']:<3} "
+            f"{s['wording']:<7} {descriptions_label(s['examples']):<12} {s['index']:<7} {s['agent']:<20} "
+            f"{s['tasks_succeeded']:>3}/{s['tasks']:<3} "
             f"{s['steps_succeeded']:>4}/{s['steps']:<4} {100 * s['step_success_rate']:>8.0f}%   "
             f"{s['failed_not_searched']:>3} / {s['failed_not_surfaced']:>3} / {s['failed_surfaced']}"
         )
     return "\n".join(lines)
+
+
+def descriptions_label(examples: bool) -> str:
+    return "+ examples" if examples else "as shipped"
 
 
 def failed_steps_text(
@@ -544,7 +599,8 @@ def failed_steps_text(
         if r["agent"] == agent and r["wording"] == wording and index in (None, r["index"]):
             for f in r["failed_steps"]:
                 lines.append(
-                    f"  {r['index']:<7} {r['scenario']:<26} {f['need']!r}: expected {f['expected']}, "
+                    f"  {r['index']:<7} {descriptions_label(r['examples']):<10} {r['scenario']:<26} "
+                    f"{f['need']!r}: expected {f['expected']}, "
                     f"ran {f['called']} ({_WHY[f['surfaced']]})"
                 )
     return "\n".join(lines)

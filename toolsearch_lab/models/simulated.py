@@ -15,10 +15,11 @@ Common rules
 
 ``mode="literal"`` - judges fit by shared words only
 * Fit (:func:`tool_fit`): words of the need that appear in the tool's name count double, in its
-  description once; identifiers are split (``get_weather`` -> get, weather), plurals folded. Score =
-  weighted overlap / number of need words, times (1 + name words the need explains) / (1 + name words), so
-  narrower tools whose names say more than the need lose. A tool already used for an earlier step counts
-  at half that score.
+  description once (not in the example requests a description may list: they say how other people
+  asked, not what the tool does); identifiers are split (``get_weather`` -> get, weather), plurals
+  folded. Score = weighted overlap / number of need words, times (1 + name words the need explains) /
+  (1 + name words), so narrower tools whose names say more than the need lose. A tool already used for an
+  earlier step counts at half that score.
 * It calls the best exposed tool when its fit reaches ``pick_threshold`` (0.8); otherwise it searches.
   The second search leaves out the words of the step's data. After ``max_searches_per_step`` (2) searches
   with nothing that fits it gives up and answers, saying so: one missed step ends the task.
@@ -30,9 +31,11 @@ Common rules
   Words of a data value of several words (the branch "fix-issue-42") are left as written. ``glossary=
   Glossary()`` reads nothing (the "semantic-no-glossary" agent of :data:`AGENT_NAMES`).
 * Fit (:func:`semantic_fit`): the best cosine similarity between the need (as written, or as read) and
-  the tool (its split name, or its description), embedded with the default MiniLM embedder (the vectors
-  of the shipped catalogs are precomputed), plus ``OVERLAP_WEIGHT`` (0.25) x the literal fit of the
-  reading, capped at 1. A tool already used for an earlier step counts at half.
+  the tool (its split name, its description, or any example request the description lists -
+  :mod:`toolsearch_lab.catalog.examples`), embedded with the default MiniLM embedder (the vectors of the
+  shipped catalogs are precomputed), plus ``OVERLAP_WEIGHT`` (0.25) x the literal fit of the reading
+  (here counting the example requests' words as description words), capped at 1. A tool already used for
+  an earlier step counts at half.
 * Confidence in a tool that this step's searches returned = fit + ``VOTE_WEIGHT`` (0.3) x the share of
   the step's ``max_searches_per_step`` (3) searches that returned it: a tool that keeps coming back for
   differently worded queries is probably the one.
@@ -70,6 +73,7 @@ from toolsearch_lab.models.base import AssistantTurn, ToolCall
 from toolsearch_lab.models.glossary import Glossary, default_glossary
 from toolsearch_lab.text.identifiers import spaced_identifiers, split_identifiers
 from toolsearch_lab.text.stopwords import AGENT_STOP_WORDS
+from toolsearch_lab.text.tool_text import example_requests
 
 AGENT_MODES = ("literal", "semantic")
 # The simulated agents by name: the two modes, and the semantic agent without its glossary, which shows
@@ -108,16 +112,21 @@ class Step:
     data: dict = field(default_factory=dict)
 
 
-def tool_fit(need: str, tool_definition: dict) -> float:
+def tool_fit(need: str, tool_definition: dict, examples: bool = False) -> float:
     """How well a tool fits a need by shared words: weighted coverage of the need's words (name words count
     double, description words once), scaled by how much of the tool's name the need explains, so a narrower
-    tool (``issue_dependency_read``) loses to the plain one (``issue_read``) for "read an issue"."""
+    tool (``issue_dependency_read``) loses to the plain one (``issue_read``) for "read an issue". The
+    example requests a description lists count as description words only with ``examples``: they say how
+    other people asked, not what the tool does."""
     fn = tool_definition["function"]
     need_words = list(dict.fromkeys(words(need)))
     if not need_words:
         return 0.0
     name_words = set(words(fn["name"], split_camel=True))
-    description_words = set(words(fn.get("description") or "", split_camel=True))
+    description = fn.get("description") or ""
+    if not examples:
+        description = example_requests(description)[0]
+    description_words = set(words(description, split_camel=True))
     coverage = sum(2.0 if w in name_words else 1.0 if w in description_words else 0.0 for w in need_words)
     name_precision = (1 + len(name_words & set(need_words))) / (1 + len(name_words))
     return coverage / len(need_words) * name_precision
@@ -125,16 +134,18 @@ def tool_fit(need: str, tool_definition: dict) -> float:
 
 def semantic_fit(need: str, tool_definition: dict, embedder: Embedder, reading: str | None = None) -> float:
     """How well a tool fits a need by meaning: the best cosine between the need (as written, or as the
-    agent reads it through its glossary) and the tool (its split name, or its description), plus
-    ``OVERLAP_WEIGHT`` x the word-overlap fit of the reading (capped at 1). Roughly 0.6-1.2 for the right
-    tool in the catalog's own words, 0.1-0.5 for everyday words the glossary does not know."""
+    agent reads it through its glossary) and the tool (its split name, its description, or one of the
+    example requests the description lists), plus ``OVERLAP_WEIGHT`` x the word-overlap fit of the
+    reading, examples included (capped at 1). Roughly 0.6-1.2 for the right tool in the catalog's own
+    words, 0.1-0.5 for everyday words the glossary does not know."""
     fn = tool_definition["function"]
     reading = reading or need
-    need_vec, read_vec, name_vec, description_vec = embedder.embed(
-        [need, reading, spaced_identifiers(fn["name"]), fn.get("description") or fn["name"]]
+    description, examples = example_requests(fn.get("description") or "")
+    vectors = np.asarray(
+        embedder.embed([need, reading, spaced_identifiers(fn["name"]), description or fn["name"], *examples])
     )
-    cosine = max(float(np.dot(v, t)) for v in (need_vec, read_vec) for t in (name_vec, description_vec))
-    return cosine + OVERLAP_WEIGHT * min(tool_fit(reading, tool_definition), 1.0)
+    cosine = float((vectors[:2] @ vectors[2:].T).max())
+    return cosine + OVERLAP_WEIGHT * min(tool_fit(reading, tool_definition, examples=True), 1.0)
 
 
 @dataclass

@@ -2,10 +2,41 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from toolsearch_lab.model import Tool
 from toolsearch_lab.text.identifiers import spaced_identifiers
 
 TEXT_MODES = ("description", "full", "name")
+# A description may end with example requests (Toolshed's "synthetic questions", written into the text the
+# model and the indexes read): a blank line, this heading, then one "- request" per line.
+EXAMPLES_HEADING = "Example requests:"
+_EXAMPLES_START = "\n\n" + EXAMPLES_HEADING + "\n"
+
+
+def with_example_requests(description: str, examples: Sequence[str]) -> str:
+    """``description`` followed by ``examples`` in the format :func:`example_requests` reads back."""
+    if isinstance(examples, str):
+        raise ValueError(f"example requests must be a list of strings, got one string {examples!r:.80}")
+    lines = [" ".join(str(e).split()) for e in examples]
+    if not lines:
+        return description
+    if any(not line for line in lines):
+        raise ValueError("example requests must be non-blank strings")
+    if _EXAMPLES_START in description:
+        raise ValueError(f"the description already lists example requests ({EXAMPLES_HEADING!r})")
+    return description.rstrip() + _EXAMPLES_START + "\n".join(f"- {line}" for line in lines)
+
+
+def example_requests(description: str) -> tuple[str, list[str]]:
+    """(the description without its example requests, the example requests), or (description, [])."""
+    head, sep, tail = description.rpartition(_EXAMPLES_START)
+    if not sep:
+        return description, []
+    lines = tail.split("\n")
+    if not all(line.startswith("- ") and line[2:].strip() for line in lines):
+        return description, []
+    return head, [line[2:].strip() for line in lines]
 
 
 def _parameter_lines(tool: Tool) -> list[str]:

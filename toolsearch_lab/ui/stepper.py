@@ -79,12 +79,19 @@ def _scenario_names(current: str) -> list[str]:
 
 
 def default_runner(
-    scenario: str, index: str, accumulation: bool, model: str, max_results: int, threshold: float | None
+    scenario: str,
+    index: str,
+    accumulation: bool,
+    model: str,
+    max_results: int,
+    threshold: float | None,
+    examples: bool = False,
 ):
-    """Run a shipped scenario. ``model`` is a simulated agent's name (``AGENT_NAMES``; "simulated" means
-    the default one) or "openai". With a simulated agent the slider's max_results is what the agent
-    asks for (it always sends maxResults, and the model's value wins over the advisor's, as in Spring)."""
-    sc = load_scenario(scenario)
+    """Run a shipped scenario, its tools' descriptions with example requests if ``examples``. ``model`` is
+    a simulated agent's name (``AGENT_NAMES``; "simulated" means the default one) or "openai". With a
+    simulated agent the slider's max_results is what the agent asks for (it always sends maxResults, and
+    the model's value wins over the advisor's, as in Spring)."""
+    sc = load_scenario(scenario, examples=examples)
     chat_model: Any = model
     mode = DEFAULT_MODE if model == "simulated" else model
     if mode in AGENT_NAMES:
@@ -125,8 +132,8 @@ class IterationStepper(Displayable):
         self.widget = self._layout()
 
     def _build_settings(self, scenario: str, index: str, model: str) -> None:
-        """The controls that choose a run: scenario, model, index, Re-run, maxResults, threshold and
-        accumulation."""
+        """The controls that choose a run: scenario, model, index, Re-run, maxResults, threshold,
+        accumulation and example requests in the descriptions."""
         model = DEFAULT_MODE if model == "simulated" else model
         style = {"description_width": "initial"}
 
@@ -171,6 +178,12 @@ class IterationStepper(Displayable):
             indent=False,
             layout=widgets.Layout(width="280px"),
         )
+        self.examples = widgets.Checkbox(
+            value=False,
+            description="example requests in descriptions",
+            indent=False,
+            layout=widgets.Layout(width="300px"),
+        )
 
     def _build_stepping(self) -> None:
         """The iteration slider and its play button."""
@@ -212,6 +225,7 @@ class IterationStepper(Displayable):
             self.max_results,
             self.threshold,
             self.accumulation,
+            self.examples,
         ):
             control.observe(self._on_setting, names="value")
         self.slider.observe(self._on_step, names="value")
@@ -221,12 +235,14 @@ class IterationStepper(Displayable):
         row1 = widgets.HBox(
             [self.scenario_dropdown, self.model_dropdown, self.index_dropdown, self.run_button]
         )
-        row2 = widgets.HBox([self.max_results, self.threshold, self.accumulation])
+        row2 = widgets.HBox([self.max_results, self.threshold])
+        row3 = widgets.HBox([self.accumulation, self.examples])
         stepper = widgets.HBox([self.play, self.slider])
         return widgets.VBox(
             [
                 row1,
                 row2,
+                row3,
                 self.status,
                 stepper,
                 figure_box(self.tools_fig),
@@ -248,6 +264,7 @@ class IterationStepper(Displayable):
             self.model_dropdown.value,
             int(self.max_results.value),
             threshold,
+            bool(self.examples.value),
         )
 
     def _configure_threshold(self, kind: str) -> None:
@@ -273,7 +290,7 @@ class IterationStepper(Displayable):
         if not force and params in self._cache:
             self.run, self.error = self._cache[params], None
             return True
-        scenario, index, accumulation, model, max_results, threshold = params
+        scenario, index, accumulation, model, max_results, threshold, examples = params
         try:
             run = self._runner(
                 scenario=scenario,
@@ -282,6 +299,7 @@ class IterationStepper(Displayable):
                 model=model,
                 max_results=max_results,
                 threshold=threshold,
+                examples=examples,
             )
         except Exception as exc:  # noqa: BLE001 - shown to the room instead of a traceback
             self.error = f"Run failed: {type(exc).__name__}: {exc}"
