@@ -101,9 +101,10 @@ def test_wheel_declares_the_widgets_as_default_dependencies(installed):
     assert any(
         r.startswith("jupyterlab") and "extra == " in r and "lab" in r.split(";")[1] for r in requires
     ), requires
-    assert any(n.startswith("toolsearch_lab/_data/scenarios/") for n in names), (
-        "shipped scenarios missing from the wheel"
-    )
+    for folder in ("scenarios", "agent", "examples"):  # the scenarios, the agent's glossary, tool examples
+        assert any(n.startswith(f"toolsearch_lab/_data/{folder}/") for n in names), (
+            f"shipped data/{folder} missing from the wheel"
+        )
 
 
 def test_ui_imports_and_a_stepper_builds_from_the_wheel(installed, tmp_path):
