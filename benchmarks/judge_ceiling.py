@@ -1,0 +1,82 @@
+"""Where each scenario step's tool stands before any search: the agent's judgement over the whole catalog,
+and the index's ranking of the need (``toolsearch_lab.eval.ceiling``).
+
+    python benchmarks/judge_ceiling.py                   # shares at rank 1/3/5, per wording and descriptions
+    python benchmarks/judge_ceiling.py --steps           # also every step's ranks
+    python benchmarks/judge_ceiling.py --embedder openai:text-embedding-3-small   # judge with another model
+
+The judge share at rank 1 bounds what better search alone can give the simulated agent: a run completes
+a step whose tool the judgement ranks first if search returns it, and completes others only when search
+happens to leave the better-judged neighbours out. ``--embedder openai:MODEL`` judges with an
+OpenAI-compatible embeddings endpoint (``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``), to see what a stronger
+embedder would change; the indexes keep the default MiniLM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+
+from toolsearch_lab.embed.base import Embedder
+from toolsearch_lab.embed.openai import OpenAIEmbedder
+from toolsearch_lab.eval.ceiling import share_within, step_ranks
+from toolsearch_lab.eval.scenarios import WORDINGS, descriptions_label, list_scenarios, load_scenario
+from toolsearch_lab.index.factory import INDEX_KINDS
+
+CHOICES = {"off": (False,), "on": (True,), "both": (False, True)}
+
+
+def embedder_from(spec: str) -> Embedder | None:
+    if spec == "minilm":
+        return None
+    if spec.startswith("openai:") and spec[len("openai:") :]:
+        return OpenAIEmbedder(model=spec[len("openai:") :])
+    raise SystemExit(f"--embedder: unknown {spec!r}; expected 'minilm' or 'openai:MODEL'")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--wording", choices=[*WORDINGS, "both"], default="both")
+    parser.add_argument("--examples", choices=list(CHOICES), default="both")
+    parser.add_argument("--index", choices=INDEX_KINDS, default="hybrid")
+    parser.add_argument("--agent", choices=["semantic", "semantic-no-glossary"], default="semantic")
+    parser.add_argument("--embedder", default="minilm", help="'minilm' (default) or 'openai:MODEL'")
+    parser.add_argument("--steps", action="store_true", help="list every step's ranks")
+    parser.add_argument("--json", action="store_true", help="print every step's ranks as JSON")
+    args = parser.parse_args()
+    embedder = embedder_from(args.embedder)
+    names = list_scenarios(None if args.wording == "both" else args.wording)
+    ranks = [
+        r
+        for examples in CHOICES[args.examples]
+        for name in names
+        for r in step_ranks(load_scenario(name, examples=examples), args.index, args.agent, embedder)
+    ]
+    if args.json:
+        print(json.dumps([dataclasses.asdict(r) for r in ranks], indent=1))
+        return
+    print(f"agent {args.agent} judging with {args.embedder}; index {args.index} ranking the need as written")
+    print(f"{'wording':<8} {'descriptions':<13} {'steps':>5}   judge@1 judge@3 judge@5   index@1 index@5")
+    for wording in dict.fromkeys(r.wording for r in ranks):
+        for examples in CHOICES[args.examples]:
+            group = [r for r in ranks if r.wording == wording and r.examples == examples]
+            judge, index = [r.judge_rank for r in group], [r.index_rank for r in group]
+            print(
+                f"{wording:<8} {descriptions_label(examples):<13} {len(group):>5}   "
+                + " ".join(f"{share_within(judge, k):>7.0%}" for k in (1, 3, 5))
+                + "   "
+                + " ".join(f"{share_within(index, k):>7.0%}" for k in (1, 5))
+            )
+    if args.steps:
+        print()
+        for r in ranks:
+            print(
+                f"{r.scenario:<30} {descriptions_label(r.examples):<13} step {r.step:<2} "
+                f"judge {r.judge_rank:>3} index {r.index_rank:>3}  {r.need[:60]!r}"
+                f" -> judged first: {r.judge_first}"
+            )
+
+
+if __name__ == "__main__":
+    main()
