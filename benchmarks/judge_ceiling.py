@@ -5,9 +5,9 @@ and the index's ranking of the need (``toolsearch_lab.eval.ceiling``).
     python benchmarks/judge_ceiling.py --steps           # also every step's ranks
     python benchmarks/judge_ceiling.py --embedder openai:text-embedding-3-small   # judge with another model
 
-The judge share at rank 1 bounds what better search alone can give the simulated agent: a run completes
-a step whose tool the judgement ranks first if search returns it, and completes others only when search
-happens to leave the better-judged neighbours out. ``--embedder openai:MODEL`` judges with an
+The judge share at rank 1 bounds what better search alone can give the simulated agent: a run can
+complete a step whose tool the judgement ranks first once search returns it, and completes others only
+when search happens to leave the better-judged neighbours out. ``--embedder openai:MODEL`` judges with an
 OpenAI-compatible embeddings endpoint (``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``), to see what a stronger
 embedder would change; the indexes keep the default MiniLM.
 """
@@ -18,7 +18,7 @@ import argparse
 import dataclasses
 import json
 
-from toolsearch_lab.embed.base import Embedder
+from toolsearch_lab.embed.base import Embedder, EmbeddingError
 from toolsearch_lab.embed.openai import OpenAIEmbedder
 from toolsearch_lab.eval.ceiling import share_within, step_ranks
 from toolsearch_lab.eval.scenarios import WORDINGS, descriptions_label, list_scenarios, load_scenario
@@ -47,12 +47,15 @@ def main() -> None:
     args = parser.parse_args()
     embedder = embedder_from(args.embedder)
     names = list_scenarios(None if args.wording == "both" else args.wording)
-    ranks = [
-        r
-        for examples in CHOICES[args.examples]
-        for name in names
-        for r in step_ranks(load_scenario(name, examples=examples), args.index, args.agent, embedder)
-    ]
+    try:
+        ranks = [
+            r
+            for examples in CHOICES[args.examples]
+            for name in names
+            for r in step_ranks(load_scenario(name, examples=examples), args.index, args.agent, embedder)
+        ]
+    except EmbeddingError as exc:  # e.g. --embedder openai:MODEL with no endpoint configured
+        raise SystemExit(f"--embedder {args.embedder}: {exc}") from None
     if args.json:
         print(json.dumps([dataclasses.asdict(r) for r in ranks], indent=1))
         return

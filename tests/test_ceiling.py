@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from toolsearch_lab.eval.ceiling import share_within, step_ranks
@@ -47,3 +48,21 @@ def test_share_within():
     assert share_within([1, 2, 7, 1], 1) == 0.5
     assert share_within([1, 2, 7, 1], 5) == 0.75
     assert share_within([], 3) == 0.0
+
+
+class _WeatherBlind:
+    """An embedder for which any text about the weather points away from everything else."""
+
+    name, dim = "weather-blind", 2
+
+    def embed(self, texts):
+        rows = [[1.0, 0.0] if "weather" in t.lower() else [0.0, 1.0] for t in texts]
+        return np.array(rows, dtype=np.float32)
+
+
+def test_the_judgement_uses_the_embedder_it_is_given():
+    scenario = load_scenario("spring-demo-user")  # step 2: "is it warm or rainy out there right now"
+    by_minilm = step_ranks(scenario, agent="semantic-no-glossary")
+    by_blind = step_ranks(scenario, agent="semantic-no-glossary", embedder=_WeatherBlind())
+    assert by_minilm[1].expected == ("weather",) and by_minilm[1].judge_rank == 1
+    assert by_blind[1].judge_rank > 1 and by_blind[1].judge_first != "weather"
