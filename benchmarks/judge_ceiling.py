@@ -6,9 +6,9 @@ and the index's ranking of the need (``toolsearch_lab.eval.ceiling``).
     python benchmarks/judge_ceiling.py --embedder openai:text-embedding-3-small   # judge with another model
     python benchmarks/judge_ceiling.py --examples on --per-tool 2   # only the first 2 example requests
 
-The judge share at rank 1 bounds what better search alone can give the simulated agent: a run can
-complete a step whose tool the judgement ranks first once search returns it, and completes others only
-when search happens to leave the better-judged neighbours out. ``--embedder openai:MODEL`` judges with an
+judge@1 is the share of steps the simulated agent can get right once search returns the tool, whatever
+else comes back; any other step it completes only when search also leaves out every neighbour it prefers,
+that is, when the index does its judging for it. ``--embedder openai:MODEL`` judges with an
 OpenAI-compatible embeddings endpoint (``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``), to see what a stronger
 embedder would change; the indexes keep the default MiniLM.
 """
