@@ -463,6 +463,7 @@ def _contended_pattern_searches(call_timeout_s: float, n_threads: int = 8, searc
 def test_simple_patterns_are_not_refused_as_backtracking_when_threads_compete():
     """The per-call timeout is wall-clock, so with 8 threads on 2 cores a trivial pattern could be refused
     as 'catastrophic backtracking' when its thread was merely descheduled. A 2 ms per-call timeout makes
-    that near-certain without the CPU-time check."""
+    that near-certain without the retries (a waiting try gets the rest of the budget; a busy-looking one,
+    which on a shared VM can be the host's preemption, two more at 4 and 8 ms)."""
     failures = _contended_pattern_searches(0.002)
     assert failures == [], f"{len(failures)} spurious refusals, e.g. {failures[0]}"

@@ -8,8 +8,10 @@ from __future__ import annotations
 import locale
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
+import regex
 
 from toolsearch_lab.index.regex import (
     STOP_WORDS,
@@ -21,6 +23,7 @@ from toolsearch_lab.index.regex import (
     java_root_lower,
     spring_escape,
 )
+from toolsearch_lab.index.regex.pattern import PatternMatcher
 from toolsearch_lab.model import (
     BaseToolIndex,
     Explanation,
@@ -684,3 +687,41 @@ def test_blank_query_ranks_multi_line_descriptions_first(index):
     scores = {r.tool_name: r.relevance_score for r in search(index, "").tool_references}
     assert scores == {"threeLines": 5.0 + 5 + 0.5, "oneLine": 7.5}
     assert search(index, "").tool_names == ["threeLines", "oneLine"]
+
+
+# ------------------------------------------------------------------- a stalled try is not backtracking
+
+
+class _StallingMatcher(PatternMatcher):
+    """Its first ``stalls`` tries time out after burning their whole timeout in CPU: what a thread whose vCPU
+    the host preempted can look like, and what backtracking looks like every time."""
+
+    def __init__(self, stalls: int):
+        # a budget that is never what stops it, even on a loaded machine
+        limits = SimpleNamespace(pattern_call_timeout_s=0.01, pattern_budget_s=30.0)
+        super().__init__("file", regex.compile("file"), limits, (1, 1, 1, False))
+        self.stalls, self.timeouts = stalls, []
+
+    def _match(self, text, timeout):
+        if len(self.timeouts) < self.stalls:
+            self.timeouts.append(timeout)
+            started = time.thread_time()
+            while time.thread_time() - started < timeout:
+                pass
+            raise TimeoutError
+        return super()._match(text, timeout)
+
+
+@pytest.mark.parametrize("stalls", [1, 2])
+def test_a_busy_looking_timeout_is_tried_again_before_the_pattern_is_blamed(stalls):
+    matcher = _StallingMatcher(stalls)
+    assert matcher.find("read a file") == [(7, 11)]
+    assert matcher.timeouts == pytest.approx([0.01, 0.02][:stalls])
+
+
+def test_a_pattern_that_times_out_on_every_try_is_refused_naming_the_tries():
+    matcher = _StallingMatcher(stalls=3)
+    refused = r"timed out on each of 3 tries \(10, 20, 40 ms; catastrophic backtracking"
+    with pytest.raises(PatternTimeoutError, match=refused):
+        matcher.find("read a file")
+    assert matcher.timeouts == pytest.approx([0.01, 0.02, 0.04])

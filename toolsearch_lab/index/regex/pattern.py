@@ -35,6 +35,8 @@ _MAX_REQUIRED_CLAUSES = 3
 # per-call timeout in CPU (5 ms by default): ordinary patterns take tens of microseconds per tool text even
 # on a loaded machine (1,000 ms for 32,000 texts at 100k tools), heavy backtracking takes milliseconds.
 _SLOW_TEXT_SHARE = 0.1
+# A text whose match timed out while busy in CPU is tried again with these multiples of the per-call timeout.
+_RETRY_FACTORS = (2, 4)
 
 
 class PatternError(ValueError):
@@ -185,7 +187,7 @@ class PatternMatcher:
         try:
             hits = self._match(text, timeout)
         except TimeoutError:
-            hits = self._after_timeout(text, timeout, cpu_started)
+            hits = self._after_timeout(text, timeout, time.thread_time() - cpu_started)
         self.texts_done += 1
         self.chars_done += len(text)
         return hits
@@ -193,22 +195,36 @@ class PatternMatcher:
     def _match(self, text: str, timeout: float) -> Hits:
         return [m.span() for m in self.rx.finditer(text, timeout=timeout)]
 
-    def _after_timeout(self, text: str, timeout: float, cpu_started: float) -> Hits:
-        # The timeout is wall-clock, so a thread descheduled on a busy machine can hit it with a trivial
-        # pattern. Backtracking burns CPU and waiting does not: a call that used under half its time in CPU
-        # gets one retry with what is left of the budget. Real backtracking still fails after one timeout.
-        left = self.deadline - time.perf_counter()
-        if time.thread_time() - cpu_started < timeout / 2 and left > 0:
+    def _after_timeout(self, text: str, timeout: float, cpu_used: float) -> Hits:
+        # The timeout is wall-clock, so a thread descheduled on a busy machine hits it with a trivial pattern.
+        # A try that spent under half its time in CPU was waiting: the next gets what is left of the budget.
+        # One that looks busy may still have been stalled (on a shared virtual machine the host's preemption
+        # of the vCPU can count as the thread's CPU time), so the next gets twice, then four times the
+        # timeout: backtracking costs the same on every try, and a stall rarely lasts through three.
+        factors, allowed = iter(_RETRY_FACTORS), timeout
+        while True:
+            left = self.deadline - time.perf_counter()
+            if left <= 0:
+                raise self.over_budget() from None
+            if cpu_used < allowed / 2:
+                allowed = left
+            else:
+                factor = next(factors, None)
+                if factor is None:
+                    break
+                allowed = min(left, factor * timeout)
+            cpu_started = time.thread_time()
             try:
-                return self._match(text, left)
+                return self._match(text, allowed)
             except TimeoutError:
-                pass
-        if timeout < self.call_timeout_s or self.deadline - time.perf_counter() <= 0:
+                cpu_used = time.thread_time() - cpu_started
+        if timeout < self.call_timeout_s:
             raise self.over_budget() from None
+        tries = ", ".join(f"{f * timeout * 1000:.0f}" for f in (1, *_RETRY_FACTORS))
         raise PatternTimeoutError(
             self.query,
-            f"matching one text took longer than {timeout * 1000:.0f} ms (catastrophic backtracking?); "
-            "simplify it, e.g. avoid nested quantifiers like (a+)+ or (a|aa)+",
+            f"matching one text timed out on each of {1 + len(_RETRY_FACTORS)} tries ({tries} ms; "
+            "catastrophic backtracking?); simplify it, e.g. avoid nested quantifiers like (a+)+ or (a|aa)+",
         ) from None
 
     def over_budget(self) -> PatternTimeoutError:
