@@ -20,7 +20,7 @@ def test_catalog_words_put_every_tool_first_for_the_judge():
 
 def test_example_requests_move_a_users_words_step_to_the_top_of_the_judgement():
     # "log the Nike Pegasus we just got in" says nothing the description of saveShoes says; an example
-    # request does ("Add the new ... to the shoe catalog" and the like).
+    # request does ("Log New Balance 574 sneakers, US 11, ID SH-550.").
     as_shipped = step_ranks(load_scenario("spring-demo-shop-user"))[4]
     with_examples = step_ranks(load_scenario("spring-demo-shop-user", examples=True))[4]
     assert as_shipped.expected == with_examples.expected == ("saveShoes",)
