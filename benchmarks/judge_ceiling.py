@@ -24,6 +24,7 @@ from toolsearch_lab.embed.base import Embedder, EmbeddingError
 from toolsearch_lab.embed.openai import OpenAIEmbedder
 from toolsearch_lab.eval.ceiling import share_within, step_ranks
 from toolsearch_lab.eval.scenarios import (
+    EXAMPLES_CHOICES,
     WORDINGS,
     Scenario,
     descriptions_label,
@@ -32,8 +33,6 @@ from toolsearch_lab.eval.scenarios import (
     with_scenario_examples,
 )
 from toolsearch_lab.index.factory import INDEX_KINDS
-
-CHOICES = {"off": (False,), "on": (True,), "both": (False, True)}
 
 
 def embedder_from(spec: str) -> Embedder | None:
@@ -56,7 +55,7 @@ def scenario(name: str, examples: bool, per_tool: int | None) -> Scenario:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--wording", choices=[*WORDINGS, "both"], default="both")
-    parser.add_argument("--examples", choices=list(CHOICES), default="both")
+    parser.add_argument("--examples", choices=list(EXAMPLES_CHOICES), default="both")
     parser.add_argument("--index", choices=INDEX_KINDS, default="hybrid")
     parser.add_argument("--agent", choices=["semantic", "semantic-no-glossary"], default="semantic")
     parser.add_argument("--embedder", default="minilm", help="'minilm' (default) or 'openai:MODEL'")
@@ -73,7 +72,7 @@ def main() -> None:
     try:
         ranks = [
             r
-            for examples in CHOICES[args.examples]
+            for examples in EXAMPLES_CHOICES[args.examples]
             for name in names
             for r in step_ranks(scenario(name, examples, args.per_tool), args.index, args.agent, embedder)
         ]
@@ -87,7 +86,7 @@ def main() -> None:
         print(f"'+ examples': the first {args.per_tool} of each tool's five example requests")
     print(f"{'wording':<8} {'descriptions':<13} {'steps':>5}   judge@1 judge@3 judge@5   index@1 index@5")
     for wording in dict.fromkeys(r.wording for r in ranks):
-        for examples in CHOICES[args.examples]:
+        for examples in EXAMPLES_CHOICES[args.examples]:
             group = [r for r in ranks if r.wording == wording and r.examples == examples]
             judge, index = [r.judge_rank for r in group], [r.index_rank for r in group]
             print(

@@ -17,6 +17,7 @@ import json
 import sys
 
 from toolsearch_lab.eval.scenarios import (
+    EXAMPLES_CHOICES,
     buildable_indexes,
     descriptions_label,
     failed_steps_text,
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--accumulation", action="store_true", help="keep earlier search results exposed")
     parser.add_argument(
         "--examples",
-        choices=("off", "on", "both"),
+        choices=list(EXAMPLES_CHOICES),
         default="off",
         help="tools as shipped (off), with example requests in their descriptions (on), or both",
     )
@@ -113,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     for kind, why in problems.items():
         print(f"index {kind!r} left out of the table: {why}", file=sys.stderr)
     try:
-        examples = {"off": (False,), "on": (True,), "both": (False, True)}[args.examples]
+        examples = EXAMPLES_CHOICES[args.examples]
         rows = scenario_matrix(args.scenario, indexes, args.agent or AGENT_NAMES, args.accumulation, examples)
     except ModelNotConfigured as exc:
         print(f"scenario_matrix: error: {exc}", file=sys.stderr)

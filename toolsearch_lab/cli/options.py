@@ -6,6 +6,10 @@ import argparse
 import math
 from collections.abc import Iterable
 
+from toolsearch_lab.catalog.container import load_catalog
+from toolsearch_lab.catalog.examples import load_example_requests, shipped_example_sets, with_examples
+from toolsearch_lab.model import Tool
+
 EXIT_OK = 0
 EXIT_RUN_FAILED = 1  # the command ran, but what it ran did not finish (e.g. a demo run stopped with an error)
 EXIT_USAGE = 2  # bad input or configuration: nothing was run (argparse uses 2 for its own errors too)
@@ -49,7 +53,9 @@ def add_json_flag(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--json", action="store_true", help=f"print {what} as JSON instead of a table")
 
 
-def add_examples_option(parser: argparse.ArgumentParser, sets: Iterable[str]) -> None:
+def add_examples_option(parser: argparse.ArgumentParser) -> None:
+    """``--examples SOURCE``; :func:`catalog_tools` applies it."""
+    sets = shipped_example_sets()
     parser.add_argument(
         "--examples",
         metavar="SOURCE",
@@ -58,6 +64,15 @@ def add_examples_option(parser: argparse.ArgumentParser, sets: Iterable[str]) ->
         f"users' wording; they cost prompt tokens): a shipped set ({', '.join(sets)}) or a JSON file "
         "{tool name: [requests]} (default: none)",
     )
+
+
+def catalog_tools(catalog: str, examples: str | None) -> list[Tool]:
+    """The tools of ``catalog`` (shipped name or file), with the example requests of ``--examples`` written
+    into their descriptions when it is given."""
+    tools = list(load_catalog(catalog).tools)
+    if examples is None:
+        return tools
+    return with_examples(tools, load_example_requests(examples), where=f"--examples {examples}")
 
 
 def names_help(what: str, names: Iterable[str], path_kind: str) -> str:

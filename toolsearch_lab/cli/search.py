@@ -9,14 +9,14 @@ import shutil
 import sys
 from typing import Any
 
-from toolsearch_lab.catalog.container import SHIPPED_CATALOGS, load_catalog
-from toolsearch_lab.catalog.examples import load_example_requests, shipped_example_sets, with_examples
+from toolsearch_lab.catalog.container import SHIPPED_CATALOGS
 from toolsearch_lab.cli.options import (
     EXIT_OK,
     EXIT_USAGE,
     add_command,
     add_examples_option,
     add_json_flag,
+    catalog_tools,
     finite_float,
     names_help,
     positive_int,
@@ -50,7 +50,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         required=True,
         help=names_help("shipped catalog", SHIPPED_CATALOGS, "a tools JSON file (OpenAI, Anthropic or MCP)"),
     )
-    add_examples_option(parser, shipped_example_sets())
+    add_examples_option(parser)
     parser.add_argument("--index", default="lucene", choices=INDEX_KINDS, help="index kind to search with")
     parser.add_argument(
         "--max-results",
@@ -99,9 +99,7 @@ def run_search(
     the Spring-shaped response, for the hybrid index the component scores of every result, and ``hints``
     explaining a blank query or an empty result. ``examples``: example requests to write into the
     descriptions first (:func:`~toolsearch_lab.catalog.examples.load_example_requests`)."""
-    tools = list(load_catalog(catalog).tools)
-    if examples is not None:
-        tools = with_examples(tools, load_example_requests(examples), where=f"--examples {examples}")
+    tools = catalog_tools(catalog, examples)
     options = _index_options(index_kind, min_score, regex_mode)
     index = make_index(index_kind, **options)
     index.index_tools(SESSION, tools)

@@ -5,9 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 
-from toolsearch_lab.catalog.container import SHIPPED_CATALOGS, load_catalog
-from toolsearch_lab.catalog.examples import load_example_requests, shipped_example_sets, with_examples
-from toolsearch_lab.cli.options import EXIT_OK, add_command, add_examples_option, add_json_flag, names_help
+from toolsearch_lab.catalog.container import SHIPPED_CATALOGS
+from toolsearch_lab.cli.options import (
+    EXIT_OK,
+    add_command,
+    add_examples_option,
+    add_json_flag,
+    catalog_tools,
+    names_help,
+)
 from toolsearch_lab.tokens import DEFAULT_ENCODING, ENCODINGS, TokenCounter
 
 
@@ -24,7 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         required=True,
         help=names_help("shipped catalog", SHIPPED_CATALOGS, "a tools JSON file (OpenAI, Anthropic or MCP)"),
     )
-    add_examples_option(parser, shipped_example_sets())
+    add_examples_option(parser)
     parser.add_argument(
         "--encoding", default=DEFAULT_ENCODING, choices=ENCODINGS, help="tiktoken encoding to count with"
     )
@@ -33,11 +39,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    tools = list(load_catalog(args.catalog).tools)
-    if args.examples is not None:
-        tools = with_examples(
-            tools, load_example_requests(args.examples), where=f"--examples {args.examples}"
-        )
+    tools = catalog_tools(args.catalog, args.examples)
     counter = TokenCounter(args.encoding)
     rows, total = counter.catalog_tokens(tools)
     if args.json:

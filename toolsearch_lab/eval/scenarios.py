@@ -589,6 +589,10 @@ def descriptions_label(examples: bool) -> str:
     return "+ examples" if examples else "as shipped"
 
 
+# What the benchmarks' ``--examples`` choices run: the tools as shipped, with example requests, or both.
+EXAMPLES_CHOICES = {"off": (False,), "on": (True,), "both": (False, True)}
+
+
 def failed_steps_text(
     rows: Sequence[dict], agent: str = "semantic", wording: str = "user", index: str | None = None
 ) -> str:
