@@ -2,7 +2,7 @@
 
     python benchmarks/notebook_time.py            # TOOLSEARCH_LAB_FAST=1 sizes, as the tests run them
     python benchmarks/notebook_time.py --full     # the sizes a workshop room runs
-    python benchmarks/notebook_time.py --workers 1 05_measuring_retrieval.ipynb
+    python benchmarks/notebook_time.py --workers 1 07_measuring_retrieval.ipynb
 
 Prints seconds per notebook and the wall time, and each figure as a ratio to a reference run in the same
 process (a one-cell notebook: kernel start + one execution), so a busy machine shows as a slow reference

@@ -146,7 +146,7 @@ def test_lab_trivial_widgets(tmp_path, page):
 
 
 # --------------------------------------------------------------------------------------------------------
-# The project's notebooks: 03_advisor_loop in JupyterLab and the app_stepper Voila app.
+# The project's notebooks: 04_the_loop_and_accumulation in JupyterLab and the app_stepper Voila app.
 # --------------------------------------------------------------------------------------------------------
 def _stepper(page, scope):
     """The first IterationStepper in ``scope``: (root, its Iteration slider, its Scenario <select>)."""

@@ -4,7 +4,7 @@ exercise says "not answered yet" as shipped, passes with its solution and catche
 Execution uses nbclient with ``store_widget_state=False`` and never writes results back: the executed copy
 lives only in memory. ``TOOLSEARCH_LAB_FAST=1`` shrinks notebook 05's query sample (06 runs at full
 size: the shipped vectors cover its catalogs), and the OpenAI variables are removed so the live cells of
-``07_real_models`` take their "not configured" path. Each lesson runs twice: as shipped (blank answers)
+``09_real_models`` take their "not configured" path. Each lesson runs twice: as shipped (blank answers)
 and with the package's solution in the student's cell plus a wrong answer and a second self-check
 appended. No timing asserts: ``benchmarks/notebook_time.py`` prints how long
 the notebooks take.
@@ -38,14 +38,16 @@ NAMES = [p.name for p in NOTEBOOK_FILES]
 LESSONS = [n for n in NAMES if n[:2].isdigit()]
 EXPECTED_LESSONS = [
     "01_why_tool_search.ipynb",
-    "02_three_indexes.ipynb",
-    "03_advisor_loop.ipynb",
-    "04_fingerprint_and_eviction.ipynb",
-    "05_measuring_retrieval.ipynb",
-    "06_scaling.ipynb",
-    "07_real_models.ipynb",
-    "08_bring_your_own_tools.ipynb",
-    "09_choosing_a_strategy.ipynb",
+    "02_build_it_yourself.ipynb",
+    "03_three_indexes.ipynb",
+    "04_the_loop_and_accumulation.ipynb",
+    "05_words_agents_and_misses.ipynb",
+    "06_fingerprint_and_eviction.ipynb",
+    "07_measuring_retrieval.ipynb",
+    "08_scaling.ipynb",
+    "09_real_models.ipynb",
+    "10_bring_your_own_tools.ipynb",
+    "11_choosing_a_strategy.ipynb",
 ]
 CELL_TIMEOUT_S = 600  # generous: a loaded 2-core machine must slow the notebooks down, not fail them
 STARTUP_TIMEOUT_S = 300
@@ -231,12 +233,12 @@ def test_exercise_solution_passes_and_wrong_answer_is_caught(key):
 
 
 def test_solutions_flag_fills_a_blank_answer_and_reveal_prints_it(capsys):
-    assert check("03", ...).status == "blank"
+    assert check("04", ...).status == "blank"
     with mock.patch.dict(os.environ, {SOLUTIONS_ENV: "1"}):
-        verdict = check("03", ...)
+        verdict = check("04", ...)
     assert verdict.status == "right" and EXERCISES["03"].solution in verdict.message
-    assert check("03", 99).status == "wrong"
-    reveal("03")
+    assert check("04", 99).status == "wrong"
+    reveal("04")
     assert EXERCISES["03"].solution in capsys.readouterr().out
     with pytest.raises(ValueError, match="no exercises for notebook '42'"):
         reveal("42")
@@ -273,7 +275,7 @@ def test_real_models_notebook_live_path_never_prints_the_key():
             OPENAI_MODEL="fake-model",
             TOOLSEARCH_LAB_FAST="1",
         ):
-            _, outcome = _run_one("07_real_models.ipynb")
+            _, outcome = _run_one("09_real_models.ipynb")
         requests = list(server.requests)
     if isinstance(outcome, Exception):
         pytest.fail(f"07 failed with a configured model: {type(outcome).__name__}: {str(outcome)[-3000:]}")

@@ -1,14 +1,14 @@
 """The notebooks' "Try this" exercises: blank answers, self-checks that explain, and hidden solutions.
 
 A student's cell sets one or more variables to ``...``. The self-check cell calls
-``check("03", my_prediction, **context)``, which returns a :class:`Verdict` shown as the cell's output:
+``check("04", my_prediction, **context)``, which returns a :class:`Verdict` shown as the cell's output:
 
 - "not answered yet" while an answer is ``...`` or ``None`` (no exception, so Run All keeps going);
 - "not quite, because …" for a wrong answer;
 - "✓ …" for a right one.
 
 Every judge computes the right answer from the package at run time, from the objects the notebook built.
-A facilitator reveals solutions with ``reveal("03")`` (prints the code to paste) or for the whole room with
+A facilitator reveals solutions with ``reveal("04")`` (prints the code to paste) or for the whole room with
 ``TOOLSEARCH_LAB_SOLUTIONS=1`` (a blank answer is then replaced by the solution inside ``check``).
 """
 
@@ -101,7 +101,7 @@ def check(key: str, *answers: Any, **context: Any) -> Verdict:
 
 
 def reveal(notebook: str) -> None:
-    """Print the solution of every exercise of ``notebook`` ("03", "3" or "03_advisor_loop.ipynb")."""
+    """Print the solution of every exercise of ``notebook`` ("03", "3" or "04_the_loop_and_accumulation.ipynb")."""
     number = notebook.strip()[:2].rstrip("_").zfill(2)
     found = [e for e in EXERCISES.values() if e.notebook.startswith(number)]
     if not found:
@@ -259,8 +259,8 @@ EXERCISES: dict[str, Exercise] = {
             _judge_01,
         ),
         Exercise(
-            "02",
-            "02_three_indexes",
+            "03",
+            "03_three_indexes",
             "c15",
             ("my_target", "my_query"),
             "pick a GitHub tool (e.g. get_commit) and describe what it does without its name's words.",
@@ -271,8 +271,8 @@ EXERCISES: dict[str, Exercise] = {
             _judge_02,
         ),
         Exercise(
-            "03",
-            "03_advisor_loop",
+            "04",
+            "04_the_loop_and_accumulation",
             "c09",
             ("my_prediction",),
             "the simulated agent asks for maxResults=5; what else is in every request?",
@@ -282,8 +282,8 @@ EXERCISES: dict[str, Exercise] = {
             _judge_03,
         ),
         Exercise(
-            "04",
-            "04_fingerprint_and_eviction",
+            "06",
+            "06_fingerprint_and_eviction",
             "c09",
             ("my_choice",),
             "6 sessions take turns; LRU keeps 3 of them, TTL keeps every session used in the last 4 s.",
@@ -294,8 +294,8 @@ EXERCISES: dict[str, Exercise] = {
             _judge_04,
         ),
         Exercise(
-            "05",
-            "05_measuring_retrieval",
+            "07",
+            "07_measuring_retrieval",
             "c09",
             ("my_family",),
             'compare the ndcg@10 column of the table above; "keyword" = regex/lucene, "embedding" = '
@@ -306,8 +306,8 @@ EXERCISES: dict[str, Exercise] = {
             _judge_05,
         ),
         Exercise(
-            "06",
-            "06_scaling",
+            "08",
+            "08_scaling",
             "c10",
             ("my_query",),
             "use words from currentTime's description that few other tools use.",
@@ -317,8 +317,8 @@ EXERCISES: dict[str, Exercise] = {
             _judge_06,
         ),
         Exercise(
-            "07",
-            "07_real_models",
+            "09",
+            "09_real_models",
             "c09",
             ("my_saving_pct",),
             "offline.trace.tokens_total() has prompt_tool_search and prompt_baseline.",
@@ -330,8 +330,8 @@ EXERCISES: dict[str, Exercise] = {
             _judge_07,
         ),
         Exercise(
-            "08",
-            "08_bring_your_own_tools",
+            "10",
+            "10_bring_your_own_tools",
             "c11",
             ("my_new_tool", "my_tool_query"),
             'my_new_tool = {"name": ..., "description": ...}; ask for it in words a customer would use.',
@@ -341,8 +341,8 @@ EXERCISES: dict[str, Exercise] = {
             _judge_08,
         ),
         Exercise(
-            "09",
-            "09_choosing_a_strategy",
+            "11",
+            "11_choosing_a_strategy",
             "c11",
             ("my_cheapest",),
             "the cost column prices cached tokens at the cache-read rate; a run that fails does not count.",
@@ -353,8 +353,8 @@ EXERCISES: dict[str, Exercise] = {
             judge_cheapest,
         ),
         Exercise(
-            "08-doctor",
-            "08_bring_your_own_tools",
+            "10-doctor",
+            "10_bring_your_own_tools",
             "doc-answer",
             ("my_fixes",),
             "the first description findings in the table name the two tools; say what each does, to what, "
