@@ -13,6 +13,7 @@ the notebooks take.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -107,8 +108,57 @@ def solved_notebook(exercise):
     nb.cells[at + 1 : at + 1] = [
         nbformat.v4.new_code_cell(exercise.wrong),
         nbformat.v4.new_code_cell(nb.cells[at].source),
+        nbformat.v4.new_code_cell(_cheap_answers_cell(exercise, nb.cells[at].source)),
     ]
     return nb
+
+
+CHEAP_MARK = "CHEAP-ANSWERS:"
+# Answers that did no work, fed to every exercise's self-check in its own kernel: blanks, the solution's own
+# strings (a target tool's name typed as the query), their words, filler, trivial numbers, wrong types.
+# Exercise-specific ones go in CHEAP_EXTRA: code that sets the student's variables.
+CHEAP_EXTRA: dict[str, list[str]] = {}
+
+
+def _cheap_answers_cell(exercise, check_source: str) -> str:
+    call = next(line for line in reversed(check_source.splitlines()) if line.lstrip().startswith("check("))
+    return f"""
+import json as _json, re as _re
+_names = {list(exercise.names)!r}
+exec({exercise.solution!r})
+_solution = {{_n: globals()[_n] for _n in _names}}
+def _words(text):
+    return [w for w in _re.split(r"[_\\W]+|(?<=[a-z])(?=[A-Z])", text) if w]
+_strings = [v for v in _solution.values() if isinstance(v, str)]
+_bank = ["", "   ", "\\t\\n", "tool", "search", "x", "the", "anything", "find a tool", "?", "asdf qwer zxcv"]
+for _s in _strings:
+    _bank += [_s, _s.upper(), _s.replace("_", " "), " ".join(_words(_s))] + _words(_s)
+_bank += [0, 1, -1, 0.0, 100, 10**9, True, False, [], {{}}]
+_out = []
+def _judge(label):
+    try:
+        _v = {call.strip()}
+        _out.append([label, _v.status, _v.message])
+    except Exception as _exc:
+        _out.append([label, "error", f"{{type(_exc).__name__}}: {{_exc}}"])
+for _n in _names:
+    for _value in _bank:
+        if type(_value) is type(_solution[_n]) and _value == _solution[_n]:
+            continue
+        if isinstance(_value, str) and isinstance(_solution[_n], str) and _words(_value.lower()) == _words(_solution[_n].lower()):
+            continue  # the solution itself, spelled another way
+        for _m in _names:
+            globals()[_m] = _solution[_m]
+        globals()[_n] = _value
+        _judge(f"{{_n}} = {{_value!r}}")
+for _code in {CHEAP_EXTRA.get(exercise.key, [])!r}:
+    for _m in _names:
+        globals()[_m] = _solution[_m]
+    exec(_code)
+    _judge(_code)
+print({CHEAP_MARK!r} + _json.dumps(_out))
+exec({exercise.wrong!r})
+"""
 
 
 def _execute_all() -> dict[str, tuple[float, object]]:
@@ -120,7 +170,7 @@ def _execute_all() -> dict[str, tuple[float, object]]:
     jobs = [(name, name, None) for name in NAMES]
     jobs += [(SOLVED + e.key, e.notebook + ".ipynb", solved_notebook(e)) for e in EXERCISES.values()]
     # Longest first, so the slow ones do not start last.
-    jobs.sort(key=lambda job: job[1][:2] not in ("05", "06", "08", "03"))
+    jobs.sort(key=lambda job: job[1][:2] not in ("07", "08", "10", "04", "05"))
     with _environment(TOOLSEARCH_LAB_FAST="1"), ThreadPoolExecutor(max_workers=WORKERS) as pool:
         futures = {key: pool.submit(_run_one, name, nb) for key, name, nb in jobs}
         for key, future in futures.items():
@@ -200,6 +250,97 @@ def test_notebook_executes_offline(name):
     assert not problems(nbformat.read(NOTEBOOKS / name, as_version=4))
 
 
+MAX_CELLS = 28
+MAX_TEXT_LINES = 30
+# A plain-text output that looks like Python's default repr: `<Thing object at 0x…>` or `Name(field=…`.
+RAW_REPR = re.compile(r"<[\w.]+ object at 0x[0-9a-f]+>|^[A-Z]\w*\(\w+=", re.M)
+RICH = (
+    "text/html",
+    "text/markdown",
+    "image/png",
+    "image/svg+xml",
+    "application/vnd.jupyter.widget-view+json",
+)
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_lesson_fits_the_cell_budget(name):
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    assert len(nb.cells) <= MAX_CELLS, f"{name} has {len(nb.cells)} cells; a lesson has at most {MAX_CELLS}"
+
+
+def _plain_texts(nb) -> list[tuple[int, str]]:
+    """(cell index, text) of every output read as plain text: streams, and results with no rich form."""
+    out = []
+    for i, cell in enumerate(nb.cells):
+        for o in cell.get("outputs", []):
+            if o.output_type == "stream":
+                out.append((i, o.get("text", "")))
+            elif o.output_type in ("execute_result", "display_data"):
+                data = o.get("data", {})
+                if not any(kind in data for kind in RICH):
+                    out.append((i, data.get("text/plain", "")))
+    return out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_outputs_are_readable(name):
+    """No wall of text and no raw repr: a learner reads tables, widgets and plots."""
+    seconds, outcome = _execute_all()[name]
+    if isinstance(outcome, Exception):
+        pytest.skip(f"{name} did not run; test_notebook_executes_offline reports why")
+    for index, text in _plain_texts(outcome):
+        lines = text.rstrip("\n").count("\n") + 1
+        assert lines <= MAX_TEXT_LINES, (
+            f"{name}, cell {index}: {lines} lines of text output (at most {MAX_TEXT_LINES})"
+        )
+        match = RAW_REPR.search(text)
+        assert not match, (
+            f"{name}, cell {index}: a raw repr is shown ({match.group(0)!r}); give it an HTML form"
+        )
+
+
+# Numbers in prose that a learner would check against the outputs: decimals, percentages and counts of 100
+# or more. Versions ("Spring AI 2.0", "Python 3.10") are names, not measurements.
+PROSE_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+\.\d+|\d{3,})(?:\s?%)?(?![\w.]*\d)")
+VERSION_BEFORE = re.compile(r"(?:AI|Python|Boot|version|v|mcp|openai|§)\s?$", re.I)
+
+
+def _prose_numbers(markdown: str) -> list[str]:
+    prose = re.sub(r"```.*?```|`[^`]*`|\]\([^)]*\)", " ", markdown, flags=re.S)
+    return [m.group(1) for m in PROSE_NUMBER.finditer(prose) if not VERSION_BEFORE.search(prose[: m.start()])]
+
+
+def _output_text(nb) -> str:
+    parts = []
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            parts.append(o.get("text", ""))
+            for value in o.get("data", {}).values():
+                parts.append(
+                    value if isinstance(value, str) else "\n".join(value) if isinstance(value, list) else ""
+                )
+    return "\n".join(parts).replace(",", "").replace("\u2009", "").replace("&#x27;", "'")
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_numbers_in_prose_match_the_outputs(name):
+    """A number written in a Markdown cell is one the notebook's own run shows (or it is computed: Markdown
+    displayed from code is an output, so it never drifts)."""
+    seconds, outcome = _execute_all()[name]
+    if isinstance(outcome, Exception):
+        pytest.skip(f"{name} did not run; test_notebook_executes_offline reports why")
+    shown = _output_text(outcome)
+    missing = [
+        number
+        for cell in outcome.cells
+        if cell.cell_type == "markdown"
+        for number in _prose_numbers(cell.source)
+        if number.replace(",", "") not in shown
+    ]
+    assert not missing, f"{name}: prose numbers that no output shows (compute them instead): {missing}"
+
+
 def _verdicts(nb, key: str) -> list[str]:
     """The text each self-check cell of exercise ``key`` displayed, in order."""
     out = []
@@ -236,10 +377,10 @@ def test_solutions_flag_fills_a_blank_answer_and_reveal_prints_it(capsys):
     assert check("04", ...).status == "blank"
     with mock.patch.dict(os.environ, {SOLUTIONS_ENV: "1"}):
         verdict = check("04", ...)
-    assert verdict.status == "right" and EXERCISES["03"].solution in verdict.message
+    assert verdict.status == "right" and EXERCISES["04"].solution in verdict.message
     assert check("04", 99).status == "wrong"
     reveal("04")
-    assert EXERCISES["03"].solution in capsys.readouterr().out
+    assert EXERCISES["04"].solution in capsys.readouterr().out
     with pytest.raises(ValueError, match="no exercises for notebook '42'"):
         reveal("42")
 
@@ -310,3 +451,23 @@ def test_make_lab_allows_root_only_when_root_and_make_app_stays_offline(tmp_path
     assert "--template=offline" in out.stdout and "toolsearch_lab/ui/jupyter" in out.stdout
     template = REPO / "toolsearch_lab/ui/jupyter/voila/templates/offline/index.html.j2"
     assert "https://" not in template.read_text()
+
+
+@pytest.mark.parametrize("key", sorted(EXERCISES))
+def test_exercise_rejects_cheap_answers_with_a_reason(key):
+    """Blank answers, the target's own name or its words, filler and trivial numbers never pass, and a
+    rejection says why; the self-check never crashes on them."""
+    nb = _executed(SOLVED + key)
+    printed = "".join(_text_outputs(nb, "stream", "stdout"))
+    line = next((ln for ln in printed.splitlines() if ln.startswith(CHEAP_MARK)), None)
+    assert line is not None, (
+        f"the cheap-answer cell of {key} printed nothing: {_text_outputs(nb, 'error')[:1]}"
+    )
+    results = json.loads(line[len(CHEAP_MARK) :])
+    assert results, f"no cheap answers were tried on {key}"
+    crashed = [(label, message) for label, status, message in results if status == "error"]
+    assert not crashed, f"{key}: the self-check raised on cheap answers: {crashed[:3]}"
+    passed = [label for label, status, _ in results if status == "right"]
+    assert not passed, f"{key}: cheap answers judged right: {passed[:5]}"
+    silent = [label for label, status, message in results if status == "wrong" and len(message) < 30]
+    assert not silent, f"{key}: rejections without a reason: {silent[:3]}"
