@@ -129,6 +129,8 @@ exec({exercise.solution!r})
 _solution = {{_n: globals()[_n] for _n in _names}}
 def _words(text):
     return [w for w in _re.split(r"[_\\W]+|(?<=[a-z])(?=[A-Z])", text) if w]
+def _spelled_alike(a, b):
+    return isinstance(a, str) and isinstance(b, str) and _words(a.lower()) == _words(b.lower())
 _strings = [v for v in _solution.values() if isinstance(v, str)]
 _bank = ["", "   ", "\\t\\n", "tool", "search", "x", "the", "anything", "find a tool", "?", "asdf qwer zxcv"]
 for _s in _strings:
@@ -145,7 +147,7 @@ for _n in _names:
     for _value in _bank:
         if type(_value) is type(_solution[_n]) and _value == _solution[_n]:
             continue
-        if isinstance(_value, str) and isinstance(_solution[_n], str) and _words(_value.lower()) == _words(_solution[_n].lower()):
+        if _spelled_alike(_value, _solution[_n]):
             continue  # the solution itself, spelled another way
         for _m in _names:
             globals()[_m] = _solution[_m]
