@@ -1,0 +1,18 @@
+"""The whole test session uses its own embedding cache, never the user's ``~/.cache/toolsearch-lab``.
+
+Set at import, before any test runs, so notebook kernels and CLI subprocesses started by the tests inherit
+it; tests that need an empty cache of their own still set ``TOOLSEARCH_LAB_CACHE`` themselves.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+_SESSION_CACHE = tempfile.mkdtemp(prefix="toolsearch-lab-test-cache-")
+os.environ["TOOLSEARCH_LAB_CACHE"] = _SESSION_CACHE
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
