@@ -2,11 +2,12 @@
 
 Every notebook is opened in JupyterLab and Run All: each must show at least one plot or widget, no error
 output, and make no request to a host other than 127.0.0.1 (requests elsewhere are aborted and fail the
-test). The stepper (03), the retrieval explorer (05) and the Voila app are driven with keyboard and dropdowns.
+test). The stepper (04), the retrieval explorer (07) and the Voila app are driven with keyboard and dropdowns.
 
 They skip (with the reason) when Chromium or Playwright is missing, except under CI=true, where a missing
 browser is a failure: CI installs Chromium, so a skip there would hide a broken setup.
-Screenshots go to the test's tmp dir (printed at the end of each test; see `pytest -rA -s`).
+Screenshots go to the test's tmp dir (printed at the end of each test; see `pytest -rA -s`), or to
+``$TOOLSEARCH_LAB_SCREENSHOTS`` when it is set, to look at every notebook as a learner sees it.
 """
 
 from __future__ import annotations
@@ -249,6 +250,9 @@ def test_lab_notebook_run_all(lab, name, tmp_path):
     page.set_viewport_size({"width": 1400, "height": 3600})  # tall: a whole output fits in one screenshot
     stem = name.removesuffix(".ipynb")
     shots = []
+    if os.environ.get("TOOLSEARCH_LAB_SCREENSHOTS"):
+        tmp_path = Path(os.environ["TOOLSEARCH_LAB_SCREENSHOTS"])
+        tmp_path.mkdir(parents=True, exist_ok=True)
 
     def shot(label):
         path = tmp_path / f"lab_{stem}_{label}.png"
@@ -276,10 +280,10 @@ def test_lab_notebook_run_all(lab, name, tmp_path):
             path = tmp_path / f"lab_{stem}_visual{i + 1}.png"
             output.screenshot(path=str(path))
             shots.append(path)
-        if stem.startswith("03"):
+        if stem.startswith("04"):
             stepper = outputs.filter(has=page.locator(".widget-label", has_text="Iteration")).first
             _drive_stepper(page, stepper, shot)
-        if stem.startswith("05"):
+        if stem.startswith("07"):
             _drive_retrieval_explorer(page, page.locator(".jp-NotebookPanel"), shot)
         scroll_all_outputs(page)
         _assert_clean(page, console, requests)
