@@ -192,6 +192,39 @@ def test_cache_compacts_many_shards(tmp_path):
     assert [float(v[0]) for v in fresh.get_many(["k0", "k39"])] == [0.0, 39.0]
 
 
+def test_another_writers_unfinished_file_is_neither_read_nor_deleted(tmp_path, caplog):
+    """A writer's ``.tmp-*.npz`` is still being written: readers skip it (no warning about a torn file) and
+    compaction leaves it alone, so the other process can still move it into place."""
+    cache = EmbeddingCache("x", cache_dir=tmp_path)
+    cache.put_many(["k0"], np.ones((1, 3), dtype=np.float32))
+    in_flight = cache.directory / ".tmp-another-writer.npz"
+    in_flight.write_bytes(b"half a zip file")
+    for i in range(1, 40):  # enough shards to compact
+        cache.put_many([f"k{i}"], np.ones((1, 3), dtype=np.float32) * i)
+    with caplog.at_level("WARNING"):
+        fresh = EmbeddingCache("x", cache_dir=tmp_path)
+        assert float(fresh.get_many(["k39"])[0][0]) == 39.0
+    assert in_flight.exists()
+    assert not [r for r in caplog.records if "unreadable" in r.getMessage()]
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_a_shard_with_non_finite_vectors_is_ignored_by_name_and_recomputed(tmp_path, caplog, bad):
+    inner = CountingEmbedder()
+    cached = CachedEmbedder(inner, tmp_path, progress=False)
+    cached.embed([f"t{i}" for i in range(300)])
+    shard = next(p for p in cached.cache.directory.glob("*.npz"))
+    with np.load(shard) as data:
+        keys, vectors = data["keys"], data["vectors"].copy()
+    vectors[0, 0] = bad
+    np.savez(shard, keys=keys, vectors=vectors)
+    fresh_inner = CountingEmbedder()
+    with caplog.at_level("WARNING"):
+        out = CachedEmbedder(fresh_inner, tmp_path, progress=False).embed(["t0"])
+    assert np.isfinite(out).all() and fresh_inner.calls == 1
+    assert any(shard.name in r.getMessage() and "non-finite" in r.getMessage() for r in caplog.records)
+
+
 def test_cache_dir_env_override(tmp_path, monkeypatch):
     monkeypatch.setenv("TOOLSEARCH_LAB_CACHE", str(tmp_path))
     assert default_cache_dir() == tmp_path / "embeddings"

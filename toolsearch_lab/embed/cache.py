@@ -42,6 +42,11 @@ _CHUNK = 1024  # texts embedded (and persisted) per step: an interrupted run kee
 _FLUSH_AT = 256  # small misses (single queries) are buffered in memory and written in groups of this size
 
 
+def _shards(directory: Path) -> list[Path]:
+    """The finished shards: a writer's temporary file (``.tmp-*.npz``, still being written) is not one."""
+    return sorted(p for p in directory.glob("*.npz") if not p.name.startswith("."))
+
+
 def default_cache_dir() -> Path:
     root = os.environ.get(CACHE_ENV)
     if root:
@@ -74,7 +79,7 @@ class EmbeddingCache:
         with self._lock:
             if not self.directory.is_dir():
                 return
-            for path in sorted(self.directory.glob("*.npz")):
+            for path in _shards(self.directory):
                 if path.name in self._seen_shards:
                     continue
                 self._seen_shards.add(path.name)
@@ -95,6 +100,11 @@ class EmbeddingCache:
                         path,
                         vectors.shape[1],
                         self.dim,
+                    )
+                    continue
+                if vectors.dtype.kind != "f" or not np.isfinite(vectors).all():
+                    log.warning(
+                        "embedding cache: ignoring shard %s with non-finite or non-float vectors", path
                     )
                     continue
                 for key, vec in zip(keys.tolist(), vectors.astype(np.float32, copy=False), strict=False):
@@ -166,7 +176,7 @@ class EmbeddingCache:
             raise
 
     def _maybe_compact(self) -> None:
-        shards = sorted(self.directory.glob("*.npz"))
+        shards = _shards(self.directory)
         if len(shards) <= _MAX_SHARDS:
             return
         with self._lock:
@@ -189,7 +199,7 @@ class EmbeddingCache:
             self._pending.clear()
             self._seen_shards.clear()
             if self.directory.is_dir():
-                for path in self.directory.glob("*.npz"):
+                for path in _shards(self.directory):
                     with contextlib.suppress(OSError):
                         path.unlink()
 
