@@ -374,3 +374,25 @@ def test_openai_embedder_unreadable_bodies_are_embedding_errors(httpserver, body
     with pytest.raises(EmbeddingError, match="OpenAIEmbedder: ") as info:
         emb.embed(["x"])
     assert info.value.__context__ is None
+
+
+def test_a_key_in_the_base_urls_query_string_stays_on_the_wire_only(httpserver, tmp_path):
+    from werkzeug import Response
+
+    seen: list = []
+
+    def handle(request):
+        seen.append(request.full_path)
+        return Response(json.dumps({"error": {"message": f"bad key {SECRET}"}}), status=401)
+
+    httpserver.expect_request("/v1/embeddings").respond_with_handler(handle)
+    url = httpserver.url_for("/v1") + f"?api-key={SECRET}"
+    emb = OpenAIEmbedder("m", base_url=url, api_key="sk-other-0123456789abcdef", max_retries=0)
+    cached = CachedEmbedder(emb, tmp_path)
+    for shown in (repr(emb), emb.name, str(vars(emb)), repr(cached), emb.base_url):
+        assert SECRET not in shown, shown
+    with pytest.raises(EmbeddingError) as info:
+        cached.embed(["x"])
+    assert SECRET not in str(info.value) and "401" in str(info.value)
+    assert seen and seen[0].startswith("/v1/embeddings?") and SECRET in seen[0]  # sent, on the right path
+    assert not [p for p in tmp_path.rglob("*") if SECRET in str(p)]

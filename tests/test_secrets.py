@@ -358,3 +358,18 @@ def test_embedder_with_a_key_inside_the_base_url_shows_it_nowhere(server, debug_
     for e in _chain(info.value):
         _no_key(_exception_texts(e), "embedder error with URL credentials")
     _no_key(debug_logs.text, "logs")
+
+
+@pytest.mark.parametrize("name", ["key", "api-key", "api_key", "token", "access_token", "sig", "API-KEY"])
+@pytest.mark.parametrize("where", ["?{}=", "?model=m&{}=", "#{}=", "?a=1#{}="])
+def test_every_credential_parameter_form_is_redacted_and_can_be_scrubbed(name, where):
+    from toolsearch_lab.secrets import query_credentials, redact_url, scrub, split_url_query
+
+    value = "s3cr%2Bet-0123456789"
+    url = "https://host/v1" + where.format(name) + value
+    assert value not in redact_url(url) and "s3cr" not in redact_url(url)
+    secrets = query_credentials(url)
+    assert {s.reveal() for s in secrets} >= {value, "s3cr+et-0123456789"}
+    assert "s3cr" not in scrub(f"failed: s3cr+et-0123456789 at {url}", secrets)
+    base, params = split_url_query("https://host/v1?" + name + "=" + value)
+    assert base == "https://host/v1" and params == {name: "s3cr+et-0123456789"}

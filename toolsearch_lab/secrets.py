@@ -21,9 +21,11 @@ __all__ = [
     "RedactingFilter",
     "Secret",
     "install_log_redaction",
+    "query_credentials",
     "redact_url",
     "scrub",
     "split_url_credentials",
+    "split_url_query",
 ]
 
 REDACTED = "***"
@@ -34,7 +36,7 @@ SENSITIVE_QUERY_KEYS = frozenset(
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@?#]*@")
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+")
 _QUERY_SECRET = re.compile(
-    r"(?i)([?&](?:" + "|".join(re.escape(k) for k in sorted(SENSITIVE_QUERY_KEYS)) + r")=)[^&#\s\"']*"
+    r"(?i)([?&#;](?:" + "|".join(re.escape(k) for k in sorted(SENSITIVE_QUERY_KEYS)) + r")=)[^&#\s\"']*"
 )
 # The loggers that print request URLs: httpx's INFO "HTTP Request: POST <url>", the openai SDK's DEBUG
 # request options and retry lines, and httpcore's connection traces.
@@ -90,6 +92,28 @@ def split_url_credentials(url: str) -> tuple[str, str | None, Secret | None]:
     clean = urllib.parse.urlunsplit(parts._replace(netloc=hostport))
     secret = Secret(urllib.parse.unquote(password)) if has_password else None
     return clean, urllib.parse.unquote(user), secret
+
+
+def query_credentials(url: str) -> list[Secret]:
+    """The values of credential query (or fragment) parameters in ``url``: ``…/v1?api-key=KEY`` gives
+    ``[Secret("KEY")]``, both as written and percent-decoded, so either spelling can be scrubbed."""
+    found: list[Secret] = []
+    for match in _QUERY_SECRET.finditer(url):
+        value = url[match.end(1) : match.end()]
+        for spelling in dict.fromkeys((value, urllib.parse.unquote_plus(value))):
+            if spelling:
+                found.append(Secret(spelling))
+    return found
+
+
+def split_url_query(url: str) -> tuple[str, dict[str, str]]:
+    """``(url without query string, its parameters)``. HTTP SDKs append paths to a base URL as text, so a
+    base URL's query (``…/v1?api-key=KEY``) has to travel as default query parameters instead."""
+    parts = urllib.parse.urlsplit(url)
+    if not parts.query:
+        return url, {}
+    params = dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
+    return urllib.parse.urlunsplit(parts._replace(query="")), params
 
 
 def redact_url(url: str | None) -> str | None:

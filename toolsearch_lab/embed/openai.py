@@ -11,7 +11,15 @@ from typing import Any
 import numpy as np
 
 from toolsearch_lab.embed.base import EmbeddingError, check_texts, l2_normalise
-from toolsearch_lab.secrets import Secret, install_log_redaction, scrub, split_url_credentials
+from toolsearch_lab.secrets import (
+    Secret,
+    install_log_redaction,
+    query_credentials,
+    redact_url,
+    scrub,
+    split_url_credentials,
+    split_url_query,
+)
 
 _KNOWN_OPENAI_DIMS = {
     "text-embedding-3-small": 1536,
@@ -50,11 +58,19 @@ class OpenAIEmbedder:
         url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         # Credentials inside the URL (http://user:KEY@host/v1) leave it: name, repr and logs show the bare
         # URL, and they go on the wire as the same Basic auth header (see toolsearch_lab.secrets).
+        # A key in the query string (…/v1?api-key=KEY) stays on the wire URL only: the shown one is redacted.
         self._url_user: Secret | None = None
         self._url_password: Secret | None = None
+        self._query_secrets: list[Secret] = []
+        self._wire_url: str | None = None
+        self._wire_query: dict[str, Secret] = {}
         if url is not None:
             url, user, self._url_password = split_url_credentials(url)
             self._url_user = Secret(user) if user is not None else None
+            self._query_secrets = query_credentials(url)
+            self._wire_url, query = split_url_query(url)
+            self._wire_query = {name: Secret(value) for name, value in query.items()}
+            url = redact_url(url)
         self.base_url = url
         key = api_key or os.environ.get("OPENAI_API_KEY") or None
         self._api_key = Secret(key) if key else None
@@ -90,7 +106,7 @@ class OpenAIEmbedder:
         return self.base_url or "api.openai.com"
 
     def _redact(self, message: str) -> str:
-        return scrub(message, (self._api_key, self._url_user, self._url_password))
+        return scrub(message, (self._api_key, self._url_user, self._url_password, *self._query_secrets))
 
     def _get_client(self) -> Any:
         with self._lock:
@@ -112,7 +128,9 @@ class OpenAIEmbedder:
                 try:
                     self._client = openai.OpenAI(
                         api_key=key,
-                        base_url=self.base_url,
+                        base_url=self._wire_url,
+                        default_query={name: value.reveal() for name, value in self._wire_query.items()}
+                        or None,
                         max_retries=self.max_retries,
                         timeout=self.timeout,
                         http_client=http_client,
