@@ -20,7 +20,6 @@ import atexit
 import contextlib
 import logging
 import os
-import tempfile
 import threading
 import uuid
 import weakref
@@ -30,6 +29,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from toolsearch_lab.atomic import TEMP_PREFIX, atomic_file
 from toolsearch_lab.embed.base import Embedder, check_texts, storage_name, text_key
 from toolsearch_lab.embed.shipped import ShippedVectors, shipped_vectors
 
@@ -44,7 +44,7 @@ _FLUSH_AT = 256  # small misses (single queries) are buffered in memory and writ
 
 def _shards(directory: Path) -> list[Path]:
     """The finished shards: a writer's temporary file (``.tmp-*.npz``, still being written) is not one."""
-    return sorted(p for p in directory.glob("*.npz") if not p.name.startswith("."))
+    return sorted(p for p in directory.glob("*.npz") if not p.name.startswith(TEMP_PREFIX))
 
 
 def default_cache_dir() -> Path:
@@ -165,15 +165,8 @@ class EmbeddingCache:
             )
 
     def _atomic_save(self, target: Path, keys: np.ndarray, vectors: np.ndarray) -> None:
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".npz")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, keys=keys, vectors=vectors.astype(np.float32, copy=False))
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        with atomic_file(target, "wb") as fh:
+            np.savez(fh, keys=keys, vectors=vectors.astype(np.float32, copy=False))
 
     def _maybe_compact(self) -> None:
         shards = _shards(self.directory)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from toolsearch_lab.atomic import atomic_file
 from toolsearch_lab.embed.base import l2_normalise, storage_name
 
 log = logging.getLogger(__name__)
@@ -58,14 +59,15 @@ def write_shipped_vectors(
         raise ValueError(f"write_shipped_vectors: {len(keys)} keys but {len(vectors)} vectors")
     rows, scales = quantise(vectors)
     raw = np.frombuffer(b"".join(_key_bytes(k) for k in keys), dtype=np.uint8).reshape(len(keys), _KEY_BYTES)
-    np.savez_compressed(
-        path,
-        format=np.array(FORMAT),
-        embedder=np.array(embedder_name),
-        keys=raw,
-        vectors=rows,
-        scales=scales,
-    )
+    with atomic_file(path, "wb") as handle:
+        np.savez_compressed(
+            handle,
+            format=np.array(FORMAT),
+            embedder=np.array(embedder_name),
+            keys=raw,
+            vectors=rows,
+            scales=scales,
+        )
 
 
 class ShippedVectors:

@@ -1,0 +1,50 @@
+"""Writing a file so that a reader, or a crash, never sees half of it: the one way the package writes files.
+
+The content goes to a temporary file in the target's folder, is flushed and fsynced, and ``os.replace``
+moves it over the target, which is atomic on POSIX and Windows. A process killed at any point leaves either
+the previous file or the new one, never a truncated one, and at worst a stray ``.tmp-*`` file beside it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+TEMP_PREFIX = ".tmp-"
+
+
+@contextlib.contextmanager
+def atomic_file(
+    path: str | os.PathLike, mode: str = "w", *, encoding: str | None = "utf-8"
+) -> Iterator[IO[Any]]:
+    """Open a temporary file for writing; on a clean exit it replaces ``path``, on an error it is removed."""
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic_file: mode must be 'w' or 'wb', got {mode!r}")
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=TEMP_PREFIX, suffix=target.suffix)
+    try:
+        with os.fdopen(fd, mode, encoding=None if mode == "wb" else encoding) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text(path: str | os.PathLike, text: str, *, encoding: str = "utf-8") -> Path:
+    with atomic_file(path, "w", encoding=encoding) as handle:
+        handle.write(text)
+    return Path(path)
+
+
+def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    with atomic_file(path, "wb") as handle:
+        handle.write(data)
+    return Path(path)
