@@ -2,11 +2,13 @@
 
 Run: ``python tests/mcp_test_server.py``. Tools: ``add``, ``get_weather`` (structured output), ``fail``
 (raises, so the result has is_error), ``slow`` (sleeps) and ``crash`` (the process exits at once, to simulate
-a server that dies mid-session)."""
+a server that dies mid-session); with ``TOOLSEARCH_LAB_TEST_ECHO_ENV`` set, also ``echo_env``.
+``--http PORT`` or ``--sse PORT`` serves on 127.0.0.1 instead of stdio."""
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 from mcp.server.mcpserver import MCPServer
@@ -51,5 +53,18 @@ def crash() -> str:
     os._exit(1)
 
 
+if os.environ.get("TOOLSEARCH_LAB_TEST_ECHO_ENV"):
+
+    @server.tool()
+    def echo_env(name: str) -> str:
+        """The value of an environment variable of the server process (tests of what reaches a server)."""
+        return os.environ.get(name, "<unset>")
+
+
 if __name__ == "__main__":
-    server.run()
+    # `--http PORT` / `--sse PORT` serve on 127.0.0.1 instead of stdio (the HTTP transport tests).
+    if len(sys.argv) == 3 and sys.argv[1] in ("--http", "--sse"):
+        kind = "streamable-http" if sys.argv[1] == "--http" else "sse"
+        server.run(kind, host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run()

@@ -103,6 +103,11 @@ class ToolCatalog(Sequence):
         self.renames: dict[str, str] = {}
         # The live McpConnection behind an MCP catalog (from_mcp_stdio), else None.
         self.connection: Any = None
+        # A catalog of several servers (from_mcp_config): their connections, the servers that failed to
+        # start with why, and each catalog name's (server, name on the server).
+        self.connections: dict[str, Any] = {}
+        self.failures: dict[str, str] = {}
+        self.origins: dict[str, tuple[str, str]] = {}
 
     # -- sequence protocol --------------------------------------------------------------------------------
     @property
@@ -201,6 +206,52 @@ class ToolCatalog(Sequence):
             raise
 
     @classmethod
+    def from_mcp_config(
+        cls,
+        config: Any,
+        *,
+        servers: Sequence[str] | None = None,
+        namespace: str = "auto",
+        strict: bool = False,
+        timeout: float = 30.0,
+        startup_timeout: float | None = None,
+        pass_env: Sequence[str] = (),
+    ) -> ToolCatalog:
+        """The tools of every server in an MCP config file (Claude Desktop, VS Code, Cursor; see
+        :mod:`toolsearch_lab.catalog.mcp_config`), started concurrently and merged with names qualified by
+        server where they collide (:mod:`toolsearch_lab.catalog.merge`). A server that fails to start is
+        named in ``catalog.failures`` with its error and the others still load; ``strict=True`` refuses
+        instead. ``with ToolCatalog.from_mcp_config(path) as catalog:`` stops the servers."""
+        from toolsearch_lab.catalog.mcp_config import McpConfig, connect_servers, load_mcp_config
+        from toolsearch_lab.catalog.merge import merge_catalogs
+
+        loaded = config if isinstance(config, McpConfig) else load_mcp_config(config)
+        loaded = loaded.select(list(servers) if servers else None)
+        if not loaded.servers:
+            raise CatalogError(f"{loaded.source}: the config names no enabled server")
+        connections, failures = connect_servers(
+            loaded, timeout=timeout, startup_timeout=startup_timeout, pass_env=pass_env
+        )
+        try:
+            if failures and (strict or not connections):
+                listed = "; ".join(f"{name}: {why}" for name, why in failures.items())
+                raise CatalogError(
+                    f"{loaded.source}: {len(failures)} of {len(loaded.servers)} server(s) "
+                    f"failed to start: {listed}"
+                )
+            parts = [(name, cls.from_mcp(c, strict=strict)) for name, c in connections.items()]
+            merged = merge_catalogs(parts, namespace=namespace, source=f"mcp-config:{loaded.source}")
+        except BaseException:
+            for c in connections.values():
+                c.close()
+            raise
+        merged.connections = connections
+        merged.failures = failures
+        for name, why in failures.items():
+            merged.report.add_problem(f"server {name!r}", f"failed to start: {why}")
+        return merged
+
+    @classmethod
     def from_mcp(cls, connection: Any, *, strict: bool = True, category: str | None = None) -> ToolCatalog:
         """The tools of a live ``McpConnection`` as a catalog whose ``Tool.function`` calls the server. A tool
         with no description (optional in MCP) gets ``""`` and a note in ``catalog.report``."""
@@ -223,9 +274,11 @@ class ToolCatalog(Sequence):
         return tools_from_json(obj, format=format, strict=strict, source=source)
 
     def close(self) -> None:
-        """Close the MCP connection behind this catalog, if any (its tools can no longer be called)."""
+        """Close the MCP connection(s) behind this catalog, if any (its tools can no longer be called)."""
         if self.connection is not None:
             self.connection.close()
+        for connection in self.connections.values():
+            connection.close()
 
     def __enter__(self) -> ToolCatalog:
         return self

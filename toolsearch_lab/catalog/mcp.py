@@ -1,4 +1,4 @@
-"""Tools from a live MCP server (stdio), callable from ordinary synchronous code.
+"""Tools from a live MCP server (stdio, streamable HTTP or legacy SSE), callable from synchronous code.
 
 The official ``mcp`` SDK is async and its session must live in one task for its whole life. The advisor
 loop and notebooks are synchronous, so :class:`McpConnection` owns a background thread running an event loop
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import json
 import tempfile
 import threading
@@ -34,10 +35,16 @@ from typing import Any
 import anyio
 import jsonschema  # noqa: F401  (the mcp client imports it lazily on the first call_tool: ~1 s; pay it here)
 from mcp import ClientSession, MCPError, StdioServerParameters
+from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from mcp.types import PaginatedRequestParams
 
-__all__ = ["DEFAULT_STARTUP_TIMEOUT_S", "McpConnection", "McpToolError", "result_to_text"]
+from toolsearch_lab.secrets import Secret, redact_url, scrub
+
+__all__ = ["DEFAULT_STARTUP_TIMEOUT_S", "TRANSPORTS", "McpConnection", "McpToolError", "result_to_text"]
+
+TRANSPORTS = ("stdio", "http", "sse")
 
 DEFAULT_STARTUP_TIMEOUT_S = 30.0
 
@@ -93,11 +100,16 @@ class McpConnection:
 
     def __init__(
         self,
-        command: str,
+        command: str | None = None,
         args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
         *,
         cwd: str | None = None,
+        url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        transport: str | None = None,
+        name: str | None = None,
+        secrets: Sequence[Secret] = (),
         timeout: float = 30.0,
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT_S,
     ) -> None:
@@ -105,14 +117,37 @@ class McpConnection:
             raise ValueError(
                 f"timeouts must be > 0, got timeout={timeout}, startup_timeout={startup_timeout}"
             )
+        transport = transport or ("stdio" if url is None else "http")
+        if transport not in TRANSPORTS:
+            raise ValueError(f"MCP transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
+        if (transport == "stdio") != (command is not None) or (transport != "stdio") != (url is not None):
+            raise ValueError(
+                f"an MCP {transport} server needs {'a command' if transport == 'stdio' else 'a url'}"
+            )
         self.command = command
         self.args = list(args)
+        self.transport = transport
+        self.url = redact_url(url)
         self.timeout = float(timeout)
         self.startup_timeout = float(startup_timeout)
-        self.label = " ".join([command, *self.args])
+        # Header values, env values and whatever the caller says came from the environment may hold tokens:
+        # kept as Secrets and scrubbed from the label and every message.
+        self._headers = {k: Secret(str(v)) for k, v in (headers or {}).items()}
+        self._secrets = [
+            *secrets,
+            *self._headers.values(),
+            *(Secret(v) for v in (env or {}).values() if len(v) >= 8),
+        ]
+        where = " ".join([command, *self.args]) if command is not None else str(self.url)
+        where = self._scrub(where)
+        self.name = name
+        self.label = where if name is None else f"{name} ({where})"
         self.server_info: Any = None
-        self._params = StdioServerParameters(
-            command=command, args=self.args, env=dict(env) if env else None, cwd=cwd
+        self._url = Secret(url) if url is not None else None
+        self._params = (
+            StdioServerParameters(command=command, args=self.args, env=dict(env) if env else None, cwd=cwd)
+            if command is not None
+            else None
         )
         # Lives as long as the connection (closed in close()), so no context manager.
         self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # noqa: SIM115
@@ -120,7 +155,7 @@ class McpConnection:
         self._closed = False
         self._server_gone = False  # set when a call finds the server process gone ("Connection closed")
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name=f"mcp:{command}", daemon=True)
+        self._thread = threading.Thread(target=self._loop.run_forever, name=f"mcp:{where}", daemon=True)
         self._thread.start()
         self._stop: asyncio.Event | None = None
         self._ready = threading.Event()
@@ -134,7 +169,22 @@ class McpConnection:
             tail = self._stderr_tail()
             self.close()
             reasons = "; ".join(f"{type(e).__name__}: {e}" for e in _leaves(self._startup_error))
-            raise McpToolError(f"MCP server {self.label!r} failed to start: {reasons}{tail}") from None
+            raise McpToolError(
+                self._scrub(f"MCP server {self.label!r} failed to start: {reasons}{tail}")
+            ) from None
+
+    def _scrub(self, message: str) -> str:
+        return scrub(message, self._secrets)
+
+    def _open_transport(self) -> Any:
+        """The SDK's transport context manager, yielding ``(read, write)`` streams."""
+        if self._params is not None:
+            return stdio_client(self._params, errlog=self._stderr)
+        assert self._url is not None
+        headers = {k: v.reveal() for k, v in self._headers.items()}
+        if self.transport == "sse":
+            return sse_client(self._url.reveal(), headers=headers or None, timeout=self.startup_timeout)
+        return _http_streams(self._url.reveal(), headers)
 
     async def _serve(self) -> None:
         """Holds the transport and session open (they must be entered and left in one task) until close."""
@@ -143,8 +193,8 @@ class McpConnection:
             # The session's default read timeout covers only initialize (spawn + SDK import on the server
             # side); every later request passes or enforces self.timeout.
             async with (
-                stdio_client(self._params, errlog=self._stderr) as (read, write),
-                ClientSession(read, write, read_timeout_seconds=self.startup_timeout) as session,
+                self._open_transport() as streams,
+                ClientSession(streams[0], streams[1], read_timeout_seconds=self.startup_timeout) as session,
             ):
                 initialized = await session.initialize()
                 self.server_info = initialized.server_info
@@ -189,12 +239,15 @@ class McpConnection:
                 -32001: f"no answer within the {self.timeout:g} s timeout",
             }.get(code if isinstance(code, int) else 0, str(exc))
             raise McpToolError(
-                f"MCP server {self.label!r}: {what} failed: {reason} [{exc}]{self._stderr_tail()}"
+                self._scrub(
+                    f"MCP server {self.label!r}: {what} failed: {reason} [{exc}]{self._stderr_tail()}"
+                )
             ) from None
         except Exception as exc:
+            problem = f"{type(exc).__name__}: {exc}"
             raise McpToolError(
-                f"MCP server {self.label!r}: {what} failed: {type(exc).__name__}: {exc}{self._stderr_tail()}"
-            ) from exc
+                self._scrub(f"MCP server {self.label!r}: {what} failed: {problem}{self._stderr_tail()}")
+            ) from None
 
     def list_tools(self) -> list[Any]:
         """The server's tools as SDK ``Tool`` objects, following pagination cursors."""
@@ -284,6 +337,8 @@ class McpConnection:
         return f"McpConnection({self.label!r}, {'alive' if self.alive else 'closed'})"
 
     def _stderr_tail(self, lines: int = 8) -> str:
+        if self._params is None:
+            return ""
         try:
             self._stderr.flush()
             self._stderr.seek(0)
@@ -291,3 +346,13 @@ class McpConnection:
         except (OSError, ValueError):
             return ""
         return ("\nserver stderr (last lines):\n  " + "\n  ".join(tail)) if tail else ""
+
+
+@contextlib.asynccontextmanager
+async def _http_streams(url: str, headers: Mapping[str, str]):
+    """Streamable HTTP with our headers: the SDK takes them on the HTTP client it is given."""
+    async with (
+        create_mcp_http_client(headers=dict(headers) or None) as client,
+        streamable_http_client(url, http_client=client) as streams,
+    ):
+        yield streams

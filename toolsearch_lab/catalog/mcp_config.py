@@ -1,0 +1,257 @@
+"""MCP server configs as people already have them: Claude Desktop, VS Code, Cursor (and Claude Code).
+
+| file | top-level key | a server |
+|---|---|---|
+| Claude Desktop ``claude_desktop_config.json`` | ``mcpServers`` | ``command``, ``args``, ``env`` (stdio) |
+| Cursor ``.cursor/mcp.json``, Claude Code ``.mcp.json`` | ``mcpServers`` | as above, or ``url``+``headers`` |
+| VS Code ``.vscode/mcp.json`` | ``servers`` | ``type`` (``stdio``, ``http``, ``sse``), then the same fields |
+
+``cwd`` is accepted everywhere. A server with ``"disabled": true`` is skipped and listed in
+``McpConfig.skipped``. Strings may use ``${VAR}`` and ``${env:VAR}`` (from the environment),
+``${workspaceFolder}`` (the folder holding ``.vscode``/``.cursor``, else the config's folder) and
+``${userHome}``. A variable that is not set is an error naming the server, the field and the variable.
+VS Code's ``${input:…}`` prompts cannot be answered here and are refused by name.
+
+Values that came from the environment, and every ``env`` and ``headers`` value, are held as
+:class:`~toolsearch_lab.secrets.Secret`, so a config's repr, the catalog's source and error messages never
+show them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolsearch_lab.catalog.errors import CatalogError
+from toolsearch_lab.secrets import Secret, redact_url, scrub
+
+__all__ = ["McpConfig", "McpServerConfig", "load_mcp_config"]
+
+_VARIABLE = re.compile(r"\$\{([^}]*)\}")
+_TRANSPORT_ALIASES = {
+    "stdio": "stdio",
+    "http": "http",
+    "streamable-http": "http",
+    "streamablehttp": "http",
+    "streamable_http": "http",
+    "sse": "sse",
+}
+
+
+@dataclass(frozen=True)
+class McpServerConfig:
+    """One server of a config file: how to start or reach it."""
+
+    name: str
+    transport: str  # "stdio", "http" or "sse"
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, Secret] = field(default_factory=dict)
+    cwd: str | None = None
+    url: Secret | None = None
+    headers: Mapping[str, Secret] = field(default_factory=dict)
+    # Every value substituted from the environment: scrubbed from the connection's label and messages.
+    secrets: tuple[Secret, ...] = field(default=(), repr=False)
+
+    def __repr__(self) -> str:
+        where = self.shown_command if self.command else self.shown_url
+        env = f", env={sorted(self.env)}" if self.env else ""
+        headers = f", headers={sorted(self.headers)}" if self.headers else ""
+        return f"McpServerConfig({self.name!r}, {self.transport}: {where!r}{env}{headers})"
+
+    @property
+    def shown_url(self) -> str | None:
+        return scrub(redact_url(self.url.reveal()) or "", self.secrets) if self.url is not None else None
+
+    @property
+    def shown_command(self) -> str:
+        return scrub(" ".join([self.command or "", *self.args]).strip(), self.secrets)
+
+    def connect(self, *, timeout: float = 30.0, startup_timeout: float | None = None, pass_env=()) -> Any:
+        """Start (or reach) the server: an :class:`~toolsearch_lab.catalog.mcp.McpConnection`. ``pass_env``
+        names variables of this process's environment to hand to a stdio server on top of the SDK's few
+        defaults (``PATH``, ``HOME``…) and the config's own ``env``."""
+        from toolsearch_lab.catalog import mcp
+
+        startup = mcp.DEFAULT_STARTUP_TIMEOUT_S if startup_timeout is None else startup_timeout
+        env = {name: os.environ[name] for name in pass_env if name in os.environ}
+        env.update({k: v.reveal() for k, v in self.env.items()})
+        return mcp.McpConnection(
+            self.command,
+            self.args,
+            env or None,
+            cwd=self.cwd,
+            url=self.url.reveal() if self.url is not None else None,
+            headers={k: v.reveal() for k, v in self.headers.items()},
+            transport=self.transport,
+            name=self.name,
+            secrets=self.secrets,
+            timeout=timeout,
+            startup_timeout=startup,
+        )
+
+
+@dataclass(frozen=True)
+class McpConfig:
+    """The servers of one config file, in file order, and the names of those marked disabled."""
+
+    servers: tuple[McpServerConfig, ...]
+    source: str
+    skipped: tuple[str, ...] = ()
+
+    def select(self, names: list[str] | tuple[str, ...] | None) -> McpConfig:
+        """Only the servers named (in the order given); an unknown name is an error listing the known."""
+        if not names:
+            return self
+        by_name = {s.name: s for s in self.servers}
+        unknown = [n for n in names if n not in by_name]
+        if unknown:
+            raise CatalogError(
+                f"{self.source}: no server named {unknown[0]!r}; "
+                f"the config has {', '.join(by_name) or 'none'}"
+            )
+        return McpConfig(tuple(by_name[n] for n in names), self.source, self.skipped)
+
+
+def load_mcp_config(config: str | os.PathLike | Mapping[str, Any], *, environ=None) -> McpConfig:
+    """Read a config file (or its parsed JSON) in any of the formats above."""
+    environ = os.environ if environ is None else environ
+    if isinstance(config, Mapping):
+        document, source, folder = config, "mcp config", Path.cwd()
+    else:
+        path = Path(config).expanduser()
+        source = str(path)
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise CatalogError(f"{source}: no such MCP config file") from None
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise CatalogError(f"{source}: not a JSON MCP config ({exc})") from None
+        folder = path.resolve().parent
+        if folder.name in (".vscode", ".cursor"):
+            folder = folder.parent
+    if not isinstance(document, Mapping):
+        raise CatalogError(f"{source}: an MCP config is a JSON object, got {type(document).__name__}")
+    key = "mcpServers" if "mcpServers" in document else "servers" if "servers" in document else None
+    if key is None:
+        raise CatalogError(
+            f"{source}: no 'mcpServers' (Claude Desktop, Cursor) or 'servers' (VS Code) object; "
+            f"top-level keys: {', '.join(map(str, document)) or 'none'}"
+        )
+    entries = document[key]
+    if not isinstance(entries, Mapping):
+        raise CatalogError(
+            f"{source}: {key!r} must map server names to servers, got {type(entries).__name__}"
+        )
+    variables = {"workspaceFolder": str(folder), "userHome": str(Path.home())}
+    servers, skipped = [], []
+    for name, entry in entries.items():
+        if not isinstance(entry, Mapping):
+            raise CatalogError(f"{source}: server {name!r} must be an object, got {type(entry).__name__}")
+        if entry.get("disabled") is True:
+            skipped.append(str(name))
+            continue
+        servers.append(_server(str(name), entry, f"{source}: server {name!r}", variables, environ))
+    return McpConfig(tuple(servers), source, tuple(skipped))
+
+
+def _server(name: str, entry: Mapping, where: str, variables: dict, environ) -> McpServerConfig:
+    substituted: list[Secret] = []
+
+    def text(field_name: str, value: Any) -> str:
+        if not isinstance(value, str):
+            raise CatalogError(f"{where}: {field_name!r} must be a string, got {type(value).__name__}")
+        expanded, from_env = _expand(value, f"{where}: {field_name!r}", variables, environ)
+        substituted.extend(Secret(v) for v in from_env if v)
+        return expanded
+
+    declared = str(entry.get("type", "")).strip().lower()
+    if declared and declared not in _TRANSPORT_ALIASES:
+        raise CatalogError(f"{where}: 'type' must be stdio, http or sse, got {entry.get('type')!r}")
+    transport = _TRANSPORT_ALIASES.get(declared) or ("http" if "url" in entry else "stdio")
+    if transport == "stdio":
+        if "command" not in entry:
+            raise CatalogError(f"{where}: a stdio server needs 'command' (or give 'url' for an HTTP server)")
+        args = entry.get("args", [])
+        if not isinstance(args, list):
+            raise CatalogError(f"{where}: 'args' must be a list of strings, got {type(args).__name__}")
+        env = entry.get("env", {})
+        if not isinstance(env, Mapping):
+            raise CatalogError(f"{where}: 'env' must be an object, got {type(env).__name__}")
+        cwd = entry.get("cwd")
+        command = text("command", entry["command"])
+        arguments = tuple(text(f"args[{i}]", a) for i, a in enumerate(args))
+        environment = {str(k): Secret(text(f"env.{k}", v)) for k, v in env.items()}
+        directory = text("cwd", cwd) if cwd is not None else None
+        return McpServerConfig(
+            name, "stdio", command, arguments, environment, directory, secrets=tuple(substituted)
+        )
+    if "url" not in entry:
+        raise CatalogError(f"{where}: an {transport} server needs 'url'")
+    headers = entry.get("headers", {})
+    if not isinstance(headers, Mapping):
+        raise CatalogError(f"{where}: 'headers' must be an object, got {type(headers).__name__}")
+    url = Secret(text("url", entry["url"]))
+    fields = {str(k): Secret(text(f"headers.{k}", v)) for k, v in headers.items()}
+    return McpServerConfig(name, transport, url=url, headers=fields, secrets=tuple(substituted))
+
+
+def _expand(value: str, where: str, variables: dict, environ) -> tuple[str, list[str]]:
+    """``value`` with its ``${…}`` variables replaced, and the values that came from the environment."""
+    from_env: list[str] = []
+
+    def replace(match: re.Match) -> str:
+        ref = match.group(1).strip()
+        if ref.startswith("input:"):
+            raise CatalogError(
+                f"{where}: {match.group(0)} is a VS Code prompt, which cannot be answered here; "
+                "put the value in an environment variable and write ${env:NAME}"
+            )
+        if ref in variables:
+            return variables[ref]
+        var = ref[4:] if ref.startswith("env:") else ref
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", var):
+            raise CatalogError(f"{where}: {match.group(0)} is not a variable this loader knows")
+        if var not in environ:
+            raise CatalogError(f"{where}: environment variable {var!r} is not set (used as {match.group(0)})")
+        from_env.append(environ[var])
+        return environ[var]
+
+    return _VARIABLE.sub(replace, value), from_env
+
+
+def connect_servers(
+    config: McpConfig, *, timeout: float = 30.0, startup_timeout: float | None = None, pass_env=()
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Start every server of ``config`` at once, each within its own start-up deadline:
+    ``({name: connection}, {name: why it failed})``, both in config order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from toolsearch_lab.catalog.mcp import McpToolError
+
+    def start(server: McpServerConfig) -> tuple[str, Any, str | None]:
+        try:
+            return (
+                server.name,
+                server.connect(timeout=timeout, startup_timeout=startup_timeout, pass_env=pass_env),
+                None,
+            )
+        except (McpToolError, OSError, ValueError) as exc:
+            return server.name, None, str(exc)
+
+    connections: dict[str, Any] = {}
+    failures: dict[str, str] = {}
+    if not config.servers:
+        return connections, failures
+    with ThreadPoolExecutor(max_workers=min(8, len(config.servers))) as pool:
+        for name, connection, problem in pool.map(start, config.servers):
+            if connection is not None:
+                connections[name] = connection
+            else:
+                failures[name] = problem or "failed to start"
+    return connections, failures
