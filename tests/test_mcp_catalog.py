@@ -57,17 +57,26 @@ def test_stuck_tool_times_out_and_the_session_stays_usable(catalog):
     assert catalog.get("add").function(a=1, b=1) == "2"
 
 
-def test_server_dying_mid_session_fails_fast_and_clearly():
+def test_server_dying_mid_session_fails_fast_is_restarted_once_then_stays_down():
     connection = McpConnection(sys.executable, [SERVER], timeout=10)
     try:
         tools = ToolCatalog.from_mcp(connection)
         assert tools.get("add").function(a=1, b=2) == "3"
         started = time.monotonic()
-        with pytest.raises(McpToolError, match=r"tool 'crash' failed: the server closed the connection"):
+        with pytest.raises(
+            McpToolError,
+            match=r"tool 'crash' failed: the server closed the connection.*"
+            r"the server was restarted \(1 of 1\): call again",
+        ):
+            tools.get("crash").function()
+        assert tools.get("add").function(a=1, b=2) == "3" and connection.alive
+        assert connection.restarts == ["tool 'crash': the server closed the connection (did it exit?)"]
+        with pytest.raises(McpToolError, match=r"restarted 1 time\(s\) already, so it stays down"):
             tools.get("crash").function()
         with pytest.raises(McpToolError, match=r"tool 'add' failed: the server closed the connection"):
             tools.get("add").function(a=1, b=2)
-        assert time.monotonic() - started < 5  # far below the 10 s request timeout: no hang
+        assert not connection.alive
+        assert time.monotonic() - started < 15  # far below two 10 s request timeouts: no hang
     finally:
         connection.close()
     with pytest.raises(McpToolError, match="connection is closed"):

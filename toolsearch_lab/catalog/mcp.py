@@ -112,6 +112,7 @@ class McpConnection:
         secrets: Sequence[Secret] = (),
         timeout: float = 30.0,
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT_S,
+        max_restarts: int = 1,
     ) -> None:
         if timeout <= 0 or startup_timeout <= 0:
             raise ValueError(
@@ -154,17 +155,27 @@ class McpConnection:
         self._session: ClientSession | None = None
         self._closed = False
         self._server_gone = False  # set when a call finds the server process gone ("Connection closed")
+        self._serve_future: concurrent.futures.Future = concurrent.futures.Future()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name=f"mcp:{where}", daemon=True)
         self._thread.start()
         self._stop: asyncio.Event | None = None
+        self.max_restarts = max_restarts
+        self.restarts: list[str] = []  # why each restart happened, in order
+        self._start()
+
+    def _start(self) -> None:
+        """Spawn (or reach) the server and initialise a session, within ``startup_timeout``."""
         self._ready = threading.Event()
         self._startup_error: BaseException | None = None
+        self._server_gone = False
         self._serve_future = asyncio.run_coroutine_threadsafe(self._serve(), self._loop)
-        if not self._ready.wait(startup_timeout):
+        if not self._ready.wait(self.startup_timeout):
             tail = self._stderr_tail()
             self.close()
-            raise McpToolError(f"MCP server {self.label!r} did not start within {startup_timeout:g} s{tail}")
+            raise McpToolError(
+                f"MCP server {self.label!r} did not start within {self.startup_timeout:g} s{tail}"
+            )
         if self._startup_error is not None:
             tail = self._stderr_tail()
             self.close()
@@ -172,6 +183,21 @@ class McpConnection:
             raise McpToolError(
                 self._scrub(f"MCP server {self.label!r} failed to start: {reasons}{tail}")
             ) from None
+
+    def _restart(self, why: str) -> str:
+        """Start the server again after it died (at most ``max_restarts`` times): what to tell the caller."""
+        if len(self.restarts) >= self.max_restarts:
+            return f"; it was restarted {len(self.restarts)} time(s) already, so it stays down"
+        if self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        with contextlib.suppress(Exception):
+            self._serve_future.result(_GRACE_SECONDS)
+        self.restarts.append(why)
+        try:
+            self._start()
+        except McpToolError as exc:
+            return f"; restarting it failed: {exc}"
+        return f"; the server was restarted ({len(self.restarts)} of {self.max_restarts}): call again"
 
     def _scrub(self, message: str) -> str:
         return scrub(message, self._secrets)
@@ -232,17 +258,15 @@ class McpConnection:
             ) from None
         except MCPError as exc:
             code = getattr(getattr(exc, "error", None), "code", None)
-            if code == -32000:  # remember the server is gone, so ``alive`` stops saying True
-                self._server_gone = True
             reason = {
                 -32000: "the server closed the connection (did it exit?)",
                 -32001: f"no answer within the {self.timeout:g} s timeout",
             }.get(code if isinstance(code, int) else 0, str(exc))
-            raise McpToolError(
-                self._scrub(
-                    f"MCP server {self.label!r}: {what} failed: {reason} [{exc}]{self._stderr_tail()}"
-                )
-            ) from None
+            message = f"MCP server {self.label!r}: {what} failed: {reason} [{exc}]{self._stderr_tail()}"
+            if code == -32000:  # the process is gone: ``alive`` stops saying True, and it gets one restart
+                self._server_gone = True
+                message += self._restart(f"{what}: {reason}")
+            raise McpToolError(self._scrub(message)) from None
         except Exception as exc:
             problem = f"{type(exc).__name__}: {exc}"
             raise McpToolError(
