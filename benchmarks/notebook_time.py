@@ -32,6 +32,7 @@ SECRET_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL")
 EACH_BUDGET_S = 20.0
 ALL_BUDGET_S = 120.0
 CACHE_ENV = "TOOLSEARCH_LAB_CACHE"
+READING_WPM = 200  # a careful reading pace for technical prose, used for the workshop guide's timings
 
 
 def run(nb, cache: str | None) -> float:
@@ -53,6 +54,12 @@ def run(nb, cache: str | None) -> float:
         for index, cell in enumerate(nb.cells):
             client.execute_cell(cell, index)
     return time.perf_counter() - start
+
+
+def reading_minutes(nb) -> tuple[int, float]:
+    """Words of Markdown in ``nb`` and the minutes a learner needs to read them (code is skimmed)."""
+    words = sum(len(c.source.split()) for c in nb.cells if c.cell_type == "markdown")
+    return words, words / READING_WPM
 
 
 def one_cell(source: str) -> nbformat.NotebookNode:
@@ -98,10 +105,15 @@ def main(argv: list[str] | None = None) -> int:
         seconds = list(pool.map(lambda nb: cold_run(nb, warm), books))
     wall = time.perf_counter() - start
     over = []
-    for name, s in zip(names, seconds, strict=True):
+    for name, s, nb in zip(names, seconds, books, strict=True):
         flag = "" if s <= EACH_BUDGET_S else f"  over the {EACH_BUDGET_S:.0f} s budget"
         over += [name] if flag else []
-        print(f"{name:40} {s:7.1f} s  {s / ref:6.1f}x reference{flag}")
+        words, minutes = reading_minutes(nbformat.read(NOTEBOOKS / name, as_version=4))
+        cells = len(nb.cells)
+        print(
+            f"{name:40} {s:7.1f} s  {s / ref:6.1f}x reference  {cells:3d} cells  "
+            f"{words:5d} words ({minutes:4.1f} min to read){flag}"
+        )
     label = f"all, {args.workers} kernels at a time"
     flag = "" if wall <= ALL_BUDGET_S else f"  over the {ALL_BUDGET_S:.0f} s budget"
     print(f"{label:40} {wall:7.1f} s  {wall / ref:6.1f}x reference{flag}")
