@@ -347,7 +347,7 @@ def _verdicts(nb, key: str) -> list[str]:
     """The text each self-check cell of exercise ``key`` displayed, in order."""
     out = []
     for cell in nb.cells:
-        if cell.cell_type == "code" and f'check("{key}"' in cell.source:
+        if cell.cell_type == "code" and f'check("{key}"' in cell.source and CHEAP_MARK not in cell.source:
             texts = [o.get("data", {}).get("text/plain", "") for o in cell.get("outputs", [])]
             out.append("\n".join(texts))
     return out
@@ -429,8 +429,8 @@ def test_real_models_notebook_live_path_never_prints_the_key():
     assert secret not in text and "notebook-secret" not in text, "the API key was printed"
     assert "skipped" not in text, text[:2000]
     assert len(requests) == 5 and all(secret in r.headers.get("authorization", "") for r in requests)
-    assert "success=True" in text, text[:3000]
-    assert "iteration 1: ours" in text and "API    250" in text, text[:3000]
+    assert "live model: task completed" in text, text[:3000]
+    assert "API usage" in text and ">250<" in text, text[:3000]  # usage_table shows the reported usage
 
 
 @pytest.mark.parametrize("uid", ["0", "1000"])
