@@ -32,6 +32,7 @@ from typing import Any
 import tiktoken
 
 from toolsearch_lab.model import Tool
+from toolsearch_lab.trace import RequestTokens
 
 DEFAULT_ENCODING = "o200k_base"
 
@@ -207,27 +208,6 @@ _MAX_SCHEMA_DEPTH = 32  # plain JSON cannot be cyclic; this only bounds absurd n
 
 
 @dataclass(frozen=True)
-class RequestTokens:
-    """Prompt tokens of one chat-completions request, split by where they come from.
-
-    ``system``: role, name and content of system/developer messages. ``messages``: the same for every other
-    message, plus function names and arguments of assistant tool calls. ``tools``: the tool definitions in
-    OpenAI's hidden format, including its per-function/property overheads and the once-per-request block end.
-    ``framing``: per-message wrapping (3 each, +1 per name) and the 3-token reply priming.
-    ``total`` = the sum = estimated ``usage.prompt_tokens``.
-    """
-
-    system: int
-    messages: int
-    tools: int
-    framing: int
-    total: int
-
-    def to_dict(self) -> dict[str, int]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
 class CompletionTokens:
     """Tokens the model generated: the text content and the function names + arguments of its tool calls.
     A lower bound of ``usage.completion_tokens``: hidden tool-call framing and reasoning tokens are not
@@ -275,6 +255,9 @@ class TokenCounter:
         self.encoding_name = encoding
         self.encoding = get_encoding(encoding)
         self.tool_format = TOOL_FORMAT[encoding]
+        # A run counts the same Tool objects in every request: id -> (tool, tokens), checked by identity so
+        # a reused id never answers for another object. Tools are frozen dataclasses.
+        self._tool_cache: dict[int, tuple[Tool, int]] = {}
 
     @classmethod
     def for_model(cls, model_name: str) -> TokenCounter:
@@ -319,7 +302,16 @@ class TokenCounter:
         ``"any"``. Other keywords (``default``, ``minimum``, ``pattern``, ``additionalProperties``...) are not
         counted, as in the recipe.
         """
-        fn = _tool_definition(tool)["function"]
+        if isinstance(tool, Tool):
+            cached = self._tool_cache.get(id(tool))
+            if cached is not None and cached[0] is tool:
+                return cached[1]
+            n = self._definition_tokens(_tool_definition(tool)["function"])
+            self._tool_cache[id(tool)] = (tool, n)
+            return n
+        return self._definition_tokens(_tool_definition(tool)["function"])
+
+    def _definition_tokens(self, fn: Mapping) -> int:
         fmt = self.tool_format
         description = fn.get("description") or ""
         n = fmt.func_init + self.count(f"{fn.get('name', '')}:{_strip_one_period(str(description))}")
