@@ -21,6 +21,7 @@ __all__ = [
     "dumps_checked",
     "find_non_finite",
     "loads_checked",
+    "non_finite_as_null",
     "shown",
     "text_depth",
     "value_depth",
@@ -107,6 +108,36 @@ def find_non_finite(value: Any, where: str, max_depth: int) -> str | None:
         elif isinstance(node, (list, tuple)):
             stack.extend((v, f"{path}[{i}]") for i, v in reversed(list(enumerate(node))))
     return None
+
+
+def non_finite_as_null(value: Any, max_depth: int) -> Any:
+    """A copy of ``value`` (dicts, lists and tuples, as lists) with every NaN and ±Infinity replaced by
+    ``None``, so it can be written as strict JSON; other leaves are kept as they are. ``value`` must be
+    acyclic and at most ``max_depth`` deep (see :func:`value_depth`)."""
+    value_depth(value, max_depth)
+
+    def leaf(node: Any) -> Any:
+        return None if isinstance(node, float) and not math.isfinite(node) else node
+
+    def container(node: Any) -> Any:
+        return {} if isinstance(node, dict) else []
+
+    if not isinstance(value, (dict, list, tuple)):
+        return leaf(value)
+    root = container(value)
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        source, target = stack.pop()
+        items = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, child in items:
+            copied = container(child) if isinstance(child, (dict, list, tuple)) else leaf(child)
+            if isinstance(target, dict):
+                target[key] = copied
+            else:
+                target.append(copied)
+            if isinstance(child, (dict, list, tuple)):
+                stack.append((child, copied))
+    return root
 
 
 def dumps_checked(value: Any, max_depth: int) -> str:

@@ -6,11 +6,30 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.:-]{1,128}\Z")  # \Z: "$" would accept a final "\n"
 # The meta-tool's name: models and the loop both need it, so it lives below both.
 TOOL_SEARCH_TOOL_NAME = "toolSearchTool"
+# The boolean hints of MCP's ToolAnnotations (spec 2025-06-18); ``title`` is its one string field.
+MCP_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
+def annotations_problem(annotations: Any) -> str | None:
+    """What is wrong with MCP tool annotations (None or a JSON object: :data:`MCP_HINTS` booleans, a
+    string ``title``, any other key kept as it is), or None."""
+    if annotations is None:
+        return None
+    if not isinstance(annotations, dict):
+        return f"must be a JSON object (dict) or None, got {type(annotations).__name__}"
+    for key, value in annotations.items():
+        if not isinstance(key, str):
+            return f"keys must be strings, got {type(key).__name__} {key!r:.40}"
+        if key in MCP_HINTS and not isinstance(value, bool):
+            return f"{key!r} must be true or false, got {type(value).__name__} {value!r:.40}"
+        if key == "title" and not isinstance(value, str):
+            return f"'title' must be a string, got {type(value).__name__} {value!r:.40}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -19,6 +38,13 @@ class Tool:
 
     ``function`` is what the advisor executes when the model calls the tool; it is not part of the
     definition, so it is left out of equality and of every export.
+
+    ``title``, ``annotations`` and ``output_schema`` are MCP's own fields (``title``, ``annotations``,
+    ``outputSchema`` of a ``tools/list`` entry): part of the definition, so they count for equality, but
+    not for the fingerprint (names and descriptions, as in Spring), and only the MCP export carries them,
+    because OpenAI and Anthropic tool definitions have no such fields. ``annotations`` is a JSON object
+    whose MCP hints (:data:`MCP_HINTS`) are booleans and whose ``title`` is a string; other keys are kept
+    as they are.
     """
 
     name: str
@@ -26,6 +52,22 @@ class Tool:
     parameters: dict = field(default_factory=lambda: {"type": "object", "properties": {}})
     category: str | None = None
     function: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
+    title: str | None = None
+    annotations: dict | None = None
+    output_schema: dict | None = field(default=None, repr=False)
+
+    @property
+    def read_only(self) -> bool:
+        """The annotations say ``readOnlyHint: true``."""
+        return (self.annotations or {}).get("readOnlyHint") is True
+
+    @property
+    def destructive(self) -> bool:
+        """The annotations *declare* the tool destructive: ``destructiveHint: true`` and not read-only (MCP
+        gives ``destructiveHint`` meaning only when ``readOnlyHint`` is false). MCP's default for a tool
+        that says nothing is "may be destructive"; that is not counted here, or every tool of a catalog
+        without annotations would be."""
+        return (self.annotations or {}).get("destructiveHint") is True and not self.read_only
 
     def __post_init__(self) -> None:
         label = repr(self.name) if isinstance(self.name, str) else "<unnamed>"
@@ -52,6 +94,25 @@ class Tool:
         if self.category is not None and not isinstance(self.category, str):
             raise ValueError(
                 f"tool {label}: field 'category' must be a string or None, got {type(self.category).__name__}"
+            )
+        if self.title is not None and not isinstance(self.title, str):
+            raise ValueError(
+                f"tool {label}: field 'title' must be a string or None, got {type(self.title).__name__}"
+            )
+        problem = annotations_problem(self.annotations)
+        if problem:
+            raise ValueError(f"tool {label}: field 'annotations': {problem}")
+        if self.output_schema is not None and (
+            not isinstance(self.output_schema, dict) or self.output_schema.get("type") != "object"
+        ):
+            got = (
+                f'"type": {self.output_schema.get("type")!r}'
+                if isinstance(self.output_schema, dict)
+                else type(self.output_schema).__name__
+            )
+            raise ValueError(
+                f"tool {label}: field 'output_schema' must be None or a JSON Schema object with "
+                f'"type": "object" (MCP outputSchema), got {got}'
             )
 
     def definition(self) -> dict:
@@ -88,11 +149,49 @@ class ToolReference:
 DEFAULT_MAX_RESULTS = 10  # Spring's default for every index; each index instance may set its own
 
 
+def _shown(value: Any) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # a hostile __repr__ must not hide the real problem
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def check_positive_int(value: Any, name: str, *, allow_zero: bool = False) -> int:
+    """``value`` if it is an ``int`` >= 1 (>= 0 with ``allow_zero``), else a ``ValueError`` naming ``name``.
+    A bool is refused although it is an ``int``: ``True`` as a limit is always a mistake."""
+    low = 0 if allow_zero else 1
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        kind = "a non-negative integer (>= 0)" if allow_zero else "a positive integer"
+        raise ValueError(f"{name} must be {kind}, got {_shown(value)}")
+    return int(value)
+
+
 def check_max_results(value: Any, owner: str) -> int:
     """``value`` if it is an integer >= 1 (not a bool), else a ``ValueError`` naming ``owner``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{owner} must be an integer >= 1, got {value!r:.40}")
-    return value
+    return check_positive_int(value, owner)
+
+
+def is_session_id(value: Any) -> TypeGuard[str]:
+    """The session-id rule: a non-blank ``str``. Searches use it as is (Spring answers a blank session with
+    the empty response); everything else raises through :func:`check_session_id`."""
+    return isinstance(value, str) and bool(value.strip())
+
+
+def check_session_id(value: Any, *, what: str = "session_id") -> str:
+    """``value`` as a plain ``str`` if it is a non-blank string, else a ``ValueError`` naming ``what``.
+    Other types are refused rather than converted, so ``1`` and ``"1"`` can never silently become the same
+    session; a ``str`` subclass comes back as a plain ``str``, so it cannot change how it compares or
+    hashes later."""
+    if not isinstance(value, str):
+        raise ValueError(
+            f"{what} must be a non-blank string, got {type(value).__name__} {_shown(value)}; convert it "
+            "yourself (e.g. str(...)) if ids that print alike really are the same session"
+        )
+    plain = str.__str__(value)
+    if not is_session_id(plain):
+        raise ValueError(f"{what} must be a non-blank string, got {_shown(plain)}")
+    return plain
 
 
 @dataclass(frozen=True)
@@ -106,6 +205,10 @@ class SearchRequest:
     category_filter: str | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.session_id, str) and type(self.session_id) is not str:
+            # Indexes key their sessions by this id: a str subclass could forge how it hashes and compares
+            # and reach another session's tools (see check_session_id).
+            object.__setattr__(self, "session_id", str.__str__(self.session_id))
         if self.max_results is not None:
             check_max_results(self.max_results, "SearchRequest.max_results (None for the index default)")
 
@@ -268,13 +371,19 @@ class BaseToolIndex:
     def clear_index(self, session_id: str) -> None:
         raise NotImplementedError(f"{type(self).__name__} must implement clear_index")
 
+    def explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
+        raise NotImplementedError(f"{type(self).__name__} does not explain its scores")
+
     def search_many(self, requests: Sequence[SearchRequest]) -> list[SearchResponse]:
         """``[search(r) for r in requests]``; batching indexes override it with identical results."""
         return [self.search(self.check_request(r)) for r in requests]
 
-    def limit(self, request: SearchRequest) -> int:
-        """How many results ``request`` asks for: its own ``max_results``, else the index default."""
+    def max_results_for(self, request: SearchRequest) -> int:
+        """How many results ``request`` asks for: its own ``max_results``, else the index default (for a
+        direct caller; the meta-tool always sends a resolved number)."""
         return request.max_results if request.max_results is not None else self.default_max_results
+
+    limit = max_results_for  # the earlier name
 
     @staticmethod
     def check_request(request: Any) -> SearchRequest:
@@ -297,9 +406,8 @@ class BaseToolIndex:
 
     @staticmethod
     def check_session_id(session_id: Any) -> str:
-        if not isinstance(session_id, str) or not session_id.strip():
-            raise ValueError(f"session_id must be a non-blank string, got {session_id!r:.80}")
-        return session_id
+        """See :func:`check_session_id` (kept as a method: indexes call it as ``self.check_session_id``)."""
+        return check_session_id(session_id)
 
     @staticmethod
     def check_explain_args(session_id: Any, query: Any, tool_name: Any) -> None:

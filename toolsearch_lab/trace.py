@@ -12,25 +12,42 @@ Trace version 1 stored a 0-based ``index`` instead; :meth:`RunTrace.from_dict` r
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from toolsearch_lab.jsonlimits import loads_checked
+from toolsearch_lab.jsonlimits import loads_checked, non_finite_as_null
 
 TRACE_VERSION = 2  # 2: Iteration.number (1-based) replaces index; Iteration.retries
 # A trace nests about 6 levels (trace, iterations, tool calls, tokens, api usage); deeper text is not ours.
 MAX_TRACE_DEPTH = 64
 
 
-@dataclass
-class TokenCount:
-    """Prompt tokens of one model request, split by where they come from."""
+@dataclass(frozen=True)
+class RequestTokens:
+    """Prompt tokens of one chat-completions request, split by where they come from (what
+    :meth:`toolsearch_lab.tokens.TokenCounter.count_request` returns, and what a trace keeps per request).
+
+    ``system``: role, name and content of system/developer messages. ``messages``: the same for every other
+    message, plus function names and arguments of assistant tool calls. ``tools``: the tool definitions in
+    OpenAI's hidden format, including its per-function/property overheads and the once-per-request block end.
+    ``framing``: per-message wrapping (3 each, +1 per name) and the 3-token reply priming.
+    ``total`` = the sum = estimated ``usage.prompt_tokens``.
+    """
 
     system: int = 0
     messages: int = 0
     tools: int = 0
     framing: int = 0
     total: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+TokenCount = RequestTokens  # the name the trace and the UI used first
 
 
 @dataclass
@@ -50,6 +67,7 @@ class SearchRecord:
     hits: list[SearchHit] = field(default_factory=list)
     duration_ms: float = 0.0
     error: str | None = None
+    retries: list[RetryRecord] = field(default_factory=list)  # e.g. the embedder's, for a vector index
 
     @property
     def names(self) -> list[str]:
@@ -86,10 +104,36 @@ class RetryRecord:
     message: str = ""
 
 
+_journal = threading.local()
+
+
+@contextmanager
+def recording_retries() -> Iterator[list[RetryRecord]]:
+    """Collect the :class:`RetryRecord` s that code below the loop notes (:func:`note_retry`) in this
+    thread while the block runs: the embedder's HTTP retries during a search, which happen deep inside an
+    index that knows nothing of traces. Nested blocks also pass their records to the outer one."""
+    outer = getattr(_journal, "records", None)
+    records: list[RetryRecord] = []
+    _journal.records = records
+    try:
+        yield records
+    finally:
+        _journal.records = outer
+        if outer is not None:
+            outer.extend(records)
+
+
+def note_retry(record: RetryRecord) -> None:
+    """Hand a retry to the innermost :func:`recording_retries` block of this thread (none: dropped)."""
+    records = getattr(_journal, "records", None)
+    if records is not None:
+        records.append(record)
+
+
 @dataclass
 class IterationTokens:
-    tool_search: TokenCount = field(default_factory=TokenCount)
-    baseline: TokenCount = field(default_factory=TokenCount)
+    tool_search: RequestTokens = field(default_factory=RequestTokens)
+    baseline: RequestTokens = field(default_factory=RequestTokens)
     completion: int = 0
     api_usage: dict | None = None  # what the API's `usage` said, beside our own count
 
@@ -123,7 +167,10 @@ class SessionEvent:
     """What happened to the session's index at the start of a user request.
 
     kind: "evicted" (cleared by the eviction strategy or evict_session), "indexed" (fingerprint new or
-    changed: clear + re-index) or "reused" (fingerprint unchanged: no work).
+    changed: clear + re-index) or "reused" (fingerprint unchanged: no work). During a run, before a
+    search: "reindexed" (the session had been evicted since the run started and was indexed again) or
+    "evicted_during_run" (evicted, and left so: Spring's behaviour, ``protect_running_sessions=False``).
+    ``iteration`` is the iteration number of a mid-run event (None for the start of the request).
     """
 
     kind: str
@@ -131,6 +178,7 @@ class SessionEvent:
     fingerprint: str | None = None
     tool_count: int = 0
     detail: str = ""
+    iteration: int | None = None
 
 
 @dataclass
@@ -214,18 +262,31 @@ class RunTrace:
         return asdict(self)
 
     def to_json(self, indent: int | None = None) -> str:
-        text = json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+        """The trace as strict JSON. A float that is not finite (a NaN or infinite search score from a
+        broken index, say) is written as ``null``, the trace's "no value" (``SearchHit.score`` None means
+        "the index gave no score"): ``NaN`` and ``Infinity`` are not JSON, and a file holding them cannot
+        be read by most JSON readers. So ``from_json(t.to_json()) == t`` for every trace whose numbers are
+        finite, and ``from_json(t.to_json()).to_json() == t.to_json()`` for every trace."""
+        data = self.to_dict()
+        try:
+            text = json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)
+        except ValueError:  # a NaN or an infinity somewhere: see the docstring
+            data = non_finite_as_null(data, MAX_TRACE_DEPTH)
+            text = json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)
         # A model can send a lone surrogate ('{"query": "\ud800"}' is valid JSON), which then sits in the
         # trace and cannot be written as UTF-8; escaping everything in that case keeps the text UTF-8-safe
         # and it still round-trips.
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
-            text = json.dumps(self.to_dict(), indent=indent, ensure_ascii=True)
+            text = json.dumps(data, indent=indent, ensure_ascii=True, allow_nan=False)
         return text
 
     def retries(self) -> list[RetryRecord]:
-        return [r for it in self.iterations for r in it.retries]
+        """Every retry of the run: the chat model's, then each search's (the embedder's) per iteration."""
+        return [
+            r for it in self.iterations for r in [*it.retries, *(x for s in it.searches for x in s.retries)]
+        ]
 
     @classmethod
     def from_dict(cls, data: dict) -> RunTrace:
@@ -254,8 +315,9 @@ _NESTED: dict[tuple[type, str], type] = {
     (Iteration, "tokens"): IterationTokens,
     (Iteration, "retries"): RetryRecord,
     (SearchRecord, "hits"): SearchHit,
-    (IterationTokens, "tool_search"): TokenCount,
-    (IterationTokens, "baseline"): TokenCount,
+    (SearchRecord, "retries"): RetryRecord,
+    (IterationTokens, "tool_search"): RequestTokens,
+    (IterationTokens, "baseline"): RequestTokens,
 }
 
 

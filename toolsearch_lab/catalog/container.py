@@ -389,6 +389,21 @@ def _not_empty(catalog: ToolCatalog, strict: bool) -> ToolCatalog:
     return catalog
 
 
+def _snapshot_origins(catalog: ToolCatalog, document: Any) -> ToolCatalog:
+    """A snapshot of live servers (``toolsearch-lab snapshot``: ``{"servers": {...}, "tools": [...]}`` with
+    a ``server`` and, for a qualified name, a ``serverTool`` in each record) keeps each tool's server in
+    ``catalog.origins``, as the live catalog had it."""
+    if not (isinstance(document, dict) and isinstance(document.get("servers"), dict)):
+        return catalog
+    for record in document.get("tools") or ():
+        if not isinstance(record, dict) or not isinstance(record.get("server"), str):
+            continue
+        name, original = record.get("name"), record.get("serverTool")
+        if isinstance(name, str) and name in catalog:
+            catalog.origins[name] = (record["server"], original if isinstance(original, str) else name)
+    return catalog
+
+
 _SHIPPED_LOADERS = {
     "github-mcp": _load_github_mcp,
     "livemcpbench": _load_livemcpbench,
@@ -418,9 +433,9 @@ def load_catalog(
     if is_dir:
         return _not_empty(_load_directory(path, format, strict, source=str(path)), strict)
     if is_file:
-        return _not_empty(
-            tools_from_json(read_json_file(path), format=format, strict=strict, source=str(path)), strict
-        )
+        document = read_json_file(path)
+        catalog = tools_from_json(document, format=format, strict=strict, source=str(path))
+        return _not_empty(_snapshot_origins(catalog, document), strict)
     shipped = "; ".join(f"{k!r}: {v}" for k, v in SHIPPED_CATALOGS.items())
     raise CatalogError(
         f"unknown catalog {str(name_or_path)!r}: not a shipped catalog and no such file or "

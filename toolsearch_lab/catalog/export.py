@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from toolsearch_lab.catalog.container import schema_problems
+from toolsearch_lab.catalog.container import MAX_CATALOG_DEPTH, schema_problems
+from toolsearch_lab.jsonlimits import JsonLimitError, find_non_finite
 from toolsearch_lab.model import Tool
 
 __all__ = [
@@ -66,6 +67,14 @@ def _tools(tools: Iterable[Tool]) -> list[Tool]:
         if t.name in seen:
             raise ValueError(f"tools[{i}]: duplicate tool name {t.name!r}; providers reject duplicate names")
         problems = schema_problems(t.parameters)
+        if t.output_schema is not None:
+            problems += schema_problems(t.output_schema, "output_schema")
+        if t.annotations:
+            try:
+                bad = find_non_finite(t.annotations, "annotations", MAX_CATALOG_DEPTH)
+            except JsonLimitError as exc:
+                bad = f"annotations: {exc}"
+            problems += [bad] if bad else []
         if problems:
             more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
             raise ValueError(f"tools[{i}] {t.name!r}: {problems[0]}{more}; it cannot be exported")
@@ -81,13 +90,24 @@ def to_openai_tools(tools: Iterable[Tool]) -> list[dict]:
 
 
 def to_mcp_tools(tools: Iterable[Tool]) -> dict:
-    """An MCP ``tools/list`` result: ``{"tools": [{"name", "description", "inputSchema"}]}`` (reads back
-    with ``tools_from_json``)."""
-    return {
-        "tools": [
-            {"name": t.name, "description": t.description, "inputSchema": t.parameters} for t in _tools(tools)
-        ]
-    }
+    """An MCP ``tools/list`` result: ``{"tools": [{"name", "title", "description", "inputSchema",
+    "outputSchema", "annotations"}]}``, the optional three only when the tool has them (reads back with
+    ``tools_from_json``, equal to the tools exported). MCP is the only shape with these fields: the OpenAI
+    and Anthropic exports leave them out."""
+    return {"tools": [_mcp_tool(t) for t in _tools(tools)]}
+
+
+def _mcp_tool(t: Tool) -> dict:
+    out: dict[str, Any] = {"name": t.name}
+    if t.title is not None:
+        out["title"] = t.title
+    out["description"] = t.description
+    out["inputSchema"] = t.parameters
+    if t.output_schema is not None:
+        out["outputSchema"] = t.output_schema
+    if t.annotations is not None:
+        out["annotations"] = t.annotations
+    return out
 
 
 def _anthropic_tool(t: Tool) -> dict:

@@ -17,8 +17,8 @@ from typing import Any
 
 from toolsearch_lab.catalog.errors import CatalogError, CatalogReport
 from toolsearch_lab.catalog.schema_checks import MAX_CATALOG_DEPTH, schema_problems, validate_schema_refs
-from toolsearch_lab.jsonlimits import JsonLimitError, shown, text_depth, value_depth
-from toolsearch_lab.model import Tool
+from toolsearch_lab.jsonlimits import JsonLimitError, find_non_finite, shown, text_depth, value_depth
+from toolsearch_lab.model import Tool, annotations_problem
 
 __all__ = [
     "EMPTY_PARAMETERS",
@@ -168,12 +168,14 @@ def tool_from_record(
     Raises :class:`CatalogError` naming the tool (by name, else by ``index``) and the problem: not an object,
     bad or missing name, missing or non-string description, a schema that is not ``{"type": "object"}``,
     a ``$ref`` that does not resolve, or a lone surrogate in any string. A missing schema (or ``null``)
-    means "no arguments" and becomes ``{"type": "object", "properties": {}}``."""
+    means "no arguments" and becomes ``{"type": "object", "properties": {}}``. An MCP record also keeps
+    its ``title``, ``annotations`` and ``outputSchema`` (see :func:`_mcp_fields`)."""
     label = _label(record, index)
     try:
         name, description, schema, category = _checked_parts(record, fmt)
+        extra = _mcp_fields(record) if fmt == "mcp" else {}
         try:
-            return Tool(name, description, schema, category, function)
+            return Tool(name, description, schema, category, function, **extra)
         except ValueError as exc:
             # Tool's own message already starts with "tool 'x': "; keep only the problem.
             msg = str(exc)
@@ -227,6 +229,44 @@ def _checked_parts(record: Any, fmt: str) -> tuple[str, str, dict, str | None]:
     return name, description, schema, category
 
 
+def _mcp_fields(record: dict) -> dict[str, Any]:
+    """The ``Tool`` keywords for an MCP record's own fields (``title``, ``annotations``, ``outputSchema``;
+    ``null`` is the same as absent), or a :class:`CatalogError` saying what is wrong with one. The output
+    schema gets the same checks as the input schema: the MCP export sends it on unchanged."""
+    out: dict[str, Any] = {}
+    for key, keyword in (
+        ("title", "title"),
+        ("annotations", "annotations"),
+        ("outputSchema", "output_schema"),
+    ):
+        value = record.get(key)
+        if value is None:
+            continue
+        bad = _lone_surrogate(value, key) or (
+            find_non_finite(value, key, MAX_CATALOG_DEPTH) if key == "annotations" else None
+        )
+        if bad:
+            raise CatalogError(bad)
+        out[keyword] = value
+    title = out.get("title")
+    if title is not None and not isinstance(title, str):
+        raise CatalogError(f"'title' must be a string, got {type(title).__name__}")
+    problem = annotations_problem(out.get("annotations"))
+    if problem:
+        raise CatalogError(f"'annotations': {problem}")
+    schema = out.get("output_schema")
+    if schema is not None:
+        if not isinstance(schema, dict) or schema.get("type") != "object":
+            got = f"{schema.get('type')!r}" if isinstance(schema, dict) else type(schema).__name__
+            raise CatalogError(
+                f'\'outputSchema\' must be a JSON Schema object with "type": "object" (MCP), got {got}'
+            )
+        problems = schema_problems(schema, "outputSchema") or validate_schema_refs(schema, "outputSchema")
+        if problems:
+            raise CatalogError(problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""))
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Documents → tools
 
@@ -242,6 +282,8 @@ def _record_format(record: Any) -> str | None:
         return "mcp"
     if "parameters" in record or "category" in record:
         return "dataset"
+    if "outputSchema" in record or "annotations" in record:
+        return "mcp"
     return None
 
 

@@ -314,15 +314,26 @@ class McpConnection:
         return call
 
     def tool_records(self) -> tuple[list[dict], list[str]]:
-        """The server's tools as MCP ``tools/list`` records (``name``, ``description``, ``inputSchema``), and
-        the names of those without a description (optional in MCP; they get ``""``)."""
+        """The server's tools as MCP ``tools/list`` records (``name``, ``description``, ``inputSchema``, and
+        ``title``, ``outputSchema``, ``annotations`` when the server sends them), and the names of those
+        without a description (optional in MCP; they get ``""``). The SDK parses annotations into a model
+        that drops keys it does not know, so only MCP's own annotation keys come through."""
         records, undescribed = [], []
         for t in self.list_tools():
             description = t.description
             if description is None:
                 description = ""
                 undescribed.append(t.name)
-            records.append({"name": t.name, "description": description, "inputSchema": t.input_schema})
+            record: dict[str, Any] = {"name": t.name}
+            if t.title is not None:
+                record["title"] = t.title
+            record.update(description=description, inputSchema=t.input_schema)
+            if t.output_schema is not None:
+                record["outputSchema"] = t.output_schema
+            if t.annotations is not None:
+                hints = t.annotations.model_dump(by_alias=True, exclude_none=True, mode="json")
+                record["annotations"] = hints
+            records.append(record)
         return records, undescribed
 
     @property

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +21,10 @@ from toolsearch_lab.secrets import (
     split_url_credentials,
     split_url_query,
 )
+from toolsearch_lab.trace import RetryRecord, note_retry
+
+# The answers the SDK retries (its _should_retry): timeouts, conflicts, rate limits and server errors.
+_RETRIED_STATUSES = frozenset({408, 409, 429})
 
 _KNOWN_OPENAI_DIMS = {
     "text-embedding-3-small": 1536,
@@ -37,7 +42,11 @@ class OpenAIEmbedder:
     * The client is built on first use (openai 3.x raises at construction without a key) and the failure is
       turned into an :class:`EmbeddingError` that says what to set.
     * Requests carry at most ``batch_size`` texts. 429 and 5xx answers are retried by the SDK
-      (``max_retries``, exponential backoff, honouring ``retry-after-ms``/``retry-after``).
+      (``max_retries``, exponential backoff, honouring ``retry-after-ms``/``retry-after``). Each retry is
+      counted (``retried``) and noted as a :class:`~toolsearch_lab.trace.RetryRecord` for the trace: a
+      search that embeds its query gets its embedder's retries in ``SearchRecord.retries``. ``wait_s`` is
+      measured, from the failed answer to the next attempt (for a timeout or a dropped connection, which
+      has no answer, from the start of the failed attempt).
     * The key never appears in ``repr``, in our exceptions (it is redacted from server messages too) or logs.
     """
 
@@ -87,6 +96,8 @@ class OpenAIEmbedder:
         self._client: Any = None
         self._lock = threading.Lock()
         self.requests = 0  # successful embeddings requests (not counting SDK retries)
+        self.retried = 0  # attempts the SDK retried, in every thread
+        self._attempts = threading.local()  # the current request's attempts, in this thread
 
     def __repr__(self) -> str:
         return (
@@ -120,10 +131,13 @@ class OpenAIEmbedder:
 
                 key = self._api_key.reveal() if self._api_key is not None else "no-key-needed"
                 install_log_redaction()
-                http_client = None
+                options: dict[str, Any] = {
+                    "event_hooks": {"request": [self._on_request], "response": [self._on_response]}
+                }
                 if self._url_user is not None:
                     password = self._url_password.reveal() if self._url_password is not None else ""
-                    http_client = openai.DefaultHttpxClient(auth=(self._url_user.reveal(), password))
+                    options["auth"] = (self._url_user.reveal(), password)
+                http_client = openai.DefaultHttpxClient(**options)
                 problem = None
                 try:
                     self._client = openai.OpenAI(
@@ -141,6 +155,31 @@ class OpenAIEmbedder:
                     # Raised outside the except block: no SDK exception in __context__ (see embed()).
                     raise EmbeddingError(f"OpenAIEmbedder: cannot create the client: {problem}")
             return self._client
+
+    # ---- retries: the SDK retries inside one create() call; its HTTP client's hooks see every attempt.
+    def _on_request(self, request: Any) -> None:
+        state = self._attempts
+        state.count = getattr(state, "count", 0) + 1
+        if state.count == 1:
+            return
+        failed = getattr(state, "failed", None)
+        status, since, detail = failed or (None, state.started, "no answer (timeout or dropped connection)")
+        error = f"HTTP {status}" if status is not None else "no answer"
+        record = RetryRecord(state.count - 1, status, error, round(time.monotonic() - since, 3), detail)
+        self.retried += 1
+        note_retry(record)
+        state.failed = None
+        state.started = time.monotonic()
+
+    def _on_response(self, response: Any) -> None:
+        status = response.status_code
+        if status in _RETRIED_STATUSES or status >= 500:
+            wait = response.headers.get("retry-after-ms") or response.headers.get("retry-after")
+            detail = f"embeddings at {self._where} answered HTTP {status}"
+            detail += f" (retry-after {wait:.20})" if wait else ""
+            self._attempts.failed = (status, time.monotonic(), detail)
+        else:
+            self._attempts.failed = None
 
     def _read_vectors(self, response: Any, expected: int) -> tuple[Any, str | None]:
         """(float32 [expected, dim], None) from an embeddings response, or (None, problem) when the body
@@ -163,6 +202,8 @@ class OpenAIEmbedder:
         kwargs: dict[str, Any] = {"model": self.model, "input": chunk}
         if self.dimensions is not None:
             kwargs["dimensions"] = self.dimensions
+        self._attempts.count, self._attempts.failed = 0, None
+        self._attempts.started = time.monotonic()
         try:
             response = client.embeddings.create(**kwargs)
         except openai.APIStatusError as exc:

@@ -70,6 +70,20 @@ def write_shipped_vectors(
         )
 
 
+def _layout_problem(keys: np.ndarray, vectors: np.ndarray, scales: np.ndarray) -> str | None:
+    """What is wrong with a shipped file's arrays (see the module docstring for the layout), or None."""
+    if keys.dtype != np.uint8 or keys.ndim != 2 or keys.shape[1] != _KEY_BYTES:
+        return f"keys are {keys.dtype} {keys.shape}, expected uint8 (n, {_KEY_BYTES})"
+    n = len(keys)
+    if vectors.dtype != np.int8 or vectors.ndim != 2 or len(vectors) != n or (n and vectors.shape[1] == 0):
+        return f"vectors are {vectors.dtype} {vectors.shape}, expected int8 ({n}, dim)"
+    if scales.dtype.kind != "f" or scales.shape != (n,):
+        return f"scales are {scales.dtype} {scales.shape}, expected float ({n},)"
+    if not np.isfinite(scales).all() or (scales <= 0).any():
+        return "scales hold non-finite or non-positive values"
+    return None
+
+
 class ShippedVectors:
     """Read-only vectors of one embedder, loaded from a shipped file on first lookup."""
 
@@ -94,19 +108,35 @@ class ShippedVectors:
             return self._rows
 
     def _load(self) -> dict[bytes, int]:
-        with np.load(self.path, allow_pickle=False) as data:
-            fmt, name = str(data["format"]), str(data["embedder"])
-            if fmt != FORMAT or name != self.embedder_name:
-                log.warning(
-                    "shipped vectors %s are %r for %r, expected %r for %r; not using them",
-                    self.path,
-                    fmt,
-                    name,
-                    FORMAT,
-                    self.embedder_name,
-                )
-                return {}
-            keys, self._vectors, self._scales = data["keys"], data["vectors"], data["scales"]
+        """The key -> row map; a file that is unreadable, for another embedder or malformed is not used
+        (with a warning naming it), so its texts are embedded afresh instead of getting wrong vectors."""
+        try:
+            with np.load(self.path, allow_pickle=False) as data:
+                fmt, name = str(data["format"]), str(data["embedder"])
+                keys, vectors, scales = data["keys"], data["vectors"], data["scales"]
+        except FileNotFoundError:
+            log.warning("shipped vectors %s: no such file; not using them", self.path)
+            return {}
+        except Exception as exc:  # noqa: BLE001 - zip, npy and key errors alike: an unusable file
+            log.warning(
+                "shipped vectors %s: unreadable (%s: %s); not using them", self.path, type(exc).__name__, exc
+            )
+            return {}
+        if fmt != FORMAT or name != self.embedder_name:
+            log.warning(
+                "shipped vectors %s are %r for %r, expected %r for %r; not using them",
+                self.path,
+                fmt,
+                name,
+                FORMAT,
+                self.embedder_name,
+            )
+            return {}
+        problem = _layout_problem(keys, vectors, scales)
+        if problem is not None:
+            log.warning("shipped vectors %s: %s; not using them", self.path, problem)
+            return {}
+        self._vectors, self._scales = vectors, scales
         return {keys[i].tobytes(): i for i in range(len(keys))}
 
     def get_many(self, keys: Sequence[str]) -> list[np.ndarray | None]:

@@ -17,7 +17,6 @@ from toolsearch_lab.eval.scenarios import (
     Scenario,
     ScenarioRun,
     ScenarioStep,
-    chat_model_for,
     load_scenario,
     run_scenario,
 )
@@ -26,14 +25,18 @@ from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.loop.strategy import STRATEGY_NAMES, Strategy, make_strategy, search_result_names
 from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME
 from toolsearch_lab.models.base import AssistantTurn
+from toolsearch_lab.models.factory import make_model
 from toolsearch_lab.tokens import TokenCounter
 
 __all__ = [
+    "Headline",
     "RecordingModel",
     "StrategyRun",
     "compare",
     "compare_strategies",
     "comparison_rows",
+    "headline",
+    "run_spring",
     "run_strategy",
 ]
 
@@ -120,15 +123,162 @@ def run_strategy(
     advisor = ToolSearchAdvisor(
         make_index(index), max_results=max_results, token_counter=counter, index_name=index, strategy=strategy
     )
-    recorder = RecordingModel(chat_model_for(model, sc))
+    recorder = RecordingModel(make_model(model, sc.agent_steps()))
     run = run_scenario(sc, model=recorder, advisor=advisor, session_id=f"compare-{sc.name}-{strategy.name}")
-    price = (prices or load_prices()).price(price_model)
+    return _costed(strategy, index, run, recorder, (prices or load_prices()).price(price_model), counter)
+
+
+def _costed(
+    strategy: Strategy,
+    index: str,
+    run: ScenarioRun,
+    recorder: RecordingModel,
+    price: Price,
+    counter: TokenCounter,
+) -> StrategyRun:
     completions = [it.tokens.completion for it in run.trace.iterations][: len(recorder.requests)]
     completions += [0] * (len(recorder.requests) - len(completions))
     reported = [it.tokens.api_usage for it in run.trace.iterations]
     costs = request_costs(recorder.requests, completions, price, counter, reported)
     visible = [visible_tools(messages, tools) for messages, tools in recorder.requests]
     return StrategyRun(strategy, index, run, recorder.requests, costs, price, visible)
+
+
+def run_spring(
+    scenario: Scenario | str | Path,
+    index: str = "lucene",
+    accumulation: bool = False,
+    model: Any = "simulated",
+    prices: PriceTable | None = None,
+    price_model: str | None = None,
+    encoding: str = "o200k_base",
+) -> StrategyRun:
+    """The run ``toolsearch-lab demo`` makes: Spring's advisor exactly (no strategy object), recorded and
+    billed. Its requests are those of the ``search-only`` row with the same accumulation."""
+    sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    counter = TokenCounter(encoding)
+    recorder = RecordingModel(make_model(model, sc.agent_steps()))
+    run = run_scenario(sc, index=index, accumulation=accumulation, model=recorder, encoding=encoding)
+    price = (prices or load_prices()).price(price_model)
+    return _costed(
+        make_strategy("search-only" if accumulation else "search-only-no-accumulation"),
+        index,
+        run,
+        recorder,
+        price,
+        counter,
+    )
+
+
+@dataclass(frozen=True)
+class Headline:
+    """A tool-search run measured against a real all-tools run of the same task (``all_tools``; None when
+    it was not made), with the per-request counterfactual beside it: every tool sent in each of the
+    tool-search run's own requests. The two differ because a real all-tools agent never searches, so it
+    makes fewer requests; billed with a prompt cache, its repeated tool list is mostly served cached."""
+
+    tool_search: StrategyRun
+    all_tools: StrategyRun | None
+
+    @property
+    def prompt(self) -> int:
+        return self.tool_search.trace.tokens_total()["prompt_tool_search"]
+
+    @property
+    def counterfactual_prompt(self) -> int:
+        return self.tool_search.trace.tokens_total()["prompt_baseline"]
+
+    @property
+    def counterfactual_saved_pct(self) -> float:
+        return 100.0 * (1 - self.prompt / self.counterfactual_prompt) if self.counterfactual_prompt else 0.0
+
+    @property
+    def all_tools_prompt(self) -> int | None:
+        return None if self.all_tools is None else totals(self.all_tools.costs)["prompt_tokens"]
+
+    @property
+    def saved_pct(self) -> float | None:
+        """Prompt tokens saved against the real all-tools run (None without one)."""
+        real = self.all_tools_prompt
+        return None if not real else 100.0 * (1 - self.prompt / real)
+
+    @property
+    def cost_usd(self) -> float:
+        return totals(self.tool_search.costs)["cost_usd"]
+
+    @property
+    def all_tools_cost_usd(self) -> float | None:
+        return None if self.all_tools is None else totals(self.all_tools.costs)["cost_usd"]
+
+    @property
+    def cost_pct_of_all_tools(self) -> float | None:
+        """The tool-search bill as a percentage of the all-tools bill (over 100: tool search costs more)."""
+        other = self.all_tools_cost_usd
+        return None if not other else 100.0 * self.cost_usd / other
+
+    def row(self) -> dict:
+        ts, real = self.tool_search, self.all_tools
+        return {
+            "scenario": ts.run.scenario.name,
+            "strategy": ts.strategy.name,
+            "requests": len(ts.costs),
+            "prompt_tokens": self.prompt,
+            "all_tools_requests": None if real is None else len(real.costs),
+            "all_tools_prompt_tokens": self.all_tools_prompt,
+            "saved_pct": self.saved_pct,
+            "counterfactual_prompt_tokens": self.counterfactual_prompt,
+            "counterfactual_saved_pct": self.counterfactual_saved_pct,
+            "priced_as": ts.price.model,
+            "provider": ts.price.provider,
+            "cost_usd": self.cost_usd,
+            "all_tools_cost_usd": self.all_tools_cost_usd,
+            "cost_pct_of_all_tools": self.cost_pct_of_all_tools,
+            "all_tools_cached_share": self.all_tools_cached_share,
+            "success": ts.run.grade.success,
+            "all_tools_success": None if real is None else real.run.grade.success,
+        }
+
+    @property
+    def all_tools_cached_share(self) -> float | None:
+        """The share of the all-tools run's prompt tokens a prompt cache serves."""
+        return None if self.all_tools is None else totals(self.all_tools.costs)["cached_share"]
+
+    def explanation(self) -> str:
+        """Why the real saving and the per-request one differ, with this run's figures."""
+        n = len(self.tool_search.costs)
+        text = f"the per-request figure puts every tool into each of tool search's own {n} requests"
+        if self.all_tools is None:
+            return text + "; no real all-tools run was made to compare with"
+        requests, cached = len(self.all_tools.costs), self.all_tools_cached_share or 0.0
+        return (
+            f"{text}, but a real all-tools agent never searches, so it makes {requests}; and, billed with "
+            f"{self.tool_search.price.provider} prompt caching, {cached:.0%} of its prompt tokens are read "
+            "from the cache at a discount"
+        )
+
+
+def headline(
+    scenario: Scenario | str | Path,
+    index: str = "lucene",
+    accumulation: bool = False,
+    model: Any = "simulated",
+    prices: PriceTable | None = None,
+    price_model: str | None = None,
+    encoding: str = "o200k_base",
+    real_baseline: bool = True,
+) -> Headline:
+    """Spring's loop on ``scenario`` (as ``demo`` runs it) against a real all-tools run of the same task
+    with the same model and price (the ``all-tools`` row of ``compare``); ``real_baseline=False`` skips
+    that second run (e.g. when every request is paid for)."""
+    sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    prices = prices or load_prices()
+    spring = run_spring(sc, index, accumulation, model, prices, price_model, encoding)
+    real = (
+        run_strategy(sc, "all-tools", index, model, prices=prices, price_model=price_model, encoding=encoding)
+        if real_baseline
+        else None
+    )
+    return Headline(spring, real)
 
 
 def compare(

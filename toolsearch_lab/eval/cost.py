@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch_lab.datafiles import data_path
+from toolsearch_lab.model import check_positive_int
 from toolsearch_lab.tokens import REPLY_PRIMING, TOKENS_PER_MESSAGE, TOKENS_PER_NAME, TokenCounter
 
 PROVIDERS = ("openai", "anthropic")
@@ -129,8 +130,7 @@ def _price(name: str, spec: Any, where: str) -> Price:
             raise ValueError(f"{where}: models[{name!r}].{key} must be a number >= 0 (USD per 1M tokens)")
         values[key] = float(value)
     minimum = spec.get("min_cacheable", OPENAI_MIN_CACHED)
-    if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 1:
-        raise ValueError(f"{where}: models[{name!r}].min_cacheable must be a positive integer")
+    check_positive_int(minimum, f"{where}: models[{name!r}].min_cacheable")
     return Price(name, provider, min_cacheable=minimum, **values)
 
 
@@ -169,6 +169,47 @@ def request_segments(
 
 def _key(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str)
+
+
+# ---- the order Spring sends its tools in -------------------------------------------------------------------
+HASHSET_CAPACITY = 16  # java.util.HashSet(): initial table size, load factor 0.75
+HASHSET_LOAD = 0.75
+
+
+def hashset_order(names: Sequence[str], jvm: int = 0) -> list[str]:
+    """``names`` (in insertion order) as a ``java.util.HashSet`` of tool callbacks iterates them: Spring's
+    ``prepareIteration`` collects the exposed callbacks in a HashSet (spec §7.4), so the tools array follows
+    it, not discovery order.
+
+    A callback whose class does not override ``hashCode`` hashes by identity: a random value, fixed for the
+    life of one JVM. ``jvm`` picks one JVM's hashes (stand-ins: 31 bits per tool from the name and ``jvm``).
+    HashMap spreads a hash (``h ^ h >>> 16``), buckets it by the low bits of the table size (16, doubled when
+    more than 3/4 full) and iterates bucket by bucket, insertion order within a bucket. So one discovery can
+    land a tool anywhere in the array, and growing past 12, 24, ... tools reshuffles every position.
+    """
+    capacity = HASHSET_CAPACITY
+    while len(names) > capacity * HASHSET_LOAD:
+        capacity *= 2
+
+    def bucket(name: str) -> int:
+        digest = hashlib.sha256(f"{jvm}\x00{name}".encode()).digest()
+        h = int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return sorted(dict.fromkeys(names), key=bucket)  # sorted() is stable: insertion order within a bucket
+
+
+def in_hashset_order(
+    requests: Sequence[tuple[Sequence[Mapping], Sequence[Mapping]]], jvm: int = 0
+) -> list[tuple[list[dict], list[dict]]]:
+    """The same requests with each tools array in :func:`hashset_order` (messages unchanged): what
+    Spring's advisor sends where this port sends discovery order."""
+    out = []
+    for messages, tools in requests:
+        by_name = {t["function"]["name"]: t for t in tools}
+        order = hashset_order(list(by_name), jvm)
+        out.append(([dict(m) for m in messages], [dict(by_name[n]) for n in order]))
+    return out
 
 
 def shared_prefix_tokens(a: Sequence[Segment], b: Sequence[Segment]) -> int:

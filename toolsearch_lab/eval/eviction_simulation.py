@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
-from toolsearch_lab.model import BaseToolIndex, SearchResponse, Tool
+from toolsearch_lab.model import BaseToolIndex, SearchResponse, Tool, check_positive_int
 from toolsearch_lab.session.eviction import (
     AlwaysEvict,
     CompositeEviction,
@@ -58,9 +58,7 @@ class SimulationConfig:
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}")
         for name in ("sessions", "requests", "lru_max", "tools_per_session"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            check_positive_int(getattr(self, name), name)
         if not self.rate > 0:
             raise ValueError(f"rate must be > 0 requests per second, got {self.rate!r}")
         if not 0.0 <= self.catalog_change <= 1.0:

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolsearch_lab.model import SearchRequest
+from toolsearch_lab.model import SearchRequest, check_positive_int
 
 # ------------------------------------------------------------------------------------------ metric functions
 
@@ -180,8 +180,7 @@ def evaluate(
 
     The session is cleared afterwards. ``index`` is any ToolIndex; ``dataset`` a :class:`datasets.Dataset`.
     """
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+    check_positive_int(k, "evaluate: k")
     depth = depth or max(k, 10)
     if depth < k:
         raise ValueError(f"depth ({depth}) must be >= k ({k})")

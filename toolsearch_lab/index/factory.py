@@ -2,22 +2,43 @@
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from toolsearch_lab.index.bm25.index import BM25ToolIndex
-from toolsearch_lab.index.hybrid import HybridToolIndex
-from toolsearch_lab.index.learned import LearnedToolIndex
-from toolsearch_lab.index.regex import RegexToolIndex
-from toolsearch_lab.index.vector import VectorToolIndex
 from toolsearch_lab.model import BaseToolIndex
 
-INDEX_CLASSES: dict[str, type[BaseToolIndex]] = {
-    "regex": RegexToolIndex,  # Spring's keyword-pattern index
-    "lucene": BM25ToolIndex,  # Spring's LuceneToolIndex, Lucene-exact BM25
-    "vector": VectorToolIndex,  # embedder defaults to the cached MiniLM
-    "hybrid": HybridToolIndex,  # BM25 + character n-grams + MiniLM views, fused (see index.hybrid)
-    "learned": LearnedToolIndex,  # the hybrid's signals fused by a fitted model (see index.learned)
-}
+
+class _IndexClasses(Mapping[str, type[BaseToolIndex]]):
+    """kind -> index class, each imported on first use: listing the kinds (the CLI's parser, the front door)
+    loads no index, and so neither scipy nor scikit-learn."""
+
+    def __init__(self, paths: dict[str, str]):
+        self._paths = paths
+
+    def __getitem__(self, kind: str) -> type[BaseToolIndex]:
+        module, _, name = self._paths[kind].rpartition(".")
+        return getattr(importlib.import_module(module), name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+
+INDEX_CLASSES: Mapping[str, type[BaseToolIndex]] = _IndexClasses(
+    {
+        "regex": "toolsearch_lab.index.regex.RegexToolIndex",  # Spring's keyword-pattern index
+        # Spring's LuceneToolIndex, Lucene-exact BM25
+        "lucene": "toolsearch_lab.index.bm25.index.BM25ToolIndex",
+        "vector": "toolsearch_lab.index.vector.VectorToolIndex",  # embedder defaults to the cached MiniLM
+        # BM25 + character n-grams + MiniLM views, fused (see index.hybrid)
+        "hybrid": "toolsearch_lab.index.hybrid.HybridToolIndex",
+        # the hybrid's signals fused by a fitted model (see index.learned)
+        "learned": "toolsearch_lab.index.learned.LearnedToolIndex",
+    }
+)
 INDEX_KINDS = tuple(INDEX_CLASSES)
 
 # The constructor argument that holds each kind's score threshold; regex and learned have none to move.

@@ -1,61 +1,15 @@
 """HybridToolIndex: one ranking from keyword scores (stemmed BM25 + character n-grams) and embedding
 similarity.
 
-Why not plain reciprocal-rank fusion? RRF throws the scores away: a tool the embeddings rank 1st by a wide
-margin and BM25 ranks 40th ends up below tools both rank mediocrely. On paraphrased requests, where BM25 is
-often wrong, that makes the fusion *worse* than embeddings alone: on MetaTool, naive RRF of Spring's BM25
-and MiniLM(description) gets recall@5 .721, MiniLM alone .757. This index fuses scores instead. Each choice
-below was measured on the two development datasets only (``benchmarks/retrieval_quality.py`` prints the
-ablation; recall@5 LiveMCPBench / MetaTool, starting from naive RRF .335 / .721):
-
-1. **Min-max normalisation per query, then a convex combination** (``normalisation="minmax"``,
-   ``vector_weight``, 0.75 until step 9): both score lists are mapped to [0, 1] over every tool of the
-   session and ``fused = w * vector + (1 - w) * keyword``. Keeps the margins RRF discards: .337 / .762.
-   Candidate depth is the whole session (cheap at catalog sizes; no "tool missing from one list" special
-   case). With the final default, z-score normalisation is within noise of min-max (.425 / .809), RRF
-   clearly worse (.407 / .781); w = 0.6-0.8 is a plateau (w = 0.5: .420 / .777; w = 1.0, embeddings only:
-   .401 / .778).
-2. **BM25 splits identifiers and indexes parameter names/descriptions**, and runs with ``min_score=0``
-   (Lucene's raw-score threshold 0.25 would drop weak-but-useful evidence before fusion weighs it): names
-   like ``get_stock_price`` then match "stock price". .350 / .775.
-3. **Stop words removed from the keyword query** (``strip_stopwords``): Spring's Lucene analyzer keeps them,
-   so "the", "of", "with" in long requests add noise matches. .364 / .781.
-4. **Three embedding views per tool** (``views``): the description (Spring's text), the "full" text (split
-   name + description + parameters) and the split name alone; the vector score is their mean cosine.
-   Names carry meaning short, vague or non-English descriptions lack, and averaging keeps any single view
-   from dominating. .403 / .790.
-5. **Multi-sentence requests also embedded per sentence** (``query_clauses``): the vector score of each view
-   is the mean of the whole-query cosine and the best sentence's cosine, because a tool serving one step of
-   a multi-step task matches that step's sentence better than the blurred whole. Single-sentence queries
-   are unaffected. .420 / .791 (the default until the built-in keyword side below).
-6. **A word BM25 over the "full" tool text** (``BM25ToolIndex(analyzer="words", fields="full")``: stop
-   words removed from tools and queries alike, identifiers split, each distinct query term once): the same
-   evidence as 2-3, and a batch of queries is one sparse matrix product. .431 / .791.
-7. **Porter stemming on the word side** (``stemmer="porter"``, :mod:`toolsearch_lab.text.normalise`):
-   requests and descriptions are written by different people ("searching for papers" vs "Search paper"),
-   and exact-token matching misses every inflection. Keyword-only recall@5 on MetaTool rises .556 -> .632;
-   fused .421 / .806 (LiveMCPBench's -0.01 is 1-2 of its 94 queries; the S stemmer, plurals only, is
-   .419 / .807 in the default).
-8. **Character 3-5-gram TF-IDF as half of the keyword side** (``char_share`` = 0.5): sub-word overlap
-   catches what stemmed words still miss - derivations (``translator``/``translation``), typos ("Povides
-   strology services"), glued compounds. Each half is min-max normalised, then averaged. .419 / .808.
-9. **w = 0.7**: with two keyword signals agreeing, the keyword side earns a little more weight; w = 0.6-0.8
-   stays a plateau on both datasets (ablation). .427 / .808 (**the default**).
-
-Tried and not kept (recall@5 LiveMCPBench / MetaTool, measured on top of 7 unless said): query-adaptive
-weights from the keyword side's top-score separation (gap top1-top2 or top1-top5, keyword weight 0.1-0.4:
-.412-.421 / .802-.808) or from each side's peak z-score (.417-.424 / .774-.804); views combined by max
-(.417 / .782, on 5) or softmax-weighted mean (.400-.405 / .794-.797); a name+description view (.415 / .787,
-on 5); per-view weights (within +-0.015 / +-0.004 of equal weights); CSLS hubness correction against each
-tool's nearest tools (.372-.405 / .699-.789); Rocchio feedback from the fused top 1-5 (.418-.441 /
-.783-.809); expanding query words with their MiniLM-nearest catalog words (.402-.431 / .806-.812, and a
-per-query embedding call for every word); a robust lower bound (median, mean or a percentile instead of the
-minimum) for the vector min-max (.400-.433 / .796-.807); sqrt/log1p-compressed BM25 (.405-.416 /
-.797-.806); raw-score sums without normalisation (.410-.434 / .796-.807); BM25 k1 0.6-2.0 and b 0.4-0.9
-(.398-.421 / .805-.809); keyword scores per sentence (no change); word bigrams (no gain). The oracle union
-of the vector and keyword top 5s finds a relevant tool for .834 of MetaTool queries (fused hit@5: .812),
-so most remaining misses are ones neither signal ranks highly: label noise and overlapping tools (e.g.
-several shopping or travel plug-ins) more than fusion.
+Why fuse scores and not ranks: reciprocal-rank fusion throws the scores away, so a tool the embeddings rank
+1st by a wide margin and BM25 ranks 40th ends up below tools both rank mediocrely; on paraphrased requests,
+where BM25 is often wrong, that makes the fusion worse than embeddings alone. Here each side is min-max
+normalised per query over the whole session and combined, ``fused = w * vector + (1 - w) * keyword``; the
+keyword side is half word BM25 (identifiers split, stop words removed, Porter-stemmed, parameters indexed,
+no score threshold) and half character 3-5-gram TF-IDF; the vector side is the mean cosine over three views
+of each tool (description, full text, split name), with multi-sentence requests also matched per sentence.
+Every default was measured, and the record of what was tried (and what was not kept) is
+``docs/hybrid-lab-log.md``.
 
 The components are real indexes, exposed as attributes: ``keyword_index`` (a configured
 :class:`~toolsearch_lab.index.bm25.index.BM25ToolIndex`), ``char_index`` (a
@@ -90,6 +44,7 @@ from toolsearch_lab.model import (
     Tool,
     ToolReference,
     empty_response,
+    is_session_id,
 )
 from toolsearch_lab.text.normalise import STEMMERS
 from toolsearch_lab.text.stopwords import ENGLISH_STOP_WORDS
@@ -338,7 +293,7 @@ class HybridToolIndex(BaseToolIndex):
         out: list[tuple[SearchResponse, list[HybridHit]]] = [(empty_response(), []) for _ in requests]
         by_session: dict[str, list[int]] = {}
         for i, r in enumerate(requests):
-            if isinstance(r.session_id, str) and r.session_id.strip():
+            if is_session_id(r.session_id):
                 by_session.setdefault(r.session_id, []).append(i)
         for session_id, members in by_session.items():
             m = self.score_matrix(session_id, [requests[i].query for i in members])

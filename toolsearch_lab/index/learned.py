@@ -11,10 +11,10 @@ which rows are relevant from labelled queries, and its score ranks the tools. He
   tool's name words and of its parameter-name words that appear in the query; and the description's
   length. Per-query normalised features (z-score, min-max, rank) are what let a model trained on one
   catalog transfer to another: raw BM25 and cosine values depend on catalog size and query length.
-* **Model**: scikit-learn's ``LogisticRegression`` on standardised features (:func:`fit_ranker`). A linear
-  model is shipped as plain JSON (feature names, means, scales, weights, intercept; :class:`RankerModel`),
-  so loading a model never runs pickle, and each tool's score is a sum of readable per-feature parts
-  (:meth:`LearnedToolIndex.explain`).
+* **Model**: scikit-learn's ``LogisticRegression`` on standardised features, fitted by
+  :func:`toolsearch_lab.eval.ranker_training.fit_ranker`. A linear model is shipped as plain JSON
+  (feature names, means, scales, weights, intercept; :class:`RankerModel`), so loading a model never runs
+  pickle, and each tool's score is a sum of readable per-feature parts (:meth:`LearnedToolIndex.explain`).
 * **Score**: the model's probability that the tool is relevant, ``sigmoid(intercept + sum w_i x_i)``.
 
 The shipped model (``resources/ranker/learned-ranker.json``) is fitted on both shipped datasets, so its
@@ -36,7 +36,9 @@ from typing import Any
 
 import numpy as np
 
+from toolsearch_lab.atomic import write_text
 from toolsearch_lab.index.hybrid import HybridToolIndex, normalise
+from toolsearch_lab.jsonlimits import JsonLimitError, loads_checked
 from toolsearch_lab.model import (
     BaseToolIndex,
     Contribution,
@@ -47,6 +49,7 @@ from toolsearch_lab.model import (
     Tool,
     ToolReference,
     empty_response,
+    is_session_id,
 )
 from toolsearch_lab.text.normalise import keyword_tokens, stem_tokens
 from toolsearch_lab.text.stopwords import ENGLISH_STOP_WORDS
@@ -79,6 +82,64 @@ class RankerError(ValueError):
     """A ranker model file or training input is malformed (the message names the field at fault)."""
 
 
+# Bounds on a model's numbers. Features are bounded (cosines, shares, ranks, z-scores within one
+# session, log word counts), so with these no logit can overflow to inf or turn into inf - inf = NaN; a
+# fitted model is orders of magnitude inside them, a tampered one with 1e308 coefficients is not.
+MAX_MAGNITUDE = 1e6
+MIN_SCALE = 1e-12
+_MAX_MODEL_DEPTH = 16  # the format is an object of lists; "info" may hold a little nesting
+
+
+def _is_number(value: object) -> bool:
+    """A real JSON number: bool is an int subclass in Python, but ``true`` is not a coefficient."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check_ranker_fields(
+    features: Any, mean: Any, scale: Any, coef: Any, intercept: Any, info: Any, where: str
+) -> None:
+    """The one check of a ranker model's fields, for models built in code and models read from a file:
+    raises :class:`RankerError` starting with ``where`` (the file, when there is one) and naming the field."""
+    if not isinstance(features, (list, tuple)) or not all(isinstance(f, str) for f in features):
+        raise RankerError(f"{where}: 'features' must be a list of feature names, got {features!r:.60}")
+    if not features:
+        raise RankerError(f"{where}: 'features' is empty; a model needs at least one of {list(FEATURES)}")
+    unknown = [f for f in features if f not in FEATURES]
+    if unknown:
+        raise RankerError(f"{where}: unknown features {unknown}; known: {list(FEATURES)}")
+    repeated = sorted({f for f in features if features.count(f) > 1})
+    if repeated:
+        raise RankerError(f"{where}: features {repeated} appear more than once")
+    n = len(features)
+    for key, values in (("mean", mean), ("scale", scale), ("coef", coef)):
+        if not isinstance(values, (list, tuple)):
+            raise RankerError(f"{where}: {key!r} must be a list of numbers, got {values!r:.60}")
+        if len(values) != n:
+            raise RankerError(f"{where}: {key} has {len(values)} values, expected {n} (one per feature)")
+        for i, v in enumerate(values):
+            _check_number(v, f"{key}[{i}]", where)
+        if key == "scale" and any(v < MIN_SCALE for v in values):
+            raise RankerError(f"{where}: every scale must be >= {MIN_SCALE:g}, got {min(values)!r}")
+    _check_number(intercept, "intercept", where)
+    if not isinstance(info, dict):
+        raise RankerError(f"{where}: 'info' must be an object, got {type(info).__name__}")
+
+
+def _check_number(value: Any, what: str, where: str) -> None:
+    if not _is_number(value):
+        raise RankerError(f"{where}: {what} must be a number, got {value!r:.60}")
+    try:
+        magnitude = abs(float(value))
+    except OverflowError:  # an int too large for a float
+        magnitude = math.inf
+    if not math.isfinite(magnitude):
+        raise RankerError(f"{where}: {what} must be finite, got {value!r:.60}")
+    if magnitude > MAX_MAGNITUDE:
+        raise RankerError(
+            f"{where}: {what} is {value!r:.60}; a ranker's numbers must lie within +-{MAX_MAGNITUDE:g}"
+        )
+
+
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(x, -500.0, 500.0)))
 
@@ -95,18 +156,9 @@ class RankerModel:
     info: dict[str, Any] = field(default_factory=dict)  # what it was trained on, with which settings
 
     def __post_init__(self) -> None:
-        n = len(self.features)
-        for name in ("mean", "scale", "coef"):
-            if len(getattr(self, name)) != n:
-                raise RankerError(f"ranker model: {name} has {len(getattr(self, name))} values, expected {n}")
-        unknown = [f for f in self.features if f not in FEATURES]
-        if unknown:
-            raise RankerError(f"ranker model: unknown features {unknown}; known: {list(FEATURES)}")
-        values = (*self.mean, *self.scale, *self.coef, self.intercept)
-        if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in values):
-            raise RankerError("ranker model: mean, scale, coef and intercept must be finite numbers")
-        if any(s <= 0 for s in self.scale):
-            raise RankerError("ranker model: every scale must be > 0")
+        check_ranker_fields(
+            self.features, self.mean, self.scale, self.coef, self.intercept, self.info, "ranker model"
+        )
 
     def standardised(self, x: np.ndarray) -> np.ndarray:
         """Feature rows ``[..., len(FEATURES)]`` -> this model's standardised inputs ``[..., n]``."""
@@ -140,43 +192,45 @@ class RankerModel:
         if not isinstance(doc, dict):
             raise RankerError(f"{where}: expected a JSON object, got {type(doc).__name__}")
         if doc.get("format") != MODEL_FORMAT:
-            raise RankerError(f"{where}: format is {doc.get('format')!r}, expected {MODEL_FORMAT!r}")
+            raise RankerError(f"{where}: format is {doc.get('format')!r:.60}, expected {MODEL_FORMAT!r}")
         missing = [k for k in ("features", "mean", "scale", "coef", "intercept") if k not in doc]
         if missing:
             raise RankerError(f"{where}: missing field {missing[0]!r}")
-
-        def numbers(key: str) -> tuple[float, ...]:
-            value = doc[key]
-            if not isinstance(value, list) or not all(isinstance(v, (int, float)) for v in value):
-                raise RankerError(f"{where}: {key!r} must be a list of numbers, got {value!r:.60}")
-            return tuple(float(v) for v in value)
-
-        if not isinstance(doc["features"], list) or not all(isinstance(f, str) for f in doc["features"]):
-            raise RankerError(f"{where}: 'features' must be a list of feature names")
-        if not isinstance(doc["intercept"], (int, float)):
-            raise RankerError(f"{where}: 'intercept' must be a number, got {doc['intercept']!r:.60}")
+        info = doc.get("info")
+        info = {} if info is None else info
+        fields = (doc["features"], doc["mean"], doc["scale"], doc["coef"], doc["intercept"], info)
+        check_ranker_fields(*fields, where)
         return cls(
             tuple(doc["features"]),
-            numbers("mean"),
-            numbers("scale"),
-            numbers("coef"),
+            tuple(float(v) for v in doc["mean"]),
+            tuple(float(v) for v in doc["scale"]),
+            tuple(float(v) for v in doc["coef"]),
             float(doc["intercept"]),
-            dict(doc.get("info") or {}),
+            dict(info),
         )
 
     def save(self, path: str | os.PathLike) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        """Write the model as JSON, atomically: a reader never sees half a model file."""
+        write_text(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
     @classmethod
     def load(cls, path: str | os.PathLike | None = None) -> RankerModel:
         """A model from a JSON file (default: the shipped one)."""
         path = Path(path) if path is not None else SHIPPED_MODEL
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise RankerError(f"ranker model {path}: no such file") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError as exc:
+            raise RankerError(f"ranker model {path}: not UTF-8 text (at byte offset {exc.start})") from None
+        except OSError as exc:
+            raise RankerError(f"ranker model {path}: cannot be read ({exc.strerror or exc})") from None
+        try:
+            doc = loads_checked(text, f"ranker model {path}", _MAX_MODEL_DEPTH)
+        except json.JSONDecodeError as exc:
             raise RankerError(f"ranker model {path}: not valid JSON: {exc}") from None
+        except JsonLimitError as exc:
+            raise RankerError(str(exc)) from None
         return cls.from_dict(doc, where=f"ranker model {path}")
 
 
@@ -284,181 +338,6 @@ class RankingSignals:
         return tools, feature_matrix(m, queries, terms)
 
 
-# ------------------------------------------------------------------------------------------- training
-
-LabelledQuery = tuple[str, Sequence[str]]  # (query, names of the relevant tools)
-
-# What the shipped model and ``fit_ranker`` use by default: every feature but these absolute ones. Raw
-# cosines and description lengths shift with catalog size and query style, and models using them
-# transferred worse between the two datasets (benchmarks/learned_ranker.py --all-features).
-_ABSOLUTE = ("cosine description", "cosine full text", "cosine name", "description length (log words)")
-DEFAULT_FEATURES = tuple(f for f in FEATURES if f not in _ABSOLUTE)
-
-
-@dataclass
-class TrainingData:
-    """Pairs (relevant tool minus irrelevant tool, per query) for the ranking fit, and single rows with
-    0/1 labels for the calibration of its scores into probabilities."""
-
-    pairs: np.ndarray  # [n_pairs, len(FEATURES)]
-    pair_weights: np.ndarray  # each query's pairs sum to 1, so every query counts the same
-    rows: np.ndarray  # [n_rows, len(FEATURES)]
-    labels: np.ndarray  # [n_rows] 0/1
-    queries: int = 0
-
-
-def pairs_from_features(
-    x: np.ndarray,
-    names: Sequence[str],
-    relevant: Sequence[Sequence[str]],
-    *,
-    negatives: int = 100,
-    rng: np.random.Generator | None = None,
-) -> TrainingData:
-    """Training data from feature rows ``x`` ``[n_queries, n_tools, F]`` of tools ``names``: each query's
-    relevant tools paired with up to ``negatives`` random irrelevant ones. Queries none of whose relevant
-    tools is among ``names`` are skipped."""
-    rng = rng if rng is not None else np.random.default_rng(0)
-    name_array = np.asarray(names)
-    pairs, weights, rows, labels = [], [], [], []
-    for i, wanted in enumerate(relevant):
-        positive = np.flatnonzero(np.isin(name_array, list(wanted)))
-        negative = np.setdiff1d(np.arange(len(name_array)), positive)
-        if not len(positive) or not len(negative):
-            continue
-        negative = rng.choice(negative, size=min(negatives, len(negative)), replace=False)
-        diff = (x[i, positive][:, None, :] - x[i, negative][None, :, :]).reshape(-1, x.shape[2])
-        pairs.append(diff)
-        weights.append(np.full(len(diff), 1.0 / len(diff)))
-        rows.append(x[i, np.concatenate([positive, negative])])
-        labels.append(np.r_[np.ones(len(positive)), np.zeros(len(negative))])
-    if not pairs:
-        return TrainingData(np.zeros((0, x.shape[2])), np.zeros(0), np.zeros((0, x.shape[2])), np.zeros(0), 0)
-    return TrainingData(
-        np.concatenate(pairs),
-        np.concatenate(weights),
-        np.concatenate(rows),
-        np.concatenate(labels),
-        len(pairs),
-    )
-
-
-def training_data(
-    signals: RankingSignals,
-    session_id: str,
-    queries: Sequence[LabelledQuery],
-    *,
-    negatives: int = 100,
-    seed: int = 0,
-    chunk: int = 1024,
-) -> TrainingData:
-    """:func:`pairs_from_features` over a session's tools, scoring ``chunk`` queries at a time (memory)."""
-    rng = np.random.default_rng(seed)
-    parts = []
-    for start in range(0, len(queries), chunk):
-        part = queries[start : start + chunk]
-        tools, x = signals.features(session_id, [q for q, _ in part])
-        names = [t.name for t in tools]
-        parts.append(pairs_from_features(x, names, [r for _, r in part], negatives=negatives, rng=rng))
-    return combine(parts)
-
-
-def combine(parts: Sequence[TrainingData], *, per_part: bool = False) -> TrainingData:
-    """One training set from several; ``per_part=True`` rescales weights so each part counts the same
-    (catalogs of very different query counts)."""
-    used = [p for p in parts if p.queries]
-    if not used:
-        raise RankerError("training data: no query has a relevant tool that is in its catalog")
-    weights = [p.pair_weights / p.queries if per_part else p.pair_weights for p in used]
-    return TrainingData(
-        np.concatenate([p.pairs for p in used]),
-        np.concatenate(weights),
-        np.concatenate([p.rows for p in used]),
-        np.concatenate([p.labels for p in used]),
-        sum(p.queries for p in used),
-    )
-
-
-def _fit_pairs(data: TrainingData, cols: list[int], c: float) -> np.ndarray:
-    """Weights per raw feature unit from a logistic regression on pair differences (RankNet's loss with a
-    linear scorer): P(relevant ranks above irrelevant) = sigmoid(w . (x_rel - x_irr))."""
-    from sklearn.linear_model import LogisticRegression  # scikit-learn costs a second to import
-
-    d = data.pairs[:, cols]
-    sd = d.std(axis=0)
-    sd[sd < 1e-9] = 1.0
-    x = np.concatenate([d / sd, -d / sd])  # both orders, so the classes balance and no intercept is needed
-    y = np.r_[np.ones(len(d)), np.zeros(len(d))]
-    w = np.r_[data.pair_weights, data.pair_weights]
-    clf = LogisticRegression(C=c, max_iter=3000, fit_intercept=False)
-    clf.fit(x, y, sample_weight=w * len(w) / w.sum())
-    return np.asarray(clf.coef_[0]) / sd
-
-
-def _calibrate(score: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
-    """(a, b) so that sigmoid(a * score + b) is the probability of relevance (Platt scaling, a > 0)."""
-    from sklearn.linear_model import LogisticRegression  # scikit-learn costs a second to import
-
-    clf = LogisticRegression(C=1e6, max_iter=1000).fit(score[:, None], labels)
-    a = float(clf.coef_[0][0])
-    if a <= 0:
-        raise RankerError("fit_ranker: the fitted scores do not separate relevant from irrelevant tools")
-    return a, float(clf.intercept_[0])
-
-
-def fit_ranker(
-    catalogs: Sequence[tuple[Sequence[Tool], Sequence[LabelledQuery]]],
-    *,
-    features: Sequence[str] = DEFAULT_FEATURES,
-    embedder: Any = None,
-    c: float = 0.01,
-    negatives: int = 100,
-    seed: int = 0,
-    info: dict[str, Any] | None = None,
-) -> RankerModel:
-    """Fit a linear ranker on labelled queries over one or more catalogs (each catalog weighs the same).
-
-    A logistic regression on (relevant - irrelevant) feature differences learns the ranking; Platt scaling
-    on single rows then turns the score into a probability without changing the order. ``c``:
-    scikit-learn's inverse regularisation strength (small: weights stay modest, which transferred better
-    between datasets)."""
-    unknown = [f for f in features if f not in FEATURES]
-    if unknown or not features:
-        raise RankerError(f"fit_ranker: unknown or no features {unknown}; known: {list(FEATURES)}")
-    if not catalogs:
-        raise RankerError("fit_ranker: no catalogs to learn from")
-    signals = RankingSignals(embedder=embedder)
-    parts = []
-    for n, (tools, queries) in enumerate(catalogs):
-        signals.index_tools(f"training-{n}", list(tools))
-        parts.append(training_data(signals, f"training-{n}", queries, negatives=negatives, seed=seed))
-        signals.clear(f"training-{n}")
-    return fit_model(
-        combine(parts, per_part=True), features=features, c=c, info={"negatives": negatives, **(info or {})}
-    )
-
-
-def fit_model(
-    data: TrainingData,
-    *,
-    features: Sequence[str] = DEFAULT_FEATURES,
-    c: float = 0.01,
-    info: dict | None = None,
-) -> RankerModel:
-    """The ranker fitted on prepared :class:`TrainingData` (see :func:`fit_ranker`)."""
-    cols = [FEATURES.index(f) for f in features]
-    w = _fit_pairs(data, cols, c)
-    a, b = _calibrate(data.rows[:, cols] @ w, data.labels)
-    mean, scale = data.rows[:, cols].mean(axis=0), data.rows[:, cols].std(axis=0)
-    scale[scale < 1e-9] = 1.0
-    coef = a * w * scale  # per standard deviation of each feature
-    intercept = b + a * float(w @ mean)
-    meta = {"queries": data.queries, "pairs": int(len(data.pairs)), "c": c, **(info or {})}
-    return RankerModel(
-        tuple(features), tuple(mean.tolist()), tuple(scale.tolist()), tuple(coef.tolist()), intercept, meta
-    )
-
-
 # ------------------------------------------------------------------------------------------- the index
 
 
@@ -512,7 +391,7 @@ class LearnedToolIndex(BaseToolIndex):
         out: list[SearchResponse | None] = [None] * len(requests)
         groups: dict[str, list[int]] = {}
         for i, r in enumerate(requests):
-            if isinstance(r.session_id, str) and r.session_id.strip():
+            if is_session_id(r.session_id):
                 groups.setdefault(r.session_id, []).append(i)
             else:
                 out[i] = empty_response()

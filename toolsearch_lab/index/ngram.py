@@ -120,7 +120,7 @@ class CharNgramToolIndex(BaseToolIndex):
     def _response(self, request: SearchRequest, tools: list[Tool], row: np.ndarray) -> SearchResponse:
         allowed = np.array([self.category_allows(t, request.category_filter) for t in tools], dtype=bool)
         keep = np.flatnonzero(allowed & (row > 0) & (row >= self.min_score))
-        ranked = keep[np.argsort(-row[keep], kind="stable")][: self.limit(request)]
+        ranked = keep[np.argsort(-row[keep], kind="stable")][: self.max_results_for(request)]
         refs = [ToolReference(tools[j].name, float(row[j]), tools[j].description) for j in ranked]
         return SearchResponse(refs, len(refs), SearchMetadata(self.search_type, request.query, None))
 

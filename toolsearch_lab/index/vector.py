@@ -45,6 +45,7 @@ from toolsearch_lab.model import (
     Tool,
     ToolReference,
     empty_response,
+    is_session_id,
 )
 from toolsearch_lab.text.tool_text import TEXT_MODES, tool_text
 
@@ -177,7 +178,7 @@ class VectorToolIndex(BaseToolIndex):
             return list(self._sessions)
 
     def _snapshot(self, session_id: str | None) -> _Snapshot | None:
-        if not isinstance(session_id, str) or not session_id.strip():
+        if not is_session_id(session_id):
             return None
         with self._lock:
             return self._sessions.get(session_id)
@@ -203,7 +204,10 @@ class VectorToolIndex(BaseToolIndex):
         vectors = np.asarray(self.embedder.embed(list(queries) + extra), dtype=np.float32)
         out = {}
         for view, matrix in zip(self.views, snap.matrices, strict=True):
-            sims = vectors @ matrix.T
+            # One matrix-vector product per query, never one product for the batch: BLAS sums a batch in
+            # another order, and search_many must give exactly the scores of search.
+            rows = [matrix @ v for v in vectors]
+            sims = np.array(rows, dtype=np.float32).reshape(len(vectors), len(matrix))
             whole = sims[: len(queries)]
             if extra:
                 whole = whole.copy()
@@ -243,7 +247,7 @@ class VectorToolIndex(BaseToolIndex):
         allowed = np.array([self.category_allows(t, request.category_filter) for t in tools], dtype=bool)
         keep = np.flatnonzero(allowed & (row >= self.similarity_threshold))
         # Stable sort on -score: equal scores keep insertion order, as a Java stable sort would.
-        ranked = keep[np.argsort(-row[keep], kind="stable")][: self.limit(request)]
+        ranked = keep[np.argsort(-row[keep], kind="stable")][: self.max_results_for(request)]
         refs = [ToolReference(tools[i].name, float(row[i]), tools[i].description) for i in ranked]
         return SearchResponse(refs, len(refs), SearchMetadata(self.search_type, request.query, None))
 

@@ -28,6 +28,8 @@ from toolsearch_lab.loop.advisor import (
     DEFAULT_SYSTEM_MESSAGE_SUFFIX,
     ToolSearchAdvisor,
 )
+from toolsearch_lab.loop.policy import check_destructive_policy
+from toolsearch_lab.model import check_positive_int
 from toolsearch_lab.session.eviction import CompositeEviction, LruEviction, TtlEviction
 
 PREFIX = "spring.ai.chat.client.tool-search-advisor."
@@ -60,29 +62,26 @@ class ToolSearchConfig:
     max_calls_per_tool: int = DEFAULT_MAX_CALLS_PER_TOOL
     max_total_tool_calls: int = DEFAULT_MAX_TOTAL_TOOL_CALLS
     strict: bool = False
+    enforce_max_results_range: bool = False  # not a Spring setting: see the advisor's deviations
+    protect_running_sessions: bool = True  # not a Spring setting (False is Spring's behaviour): ditto
     index_options: dict = field(default_factory=dict)
+    destructive: str = "include"  # not a Spring setting: toolsearch_lab.loop.policy
 
     def __post_init__(self) -> None:
-        if self.max_results is not None and (
-            isinstance(self.max_results, bool)
-            or not isinstance(self.max_results, int)
-            or self.max_results < 1
-        ):
-            raise ValueError(
-                f"ToolSearchConfig.max_results must be a positive integer or None, got {self.max_results!r}"
-            )
-        if not isinstance(self.lru_max_sessions, int) or self.lru_max_sessions <= 0:
-            raise ValueError(
-                f"ToolSearchConfig.lru_max_sessions must be a positive integer, got {self.lru_max_sessions!r}"
-            )
+        if self.max_results is not None:
+            check_positive_int(self.max_results, "ToolSearchConfig.max_results (or None)")
+        check_positive_int(self.lru_max_sessions, "ToolSearchConfig.lru_max_sessions")
         if self.ttl is not None and self.ttl <= timedelta(0):
             raise ValueError(f"ToolSearchConfig.ttl must be positive, got {self.ttl!r}")
-        if not self.system_message_suffix or not self.system_message_suffix.strip():
+        if not isinstance(self.system_message_suffix, str) or not self.system_message_suffix.strip():
             raise ValueError("ToolSearchConfig.system_message_suffix must be non-blank text")
-        if not self.session_id_key or not self.session_id_key.strip():
-            raise ValueError("ToolSearchConfig.session_id_key must be non-blank text")
+        if not isinstance(self.session_id_key, str) or not self.session_id_key.strip():
+            raise ValueError(
+                f"ToolSearchConfig.session_id_key must be non-blank text, got {self.session_id_key!r:.60}"
+            )
         if self.lucene_min_score < 0:
             raise ValueError(f"ToolSearchConfig.lucene_min_score must be >= 0, got {self.lucene_min_score!r}")
+        check_destructive_policy(self.destructive, "ToolSearchConfig.destructive")
 
     # ---- building -------------------------------------------------------------------------------------
     def eviction(self):
@@ -112,6 +111,9 @@ class ToolSearchConfig:
             max_calls_per_tool=self.max_calls_per_tool,
             max_total_tool_calls=self.max_total_tool_calls,
             strict=self.strict,
+            enforce_max_results_range=self.enforce_max_results_range,
+            protect_running_sessions=self.protect_running_sessions,
+            destructive=self.destructive,
             token_counter=token_counter,
             index_name=None if index is not None else self.index_type,
         )
@@ -153,7 +155,11 @@ class ToolSearchConfig:
                 values["reference-tool-name-accumulation"], "reference-tool-name-accumulation"
             )
         if "session-id-key-name" in values:
-            kwargs["session_id_key"] = str(values["session-id-key-name"])
+            key = values["session-id-key-name"]
+            if not isinstance(key, str) or not key.strip():
+                # str() would turn None into the key "None": a context could never carry it by mistake
+                raise ValueError(f"{PREFIX}session-id-key-name must be non-blank text, got {key!r:.60}")
+            kwargs["session_id_key"] = key.strip()
         if "eviction.lru-max-sessions" in values:
             kwargs["lru_max_sessions"] = _int(
                 values["eviction.lru-max-sessions"], "eviction.lru-max-sessions"
@@ -199,13 +205,18 @@ def _bool(value: Any, name: str) -> bool:
     raise ValueError(f"{PREFIX}{name} must be true or false, got {value!r}")
 
 
+# Spring binds these properties to a Java ``Integer``: a larger value fails there, and here it can only be
+# a typo (a limit of 10**20 results or sessions means no limit, which is not what the setting is for).
+JAVA_INT_MAX = 2**31 - 1
+
+
 def _int(value: Any, name: str) -> int:
-    try:
-        if isinstance(value, bool):
-            raise ValueError
-        return int(str(value).strip())
-    except ValueError:
-        raise ValueError(f"{PREFIX}{name} must be an integer, got {value!r}") from None
+    text = "" if isinstance(value, bool) else str(value).strip()
+    if not re.fullmatch(r"[+-]?\d+", text):  # int() would also take "1_000" and " ２ "
+        raise ValueError(f"{PREFIX}{name} must be an integer, got {value!r:.60}")
+    if len(text) > 12 or not 1 <= int(text) <= JAVA_INT_MAX:  # 12 digits: int() of 40,000 digits raises
+        raise ValueError(f"{PREFIX}{name} must be an integer from 1 to {JAVA_INT_MAX:,}, got {value!r:.60}")
+    return int(text)
 
 
 _UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -216,12 +227,21 @@ def parse_duration(value: Any, name: str = "duration") -> timedelta:
     if isinstance(value, timedelta):
         return value
     text = str(value).strip()
-    simple = re.fullmatch(r"([+-]?\d+)\s*(ns|us|ms|s|m|h|d)?", text, re.IGNORECASE)
-    if simple:
-        unit = (simple.group(2) or "ms").lower()
-        return timedelta(seconds=int(simple.group(1)) * _UNITS[unit])
-    iso = re.fullmatch(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?", text.upper())
-    if iso and text.upper() not in ("P", "PT"):
-        d, h, m, s = (float(g) if g else 0.0 for g in iso.groups())
-        return timedelta(days=d, hours=h, minutes=m, seconds=s)
-    raise ValueError(f"{name} must be a duration like 10m, 30s, 1h, 500ms or PT10M, got {value!r}")
+    try:
+        simple = re.fullmatch(r"([+-]?\d{1,30})\s*(ns|us|ms|s|m|h|d)?", text, re.IGNORECASE)
+        if simple:
+            unit = (simple.group(2) or "ms").lower()
+            return timedelta(seconds=int(simple.group(1)) * _UNITS[unit])
+        iso = re.fullmatch(
+            r"P(?:(\d{1,30})D)?(?:T(?:(\d{1,30})H)?(?:(\d{1,30})M)?(?:(\d{1,30}(?:\.\d{1,9})?)S)?)?",
+            text.upper(),
+        )
+        if iso and text.upper() not in ("P", "PT"):
+            d, h, m, s = (float(g) if g else 0.0 for g in iso.groups())
+            return timedelta(days=d, hours=h, minutes=m, seconds=s)
+    except OverflowError:  # Spring's Duration holds ~292 billion years; Python's timedelta 999,999,999 days
+        raise ValueError(
+            f"{name}={value!r:.60} is longer than the longest duration supported "
+            f"({timedelta.max.days:,} days); use a shorter one, or leave it unset for no time limit"
+        ) from None
+    raise ValueError(f"{name} must be a duration like 10m, 30s, 1h, 500ms or PT10M, got {value!r:.60}")

@@ -9,12 +9,21 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from toolsearch_lab.jsonlimits import JsonLimitError, loads_checked, value_depth
-from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, SearchRequest, Tool
-from toolsearch_lab.trace import SearchHit, SearchRecord
+from toolsearch_lab.loop.policy import check_destructive_policy, hidden_tools
+from toolsearch_lab.model import (
+    TOOL_SEARCH_TOOL_NAME,
+    SearchRequest,
+    Tool,
+    ToolIndex,
+    check_positive_int,
+)
+from toolsearch_lab.trace import SearchHit, SearchRecord, recording_retries
+from toolsearch_lab.wire import encode_search_result, error_result
 
 __all__ = [
     "FALLBACK_DEFAULT_MAX_RESULTS",
@@ -31,6 +40,8 @@ __all__ = [
 
 # The tool-context key Spring uses to hand the session id to the meta-tool.
 TOOL_SEARCH_TOOL_SESSION_ID_KEY = "toolSearchToolSessionId"
+# The range Spring's description names (and does not enforce); enforced only with
+# ``enforce_max_results_range=True``.
 MAX_RESULTS_RANGE = (1, 10)
 # Tool-call arguments longer than this are refused unparsed (real calls are well under 10 KB).
 MAX_ARGUMENT_CHARS = 100_000
@@ -64,52 +75,71 @@ class SearchOutcome:
     is_error: bool
 
 
-def error_result(message: str) -> str:
-    """A model-readable error. It is a JSON object, never an array, so the loop does not mistake it for
-    search results."""
-    return json.dumps({"error": message}, ensure_ascii=False)
-
-
 class ToolSearchTool:
     """The meta-tool. ``max_results`` is the advisor's default; the model's own ``maxResults`` wins over it,
-    and with neither the index's ``default_max_results`` applies (Spring 2.0 precedence: the request then
-    carries ``max_results=None``). The description the model reads, ``SearchRecord.max_results`` in the
-    trace and the number of results all use that one number. An index without ``default_max_results``
-    gets :data:`FALLBACK_DEFAULT_MAX_RESULTS` in the request itself, so the promise still holds."""
+    and with neither the index's ``default_max_results`` applies (Spring 2.0 precedence). That precedence
+    is resolved here, once: every request the index receives carries a concrete ``max_results``, and the
+    description the model reads, ``SearchRecord.max_results`` in the trace and the number of results all
+    use that one number. An index without a valid ``default_max_results`` gets
+    :data:`FALLBACK_DEFAULT_MAX_RESULTS`.
+
+    Like Spring, the model's ``maxResults`` is not clamped: 0 gives no results (the index is not asked,
+    as ``SearchRequest`` wants at least 1), 20 gives up to 20, and a negative number is an error result.
+    ``enforce_max_results_range=True`` refuses values outside :data:`MAX_RESULTS_RANGE` instead and puts
+    the range into the schema (a deviation from Spring, which only mentions 1-10 in the description).
+
+    ``index=None`` gives a meta-tool whose definition can be read (to count its tokens) and whose every
+    search is an error result.
+
+    ``destructive`` ("include", "exclude" or "ask") is the destructive-tool policy of
+    :mod:`toolsearch_lab.loop.policy`; a search under "exclude" or "ask" needs the registered tools
+    (``tools=``) to know which are destructive."""
 
     name = TOOL_SEARCH_TOOL_NAME
 
-    def __init__(self, index: Any, max_results: int | None = None) -> None:
-        if max_results is not None and (
-            isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1
-        ):
-            raise ValueError(
-                f"ToolSearchTool: max_results must be a positive integer or None, got {max_results!r}"
-            )
+    def __init__(
+        self,
+        index: ToolIndex | None,
+        max_results: int | None = None,
+        *,
+        enforce_max_results_range: bool = False,
+        destructive: str = "include",
+    ) -> None:
+        if max_results is not None:
+            check_positive_int(max_results, "ToolSearchTool: max_results (or None)")
+        self.destructive = check_destructive_policy(destructive, "ToolSearchTool: destructive")
         self.index = index
         self.max_results = max_results
+        self.enforce_max_results_range = bool(enforce_max_results_range)
 
     @property
     def index_default(self) -> int:
         """The index's ``default_max_results`` (read on every use: it is the index's setting), or
         :data:`FALLBACK_DEFAULT_MAX_RESULTS` for an index without a valid one."""
-        value = getattr(self.index, "default_max_results", None)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        try:
+            return check_positive_int(getattr(self.index, "default_max_results", None), "default_max_results")
+        except ValueError:
             return FALLBACK_DEFAULT_MAX_RESULTS
-        return value
 
-    def _index_has_default(self) -> bool:
-        return self.index_default == getattr(self.index, "default_max_results", None)
+    def resolve_max_results(self, model_max: int | None) -> int:
+        """The one place the precedence is decided: the model's value, else the advisor's, else the index's
+        default."""
+        if model_max is not None:
+            return model_max
+        return self.max_results if self.max_results is not None else self.index_default
 
     def as_tool(self) -> Tool:
-        return Tool(self.name, _description(self.max_results or self.index_default), self.parameters())
+        return Tool(self.name, _description(self.resolve_max_results(None)), self.parameters())
 
     def definition(self) -> dict:
         return self.as_tool().definition()
 
-    @staticmethod
-    def parameters() -> dict:
+    def parameters(self) -> dict:
         low, high = MAX_RESULTS_RANGE
+        max_results: dict = {"type": "integer"}
+        if self.enforce_max_results_range:
+            max_results.update(minimum=low, maximum=high)
+        max_results["description"] = f"Maximum number of tool names to return ({low}-{high})."
         return {
             "type": "object",
             "properties": {
@@ -118,12 +148,7 @@ class ToolSearchTool:
                     "description": "What the tool you need should do, in plain words, with specific keywords "
                     "(for example 'current weather for a city' or 'create github pull request').",
                 },
-                "maxResults": {
-                    "type": "integer",
-                    "minimum": low,
-                    "maximum": high,
-                    "description": f"Maximum number of tool names to return ({low}-{high}).",
-                },
+                "maxResults": max_results,
                 "categoryFilter": {
                     "type": "string",
                     "description": "Optional category to restrict the search to, when tools have categories.",
@@ -133,13 +158,24 @@ class ToolSearchTool:
             "additionalProperties": False,
         }
 
-    def call(self, arguments: str | dict, session_id: str, call_id: str = "") -> SearchOutcome:
+    def call(
+        self,
+        arguments: str | dict,
+        session_id: str,
+        call_id: str = "",
+        tools: Mapping[str, Tool] | None = None,
+    ) -> SearchOutcome:
         """Run one search from raw arguments (parsed here). See :meth:`call_parsed`."""
         args, problem = parse_arguments(arguments)
-        return self.call_parsed(args, problem, session_id, call_id)
+        return self.call_parsed(args, problem, session_id, call_id, tools)
 
     def call_parsed(
-        self, args: dict, problem: str | None, session_id: str, call_id: str = ""
+        self,
+        args: dict,
+        problem: str | None,
+        session_id: str,
+        call_id: str = "",
+        tools: Mapping[str, Tool] | None = None,
     ) -> SearchOutcome:
         """Run one search from arguments already parsed by :func:`parse_arguments`. Every problem with the
         arguments or the index becomes an error result the model can read (and a record with ``error``
@@ -152,27 +188,36 @@ class ToolSearchTool:
             record.duration_ms = (time.perf_counter() - started) * 1000
             return SearchOutcome(error_result(message), record, True)
 
-        checked = problem or _check_search_args(args)
+        checked = problem or _check_search_args(args, self.enforce_max_results_range)
         if checked:
             return fail(f"toolSearchTool: {checked}")
         record.query = args["query"]
         record.category_filter = args.get("categoryFilter")
         model_max = args.get("maxResults")
-        effective = int(model_max) if model_max is not None else self.max_results
-        record.max_results = effective if effective is not None else self.index_default
-        if effective is None and not self._index_has_default():
-            effective = record.max_results  # the index has no default we know: ask for the one we promised
-        try:
-            request = SearchRequest(session_id, record.query, effective, record.category_filter)
-            response = self.index.search(request)
-        except Exception as exc:  # index errors (bad pattern, timeout) go back to the model
-            return fail(f"toolSearchTool: search failed: {exc}")
-        record.hits = [SearchHit(r.tool_name, r.relevance_score) for r in response.tool_references]
+        record.max_results = self.resolve_max_results(None if model_max is None else int(model_max))
+        if self.index is None:
+            return fail("toolSearchTool: this meta-tool has no index to search")
+        if tools is None and self.destructive != "include":
+            return fail(
+                f"toolSearchTool: destructive={self.destructive!r} needs the registered tools (tools=)"
+            )
+        hidden = hidden_tools((tools or {}).values(), self.destructive, record.query)
+        if record.max_results > 0:
+            try:
+                # Asking for as many more as are hidden keeps max_results results after the filter.
+                wanted = record.max_results + len(hidden)
+                request = SearchRequest(session_id, record.query, wanted, record.category_filter)
+                with recording_retries() as record.retries:  # an embedder's HTTP retries, for the trace
+                    response = self.index.search(request)
+            except Exception as exc:  # index errors (bad pattern, timeout) go back to the model
+                return fail(f"toolSearchTool: search failed: {exc}")
+            shown = [r for r in response.tool_references if r.tool_name not in hidden]
+            record.hits = [SearchHit(r.tool_name, r.relevance_score) for r in shown[: record.max_results]]
         record.duration_ms = (time.perf_counter() - started) * 1000
-        return SearchOutcome(json.dumps(record.names, ensure_ascii=False), record, False)
+        return SearchOutcome(encode_search_result(record.names), record, False)
 
 
-def _check_search_args(args: dict) -> str | None:
+def _check_search_args(args: dict, enforce_range: bool) -> str | None:
     """What is wrong with toolSearchTool's arguments, or None."""
     unknown = sorted(set(args) - {"query", "maxResults", "categoryFilter"})
     if unknown:
@@ -181,11 +226,12 @@ def _check_search_args(args: dict) -> str | None:
         return "'query' is required and must be a string describing the capability you need"
     model_max = args.get("maxResults")
     if model_max is not None:
-        low, high = MAX_RESULTS_RANGE
+        low, high = MAX_RESULTS_RANGE if enforce_range else (0, None)
         # JSON has one number type; accept 3.0 as 3 but not 3.5 or "3".
         whole = isinstance(model_max, int) or (isinstance(model_max, float) and model_max.is_integer())
-        if isinstance(model_max, bool) or not whole or not low <= model_max <= high:
-            return f"'maxResults' must be an integer from {low} to {high}, got {model_max!r:.40}"
+        if isinstance(model_max, bool) or not whole or model_max < low or (high and model_max > high):
+            wanted = f"from {low} to {high}" if high else "that is 0 or more"
+            return f"'maxResults' must be an integer {wanted}, got {model_max!r:.40}"
     category = args.get("categoryFilter")
     if category is not None and not isinstance(category, str):
         return f"'categoryFilter' must be a string, got {category!r:.40}"

@@ -1,7 +1,7 @@
 """Ways of loading tools, side by side: what each model request of the advisor loop contains.
 
-``ToolSearchAdvisor(index, strategy=None)`` is Spring's advisor. With a :class:`Strategy` the same loop asks
-the strategy, before every model request, which tool definitions go in the ``tools`` array, which tools the
+``ToolSearchAdvisor(index)`` is Spring's advisor: its strategy is :class:`SearchOnly`. The loop asks its
+strategy, before every model request, which tool definitions go in the ``tools`` array, which tools the
 model may call, and whether ``toolSearchTool`` is offered at all; at the start of a run, what to append to
 the system message and which tools to retrieve before the first call. Every strategy records the same
 :class:`~toolsearch_lab.trace.RunTrace` (``Iteration.exposed_tools`` is always the ``tools`` array as sent).
@@ -30,12 +30,13 @@ exposed tools from it), so one strategy object serves many runs and threads.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, Tool
+from toolsearch_lab.loop.search_tool import MAX_RESULTS_RANGE
+from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, Tool, check_positive_int
+from toolsearch_lab.wire import decode_search_result, encode_inline_result
 
 __all__ = [
     "STRATEGY_NAMES",
@@ -52,6 +53,7 @@ __all__ = [
     "Unload",
     "found_tools",
     "make_strategy",
+    "resolve_strategy",
     "search_result_names",
 ]
 
@@ -63,6 +65,7 @@ class RequestView:
     conversation: Sequence[Mapping[str, Any]]
     registered: Mapping[str, Tool]
     prebound: Sequence[str] = ()  # tools retrieved before the first call (PreRetrieval)
+    strict: bool = False  # Spring's strictness: a search result that is not an array of names raises
 
     @property
     def turn(self) -> int:
@@ -91,6 +94,7 @@ class Strategy:
 
     name = "search-only"
     offers_search = True
+    accumulation = True  # found tools stay exposed for the rest of the run (Spring's default)
 
     def system_suffix(self, default: str, registered: Mapping[str, Tool]) -> str:
         """Text appended to the system message ("" for none); ``default`` is the advisor's suffix."""
@@ -109,7 +113,7 @@ class Strategy:
         return result
 
     def plan(self, view: RequestView) -> RequestPlan:
-        found = found_tools(view.conversation, view.registered, accumulate=True)
+        found = found_tools(view.conversation, view.registered, self.accumulation, view.strict)
         return RequestPlan(found, True, [], found)
 
     def describe(self) -> dict:
@@ -130,13 +134,12 @@ class AllTools(Strategy):
 
 
 class SearchOnly(Strategy):
+    """Spring's loop, the advisor's default strategy: ``toolSearchTool`` plus the found tools, every
+    search's (``accumulation``, Spring's ``referenceToolNameAccumulation``) or the latest one's only."""
+
     def __init__(self, accumulation: bool = True) -> None:
         self.accumulation = bool(accumulation)
         self.name = "search-only" if self.accumulation else "search-only-no-accumulation"
-
-    def plan(self, view: RequestView) -> RequestPlan:
-        found = found_tools(view.conversation, view.registered, accumulate=self.accumulation)
-        return RequestPlan(found, True, [], found)
 
     def describe(self) -> dict:
         return {"name": self.name, "accumulation": self.accumulation}
@@ -182,58 +185,62 @@ class InlineReferences(Strategy):
     name = "inline-references"
 
     def search_result(self, names: list[str], result: str, registered: Mapping[str, Tool]) -> str:
-        definitions = [registered[n].definition() for n in names if n in registered]
-        return json.dumps(definitions, ensure_ascii=False)
+        return encode_inline_result(registered[n].definition() for n in names if n in registered)
 
     def plan(self, view: RequestView) -> RequestPlan:
-        found = found_tools(view.conversation, view.registered, accumulate=True)
+        found = found_tools(view.conversation, view.registered, self.accumulation, view.strict)
         return RequestPlan([], True, found, found)
 
 
 class PreRetrieval(Strategy):
-    """Retrieve ``k`` tools from the user's message before the first call and send only those; the model
-    gets no search tool, so a tool the retrieval missed stays out of reach."""
+    """Retrieve ``max_results`` tools from the user's message before the first call and send only those;
+    the model gets no search tool, so a tool the retrieval missed stays out of reach. (``k`` is the same
+    setting under its retrieval-paper name.)"""
 
     name = "pre-retrieval"
     offers_search = False
 
-    def __init__(self, k: int = 10) -> None:
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 10:
-            raise ValueError(
-                f"PreRetrieval: k must be an integer from 1 to 10 (toolSearchTool's maxResults range), "
-                f"got {k!r}"
-            )
-        self.k = k
+    def __init__(self, max_results: int = 10, *, k: int | None = None) -> None:
+        self.max_results = _check_result_count(_one_of(max_results, 10, k, "k"), "PreRetrieval: max_results")
+
+    @property
+    def k(self) -> int:
+        return self.max_results
 
     def pre_retrieval(self) -> int | None:
-        return self.k
+        return self.max_results
 
     def plan(self, view: RequestView) -> RequestPlan:
         bound = [n for n in view.prebound if n in view.registered]
         return RequestPlan(bound, False, [], bound)
 
     def describe(self) -> dict:
-        return {"name": self.name, "k": self.k}
+        return {"name": self.name, "max_results": self.max_results}
 
 
 class RetrieveThenBind(Strategy):
     """A retrieval tool returns ids; the framework binds every id returned for the rest of the run, at its
-    own ``limit`` per retrieval (the model's ``maxResults`` is replaced). Within one run this binds like
-    accumulation-on search; the difference that matters in production, state kept by the framework rather
-    than read from the conversation, survives compaction, which a single run does not show."""
+    own ``max_results`` per retrieval (the model's ``maxResults`` is replaced; ``limit`` is the same
+    setting under langgraph-bigtool's name). Within one run this binds like accumulation-on search; the
+    difference that matters in production, state kept by the framework rather than read from the
+    conversation, survives compaction, which a single run does not show."""
 
     name = "retrieve-then-bind"
 
-    def __init__(self, limit: int = 5) -> None:
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10:
-            raise ValueError(f"RetrieveThenBind: limit must be an integer from 1 to 10, got {limit!r}")
-        self.limit = limit
+    def __init__(self, max_results: int = 5, *, limit: int | None = None) -> None:
+        self.max_results = _check_result_count(
+            _one_of(max_results, 5, limit, "limit"), "RetrieveThenBind: max_results"
+        )
+
+    @property
+    def limit(self) -> int:
+        return self.max_results
 
     def search_arguments(self, args: dict) -> dict:
-        return {**args, "maxResults": self.limit}
+        return {**args, "maxResults": self.max_results}
 
     def describe(self) -> dict:
-        return {"name": self.name, "limit": self.limit}
+        return {"name": self.name, "max_results": self.max_results}
 
 
 class Unload(Strategy):
@@ -245,8 +252,8 @@ class Unload(Strategy):
         if not isinstance(inner, Strategy) or isinstance(inner, Unload):
             raise ValueError(f"Unload: inner must be a Strategy (not another Unload), got {inner!r}")
         for label, value in (("idle_turns", idle_turns), ("max_loaded", max_loaded)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ValueError(f"Unload: {label} must be a positive integer or None, got {value!r}")
+            if value is not None:
+                check_positive_int(value, f"Unload: {label} (or None)")
         if idle_turns is None and max_loaded is None:
             raise ValueError("Unload: set idle_turns, max_loaded or both")
         self.inner = inner
@@ -254,6 +261,7 @@ class Unload(Strategy):
         self.max_loaded = max_loaded
         self.name = f"{inner.name}+unload"
         self.offers_search = inner.offers_search
+        self.accumulation = inner.accumulation
 
     def system_suffix(self, default: str, registered: Mapping[str, Tool]) -> str:
         return self.inner.system_suffix(default, registered)
@@ -295,26 +303,10 @@ class Unload(Strategy):
 
 # ---- reading the conversation -----------------------------------------------------------------------------
 def search_result_names(content: Any, strict: bool = False) -> list[str]:
-    """Tool names in a toolSearchTool result: a JSON array of names (Spring's form) or of definitions
-    (``InlineReferences``); an error object or anything else has none. ``strict`` raises instead, as
-    Spring fails a request whose search result is not such an array."""
-    try:
-        value = json.loads(content) if isinstance(content, str) else content
-    except json.JSONDecodeError:
-        value = None
-    names: list[str] = []
-    for item in value if isinstance(value, list) else [None]:
-        if isinstance(item, str):
-            names.append(item)
-        elif isinstance(item, Mapping) and isinstance(item.get("function"), Mapping):
-            name = item["function"].get("name")
-            if isinstance(name, str):
-                names.append(name)
-        elif strict:
-            raise ValueError(f"toolSearchTool result is not a JSON array of names: {str(content)[:200]!r}")
-        else:
-            return []  # our own error results are JSON objects: nothing discovered
-    return names
+    """Tool names in a toolSearchTool result (see :func:`toolsearch_lab.wire.decode_search_result`); an
+    error object or anything else has none. ``strict`` raises instead, as Spring fails a request whose
+    search result is not such an array."""
+    return decode_search_result(content, strict=strict) or []
 
 
 def _search_groups(conversation: Sequence[Mapping[str, Any]], strict: bool = False) -> list[list[str]]:
@@ -370,9 +362,45 @@ def _last_used(conversation: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     return last
 
 
+def _one_of(value: Any, default: Any, alias: Any, alias_name: str) -> Any:
+    """``value``, or the same setting given under its other name ``alias_name`` (not both)."""
+    if alias is None:
+        return value
+    if value != default:
+        raise ValueError(f"give max_results or {alias_name}, not both")
+    return alias
+
+
+def _check_result_count(value: Any, label: str) -> int:
+    """A framework-set result count: an integer in toolSearchTool's :data:`MAX_RESULTS_RANGE`."""
+    low, high = MAX_RESULTS_RANGE
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(
+            f"{label} must be an integer from {low} to {high} (toolSearchTool's maxResults range), "
+            f"got {value!r}"
+        )
+    return value
+
+
 def _first_sentence(text: str, limit: int) -> str:
     sentence = " ".join((text or "").split()).split(". ")[0]
     return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
+
+
+def resolve_strategy(strategy: Any, accumulation: bool | None) -> tuple[Strategy, bool]:
+    """The advisor's strategy and whether the caller chose it. Without one it is Spring's loop,
+    ``SearchOnly(accumulation)`` (default on); a chosen strategy owns its accumulation, so a different
+    ``accumulation`` is an error rather than a second, conflicting setting."""
+    if isinstance(strategy, Strategy):
+        if accumulation is not None and bool(accumulation) != strategy.accumulation:
+            raise ValueError(
+                f"ToolSearchAdvisor: reference_tool_name_accumulation={accumulation!r} disagrees with "
+                f"strategy {strategy!r} (accumulation={strategy.accumulation}); set it on the strategy"
+            )
+        return strategy, True
+    if strategy is not None:
+        raise ValueError(f"ToolSearchAdvisor: strategy must be a Strategy or None, got {strategy!r:.80}")
+    return SearchOnly(True if accumulation is None else bool(accumulation)), False
 
 
 # ---- by name ----------------------------------------------------------------------------------------------
@@ -390,7 +418,7 @@ UNLOADABLE = ("search-only", "search-only-no-accumulation", "listed-names", "ret
 
 
 def make_strategy(
-    name: str, idle_turns: int | None = None, max_loaded: int | None = None, k: int = 10
+    name: str, idle_turns: int | None = None, max_loaded: int | None = None, max_results: int = 10
 ) -> Strategy:
     """A strategy by its row name (see :data:`STRATEGY_NAMES`), wrapped in :class:`Unload` when an unload
     option is given and the strategy can reload what it drops (:data:`UNLOADABLE`): all-tools loads nothing;
@@ -402,7 +430,7 @@ def make_strategy(
         "search-only-no-accumulation": lambda: SearchOnly(False),
         "listed-names": ListedNames,
         "inline-references": InlineReferences,
-        "pre-retrieval": lambda: PreRetrieval(k),
+        "pre-retrieval": lambda: PreRetrieval(max_results),
         "retrieve-then-bind": RetrieveThenBind,
     }
     if name not in builders:

@@ -30,6 +30,9 @@ class ToolCall:
         }
 
 
+_USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "cached_tokens")
+
+
 @dataclass(frozen=True)
 class Usage:
     """Token usage as an API reported it (not our own count)."""
@@ -48,6 +51,25 @@ class Usage:
         if self.cached_tokens is not None:
             out["cached_tokens"] = self.cached_tokens
         return out
+
+    @classmethod
+    def from_dict(cls, data: object) -> Usage:
+        """The inverse of :meth:`to_dict`, for usage read back from a file: counts are integers >= 0."""
+        if not isinstance(data, dict):
+            raise ValueError(f"usage must be an object, got {type(data).__name__}")
+        unknown = sorted(str(k) for k in data if k not in _USAGE_KEYS)
+        if unknown:
+            raise ValueError(f"usage has unknown keys {unknown}; expected some of {list(_USAGE_KEYS)}")
+        counts: dict[str, int | None] = {}
+        for key in _USAGE_KEYS:
+            value = data.get(key)
+            if value is None and key == "cached_tokens":
+                counts[key] = None
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"usage {key} must be an integer >= 0, got {value!r:.40}")
+            counts[key] = value
+        return cls(**counts)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -74,16 +96,29 @@ class AssistantTurn:
             raise ValueError(f"expected an assistant message dict, got {type(message).__name__}")
         if message.get("role", "assistant") != "assistant":
             raise ValueError(f"expected an assistant message, got role {message.get('role')!r:.40}")
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            raise ValueError(
+                f"assistant message content must be a string or null, got {type(content).__name__}"
+            )
+        raw_calls = message.get("tool_calls") or []
+        if not isinstance(raw_calls, list):
+            raise ValueError(f"assistant message tool_calls must be a list, got {type(raw_calls).__name__}")
         calls = []
-        for i, raw in enumerate(message.get("tool_calls") or []):
+        for i, raw in enumerate(raw_calls):
             fn = raw.get("function") if isinstance(raw, dict) else None
             if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
                 raise ValueError(f"assistant message tool_calls[{i}] has no function.name")
+            call_id = raw.get("id")
+            if call_id is not None and not isinstance(call_id, str):
+                raise ValueError(
+                    f"assistant message tool_calls[{i}].id must be a string, got {call_id!r:.40}"
+                )
             args = fn.get("arguments", "{}")
             if not isinstance(args, str):
                 args = json.dumps(args)
-            calls.append(ToolCall(raw.get("id") or f"call_{i}", fn["name"], args))
-        return cls(message.get("content"), calls)
+            calls.append(ToolCall(call_id or f"call_{i}", fn["name"], args))
+        return cls(content, calls)
 
 
 @runtime_checkable

@@ -9,7 +9,8 @@ The API key is kept in a :class:`~toolsearch_lab.secrets.Secret` and never appea
 request and its Authorization header, are not chained). Credentials inside the base URL
 (``http://user:KEY@host/v1``) are taken out of it: the URL the SDK sees, logs and shows is
 ``http://host/v1``, and the user/password go on the wire as HTTP Basic auth, exactly as the HTTP client
-would have sent them from the URL.
+would have sent them from the URL. A key in the query string (``…/v1?api-key=KEY``) is sent as a default
+query parameter on every request and shown as ``api-key=***``; a fragment, never sent, shows as ``#***``.
 
 Retries are ours, not the SDK's (it gets ``max_retries=0``): 408, 409, 429, 5xx, timeouts and dropped
 connections are retried up to ``max_retries`` times, waiting what ``Retry-After``/``retry-after-ms`` says
@@ -30,10 +31,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import urldefrag, urlparse
 
+from toolsearch_lab.atomic import write_text
+from toolsearch_lab.jsonlimits import JsonLimitError, loads_checked
+from toolsearch_lab.model import check_positive_int
 from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall, Usage
-from toolsearch_lab.secrets import REDACTED, Secret, install_log_redaction, scrub, split_url_credentials
+from toolsearch_lab.secrets import (
+    REDACTED,
+    Secret,
+    install_log_redaction,
+    query_credentials,
+    redact_url,
+    scrub,
+    split_url_credentials,
+    split_url_query,
+)
 from toolsearch_lab.trace import RetryRecord
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -150,16 +163,31 @@ class OpenAIChatModel:
         extra_body: dict | None = None,
         record: bool = False,
     ) -> None:
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise ValueError(f"OpenAIChatModel: max_retries must be an integer >= 0, got {max_retries!r:.40}")
+        check_positive_int(max_retries, "OpenAIChatModel: max_retries", allow_zero=True)
         self.model = model or _env("OPENAI_MODEL") or DEFAULT_MODEL
         url = (base_url or _env("OPENAI_BASE_URL") or "").rstrip("/") or None
         self._url_user: Secret | None = None
         self._url_password: Secret | None = None
+        self._query_secrets: list[Secret] = []
+        self._wire_url: str | None = None
+        self._wire_query: dict[str, Secret] = {}
         if url is not None:
             url, user, password = split_url_credentials(url)
             self._url_user = Secret(user) if user is not None else None
             self._url_password = password
+            self._query_secrets = query_credentials(url)
+            url, fragment = urldefrag(url)
+            if fragment:
+                # Never sent over HTTP, so it leaves the wire URL; a key may still hide in it.
+                self._query_secrets.append(Secret(fragment))
+            # The SDK appends "/chat/completions" to the base URL as text, which would put the path inside
+            # the query; so the query travels as default query parameters (see toolsearch_lab.secrets).
+            self._wire_url, query = split_url_query(url)
+            self._wire_query = {name: Secret(value) for name, value in query.items()}
+            url = redact_url(url)
+            if fragment:
+                url = f"{url}#{REDACTED}"
+        # base_url is the URL as shown (credentials redacted); the client gets _wire_url and _wire_query.
         self.base_url = url
         key = api_key or _env("OPENAI_API_KEY")
         self._api_key = Secret(key) if key else None
@@ -190,7 +218,7 @@ class OpenAIChatModel:
         return f"OpenAIChatModel(model={self.model!r}, base_url={self._shown_url()!r}, api_key={key})"
 
     def _shown_url(self) -> str:
-        """The base URL as people may see it: credentials that came inside it show as ``***@``."""
+        """The base URL as people may see it: credentials that came inside it show as ``***``."""
         url = self.base_url or "https://api.openai.com/v1"
         if self._url_user is None:
             return url
@@ -231,7 +259,8 @@ class OpenAIChatModel:
             # max_retries=0: complete() retries itself, so every retry is visible in the trace.
             self._client = openai.OpenAI(
                 api_key=key,
-                base_url=self.base_url,
+                base_url=self._wire_url,
+                default_query={name: value.reveal() for name, value in self._wire_query.items()} or None,
                 timeout=self.timeout,
                 max_retries=0,
                 http_client=http_client,
@@ -304,7 +333,7 @@ class OpenAIChatModel:
         except openai.APIStatusError as exc:
             status = exc.status_code
             retryable = status in RETRYABLE_STATUSES or status >= 500
-            error = self._status_error(exc, attempt - 1)
+            error = self._status_error(exc, attempt - 1, final=not retryable or attempt > self.max_retries)
             headers = exc.response.headers if exc.response is not None else None
             return None, _Failure(error, type(exc).__name__, retryable, _retry_after(headers))
         except (openai.APIResponseValidationError, ValueError) as exc:  # ValueError: a body that is not JSON
@@ -316,9 +345,12 @@ class OpenAIChatModel:
 
     def _scrub(self, text: str) -> str:
         """Remove the key, URL credentials and any bearer token from text from the server or the SDK."""
-        return scrub(text, (self._api_key, self._url_user, self._url_password))
+        return scrub(text, (self._api_key, self._url_user, self._url_password, *self._query_secrets))
 
-    def _status_error(self, exc: Any, retried: int) -> ModelError:
+    def _status_error(self, exc: Any, retried: int, final: bool = True) -> ModelError:
+        """The error for one HTTP failure. Only the attempt given up on says "gave up after N retries": an
+        attempt that will be retried (``final=False``) says so instead, and that text is what its
+        ``RetryRecord.message`` keeps."""
         status = exc.status_code
         detail = exc.message
         if isinstance(exc.body, dict):  # the SDK may pass just the inner "error" object
@@ -329,8 +361,10 @@ class OpenAIChatModel:
             401: " Check OPENAI_API_KEY.",
             403: " The key lacks access to this model or endpoint.",
             404: " Check the model name (OPENAI_MODEL) and that base_url ends with /v1.",
-            429: f" Rate limited; gave up after {retried} retries.",
-        }.get(status, f" Gave up after {retried} retries." if status >= 500 else "")
+            429: f" Rate limited; gave up after {retried} retries." if final else " Rate limited; retrying.",
+        }.get(status, "")
+        if status >= 500:
+            hint = f" Gave up after {retried} retries." if final else " Retrying."
         request_id = exc.response.headers.get("x-request-id") if exc.response is not None else None
         return ModelError(f"{self._where()}: HTTP {status}: {self._scrub(detail)}.{hint}", status, request_id)
 
@@ -377,7 +411,7 @@ class OpenAIChatModel:
             # A recorded turn may hold a lone surrogate (a valid JSON escape from the server); escape
             # everything then, instead of failing to write and losing the recording.
             text = json.dumps(data, indent=2, ensure_ascii=True)
-        path.write_text(text + "\n", encoding="utf-8")
+        write_text(path, text + "\n")  # atomic: a killed save keeps the previous recording whole
         return path
 
 
@@ -408,17 +442,63 @@ def _turn_to_record(turn: AssistantTurn) -> dict:
     return record
 
 
+class RecordingError(ValueError):
+    """A recording file cannot be replayed; the message names the file and what is wrong in it."""
+
+
+# A recording nests message -> tool_calls -> call -> function; anything much deeper is not one.
+_MAX_RECORDING_DEPTH = 32
+
+
 def load_recording(path: str | Path, name: str | None = None) -> ScriptedModel:
-    """Replay turns saved by ``save_recording`` (or a plain JSON list of assistant messages), usage kept."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    turns_data = data["turns"] if isinstance(data, dict) else data
+    """Replay turns saved by ``save_recording`` (or a plain JSON list of assistant messages), usage kept.
+    A file that is not such a recording raises :class:`RecordingError` naming the file and the fault."""
+    path = Path(path)
+    where = f"recording {path}"
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise RecordingError(f"{where}: cannot be read ({exc.strerror or type(exc).__name__})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecordingError(
+            f"{where}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
+        ) from None
+    try:
+        data = loads_checked(text, where, _MAX_RECORDING_DEPTH)
+    except json.JSONDecodeError as exc:
+        raise RecordingError(
+            f"{where}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        ) from None
+    except JsonLimitError as exc:
+        raise RecordingError(str(exc)) from None
+    if isinstance(data, dict):
+        if data.get("format", RECORDING_FORMAT) != RECORDING_FORMAT:
+            raise RecordingError(f"{where}: format is {data['format']!r:.60}, expected {RECORDING_FORMAT!r}")
+        if "turns" not in data:
+            raise RecordingError(f"{where}: no 'turns' key (a recording is {{'format', 'model', 'turns'}})")
+        turns_data = data["turns"]
+        recorded_name = data.get("model")
+        if recorded_name is not None and not isinstance(recorded_name, str):
+            raise RecordingError(f"{where}: 'model' must be a string, got {type(recorded_name).__name__}")
+    elif isinstance(data, list):
+        turns_data, recorded_name = data, None
+    else:
+        raise RecordingError(
+            f"{where}: expected an object with 'turns' or a list of assistant messages, "
+            f"got a JSON {type(data).__name__}"
+        )
+    if not isinstance(turns_data, list):
+        raise RecordingError(f"{where}: 'turns' must be a list, got {type(turns_data).__name__}")
     turns = []
-    for message in turns_data:
-        turn = AssistantTurn.from_message(message)
-        if message.get("usage"):
-            turn = replace(turn, usage=Usage(**message["usage"]))
+    for i, message in enumerate(turns_data):
+        try:
+            turn = AssistantTurn.from_message(message)
+            if isinstance(message, dict) and message.get("usage") is not None:
+                turn = replace(turn, usage=Usage.from_dict(message["usage"]))
+        except ValueError as exc:
+            raise RecordingError(f"{where}: turn {i}: {exc}") from None
         turns.append(turn)
-    model_name = name or (
-        f"replay:{data['model']}" if isinstance(data, dict) and "model" in data else "replay"
-    )
+    model_name = name or (f"replay:{recorded_name}" if recorded_name is not None else "replay")
     return ScriptedModel(turns, name=model_name)

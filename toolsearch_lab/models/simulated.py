@@ -1,6 +1,7 @@
 """An offline, deterministic stand-in for a chat model, so workshops run with no API key.
 
-Two agents share this class; ``mode`` picks one. Both follow rules simple enough for a class to predict.
+Two agents, :class:`LiteralAgent` and :class:`SemanticAgent`, share the :class:`SimulatedAgent` base;
+``SimulatedAgent(steps, mode=...)`` builds either. Both follow rules simple enough for a class to predict.
 
 Common rules
 1. The task is a list of steps, each a natural-language need plus the data it mentions (a city, a repo...).
@@ -13,7 +14,7 @@ Common rules
 4. The first search for a step asks toolSearchTool for the need's content words as written (stop words
    dropped, at most six), with ``maxResults`` = ``max_results``.
 
-``mode="literal"`` - judges fit by shared words only
+``LiteralAgent`` (``mode="literal"``) - judges fit by shared words only
 * Fit (:func:`tool_fit`): words of the need that appear in the tool's name count double, in its
   description once (not in the example requests a description may list: they say how other people
   asked, not what the tool does); identifiers are split (``get_weather`` -> get, weather), plurals
@@ -24,7 +25,7 @@ Common rules
   The second search leaves out the words of the step's data. After ``max_searches_per_step`` (2) searches
   with nothing that fits it gives up and answers, saying so: one missed step ends the task.
 
-``mode="semantic"`` - reads everyday words and judges fit by meaning, as a model would
+``SemanticAgent`` (``mode="semantic"``) - reads everyday words and judges fit by meaning, as a model would
 * It reads a need through a glossary of everyday words (:mod:`toolsearch_lab.models.glossary`; the shipped
   ``data/agent/glossary.json``, written without seeing the scenarios): each phrase it knows is replaced by
   the catalogs' words for it ("pull up ticket #42" -> "get list issue 42"), longest phrase first.
@@ -60,9 +61,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, ClassVar, TypeVar, cast
 
 import numpy as np
 
@@ -74,6 +76,7 @@ from toolsearch_lab.models.glossary import Glossary, default_glossary
 from toolsearch_lab.text.identifiers import spaced_identifiers, split_identifiers
 from toolsearch_lab.text.stopwords import AGENT_STOP_WORDS
 from toolsearch_lab.text.tool_text import example_requests
+from toolsearch_lab.wire import decode_search_items
 
 AGENT_MODES = ("literal", "semantic")
 # The simulated agents by name: the two modes, and the semantic agent without its glossary, which shows
@@ -86,6 +89,7 @@ OVERLAP_WEIGHT = 0.25
 VOTE_WEIGHT = 0.3
 STOP_WORDS = AGENT_STOP_WORDS
 SKIP_NOTE = re.compile(r"^Skipping step (\d+)\b", re.MULTILINE)
+_Agent = TypeVar("_Agent", bound="SimulatedAgent")
 
 
 def surface_words(text: str, split_camel: bool = False) -> list[str]:
@@ -162,9 +166,26 @@ class _Progress:
         self.step, self.searches, self.queries, self.last_found, self.found = self.step + 1, 0, [], [], {}
 
 
-class SimulatedAgent:
-    """See the module docstring. ``mode`` is "literal" or "semantic"; thresholds and search limits
-    default per mode; ``embedder`` (semantic only) defaults to the shared MiniLM embedder."""
+class SimulatedAgent(ABC):
+    """The rules both agents share (see the module docstring): the step it is on, read from the
+    conversation; calling a tool the words plainly name; searching; the summary. Subclasses judge fit and
+    decide what to do when nothing fits. ``SimulatedAgent(steps, mode=...)`` builds the agent of ``mode``
+    (default :data:`DEFAULT_MODE`): :class:`LiteralAgent` or :class:`SemanticAgent`."""
+
+    mode: ClassVar[str]
+    default_name: ClassVar[str]
+    default_searches_per_step: ClassVar[int]
+
+    def __new__(cls: type[_Agent], *args: Any, mode: str | None = None, **options: Any) -> _Agent:
+        chosen: type[SimulatedAgent] = cls
+        if cls is SimulatedAgent:
+            wanted = DEFAULT_MODE if mode is None else mode
+            if wanted not in _AGENTS:
+                raise ValueError(
+                    f"SimulatedAgent: unknown mode {wanted!r}; expected one of {list(AGENT_MODES)}"
+                )
+            chosen = _AGENTS[wanted]
+        return cast(_Agent, object.__new__(chosen))
 
     def __init__(
         self,
@@ -173,54 +194,23 @@ class SimulatedAgent:
         pick_threshold: float | None = None,
         max_searches_per_step: int | None = None,
         query_words: int = 6,
-        mode: str = DEFAULT_MODE,
-        embedder: Embedder | None = None,
-        glossary: Glossary | None = None,
-        sure_threshold: float = 0.8,
-        settle_threshold: float = 0.5,
-        hint_threshold: float = 0.2,
+        mode: str | None = None,
     ) -> None:
         if not steps:
             raise ValueError("SimulatedAgent: at least one step is required")
-        if mode not in AGENT_MODES:
-            raise ValueError(f"SimulatedAgent: unknown mode {mode!r}; expected one of {list(AGENT_MODES)}")
-        self.mode = mode
-        self.name = "simulated" if mode == "literal" else f"simulated-{mode}"
+        if mode is not None and mode != self.mode:
+            raise ValueError(f"{type(self).__name__}: mode is {self.mode!r}, got mode={mode!r}")
+        self.name = self.default_name
         self.steps = [s if isinstance(s, Step) else Step(s["need"], dict(s.get("data") or {})) for s in steps]
         self.max_results = max_results
         self.pick_threshold = pick_threshold if pick_threshold is not None else 0.8
-        self.max_searches_per_step = max_searches_per_step or (3 if mode == "semantic" else 2)
-        self.sure_threshold = sure_threshold
-        self.settle_threshold = settle_threshold
-        self.hint_threshold = hint_threshold
+        self.max_searches_per_step = max_searches_per_step or self.default_searches_per_step
         self.query_words = query_words
-        self._embedder: Embedder | None = embedder
-        self._glossary = glossary
-        self._readings: dict[str, str] = {}
         self._fit_cache: dict[tuple[str, str, str, str], float] = {}
 
-    @property
-    def embedder(self) -> Embedder:
-        if self._embedder is None:
-            # The shared cached MiniLM; its read-only ``name`` property does not match the protocol's.
-            self._embedder = cast(Embedder, default_embedder())
-        return self._embedder
-
-    @property
-    def glossary(self) -> Glossary:
-        """The everyday-words glossary the semantic agent reads needs through (the shipped one by default;
-        ``Glossary()`` for none). The literal agent reads needs as written."""
-        if self._glossary is None:
-            self._glossary = default_glossary()
-        return self._glossary
-
     def reading(self, step: Step) -> str:
-        """The need as this agent understands it: through the glossary (semantic), or as written (literal)."""
-        if self.mode == "literal":
-            return step.need
-        if step.need not in self._readings:
-            self._readings[step.need] = self.glossary.read(step.need, keep=data_words(step, several=True))
-        return self._readings[step.need]
+        """The need as this agent understands it (the literal agent: as written)."""
+        return step.need
 
     def complete(self, messages: list[dict], tools: list[dict]) -> AssistantTurn:
         state = self._progress(messages)
@@ -246,121 +236,81 @@ class SimulatedAgent:
                 arguments = fill_arguments(settled.get("parameters") or {}, step.data)
                 call = ToolCall(f"call_{turn_id}_0", settled["name"], json.dumps(arguments))
                 return AssistantTurn("\n".join(notes) or None, [call])
-            if self.mode == "literal":
-                return AssistantTurn(
-                    f"I could not find a tool for step {state.step + 1} ({step.need!r}) after "
-                    f"{state.searches} searches, so I stopped.\n" + self._summary(state)
-                )
-            notes.append(
-                f"Skipping step {state.step + 1} ({step.need!r}): no tool fits after {state.searches} "
-                "searches; carrying on."
-            )
-            state.skipped.append(state.step)
-            state.next_step()
+            gave_up = self._nothing_fits(step, state, notes)
+            if gave_up is not None:
+                return gave_up
         return AssistantTurn("\n".join([*notes, self._summary(state)]))
+
+    @abstractmethod
+    def _nothing_fits(self, step: Step, state: _Progress, notes: list[str]) -> AssistantTurn | None:
+        """No tool fits ``step`` after its last search: the answer that ends the run, or None to carry on
+        with the next step (having said so in ``notes``)."""
 
     # ---- judging fit ----------------------------------------------------------------------------------
     def fit(self, step: Step, tool: dict, used: set[str] | None = None) -> float:
-        """This agent's judgement of ``tool`` for ``step`` (:func:`tool_fit` for the literal agent,
-        :func:`semantic_fit` for the semantic one); a tool that already served an earlier step is judged at
-        half weight (a new step usually needs a new capability)."""
-        score = self._score(step, tool, self.mode)
+        """This agent's judgement of ``tool`` for ``step``; a tool that already served an earlier step is
+        judged at half weight (a new step usually needs a new capability)."""
+        score = self._cached("judged", step, tool, self._judge)
         return score / 2 if used and tool["function"]["name"] in used else score
 
-    def _score(self, step: Step, tool: dict, mode: str) -> float:
+    @abstractmethod
+    def _judge(self, step: Step, tool: dict) -> float:
+        """This agent's fit of ``tool`` for ``step``, before the half weight of a used tool."""
+
+    def _cached(self, kind: str, step: Step, tool: dict, score: Callable[[Step, dict], float]) -> float:
+        """``score(step, tool)``, computed once per ``kind`` of fit, need and tool."""
         fn = tool["function"]
-        key = (mode, step.need, fn["name"], fn.get("description") or "")
+        key = (kind, step.need, fn["name"], fn.get("description") or "")
         if key not in self._fit_cache:
-            self._fit_cache[key] = (
-                semantic_fit(step.need, tool, self.embedder, self.reading(step))
-                if mode == "semantic"
-                else tool_fit(step.need, tool)
-            )
+            self._fit_cache[key] = score(step, tool)
         return self._fit_cache[key]
 
-    def _best(self, step: Step, tools: list[dict], mode: str, used: set[str]) -> tuple[float, dict | None]:
-        """The best of ``tools`` by ``mode``'s fit; ties go to the tool exposed first."""
+    def _plainly_named(self, step: Step, tools: list[dict], used: set[str]) -> dict | None:
+        """The best of ``tools`` by shared words when its fit reaches ``pick_threshold``; ties go to the
+        tool exposed first."""
         best_score, best_tool = float("-inf"), None
         for tool in tools:
-            score = self._score(step, tool, mode)
+            score = self._cached("words", step, tool, _word_fit)
             score = score / 2 if tool["function"]["name"] in used else score
             if score > best_score:
                 best_score, best_tool = score, tool["function"]
-        return best_score, best_tool
+        return best_tool if best_tool is not None and best_score >= self.pick_threshold else None
 
     def _choose(self, step: Step, candidates: list[dict], state: _Progress) -> dict | None:
-        """A tool to call now, if one is clearly right: the words say so (literal fit >= pick_threshold),
-        or, for the semantic agent once it has searched for the step, its confidence in a tool those
-        searches returned reaches ``sure_threshold``."""
-        used = {name for _, name, _ in state.results}
-        score, tool = self._best(step, candidates, "literal", used)
-        if tool is not None and score >= self.pick_threshold:
-            return tool
-        if self.mode == "semantic":
-            confidence, tool = self._most_promising(step, candidates, state)
-            if tool is not None and confidence >= self.sure_threshold:
-                return tool
-        return None
+        """A tool to call now, if one is clearly right: the words say so (literal fit >= pick_threshold)."""
+        return self._plainly_named(step, candidates, {name for _, name, _ in state.results})
 
     def _settle(self, step: Step, candidates: list[dict], state: _Progress) -> dict | None:
-        """After its last search the semantic agent settles for its most promising tool when its
-        confidence reaches ``settle_threshold``."""
-        if self.mode != "semantic":
-            return None
-        confidence, tool = self._most_promising(step, candidates, state)
-        return tool if tool is not None and confidence >= self.settle_threshold else None
-
-    def _most_promising(
-        self, step: Step, candidates: list[dict], state: _Progress
-    ) -> tuple[float, dict | None]:
-        """(confidence, tool) over the exposed tools this step's searches returned: confidence = semantic
-        fit + ``VOTE_WEIGHT`` x the share of this step's searches that returned the tool."""
-        used = {name for _, name, _ in state.results}
-        best_score, best_tool = float("-inf"), None
-        for tool in candidates:
-            votes = state.found.get(tool["function"]["name"], 0.0)
-            if votes:
-                score = self.fit(step, tool, used) + VOTE_WEIGHT * votes / self.max_searches_per_step
-                if score > best_score:
-                    best_score, best_tool = score, tool["function"]
-        return best_score, best_tool
+        """A tool to call after the step's last search although none was clearly right (none here)."""
+        return None
 
     # ---- searching ------------------------------------------------------------------------------------
     def _next_query(self, step: Step, state: _Progress, candidates: list[dict]) -> str | None:
         if state.searches >= self.max_searches_per_step:
             return None
-        if self.mode == "literal":
-            return self._query(step, state.searches, state, candidates)
-        for attempt in range(state.searches, self.max_searches_per_step):
-            query = self._query(step, attempt, state, candidates)
-            if query and query not in state.queries:
-                return query
-        return None
+        return self._query(step, state.searches, state, candidates)
 
     def _query(self, step: Step, attempt: int, state: _Progress, candidates: list[dict]) -> str:
+        """Search 1: the need's content words as written; later searches: its core, without data words."""
         if attempt == 0:
             return " ".join(list(dict.fromkeys(surface_words(step.need)))[: self.query_words]) or step.need
+        return " ".join(self._core(step)[: self.query_words])
+
+    def _core(self, step: Step) -> list[str]:
+        """The content words of the need as read, without the step's data words (unless that is all)."""
         content = list(dict.fromkeys(surface_words(self.reading(step))))
         data = data_words(step)
-        core = [w for w in content if w not in data] or content
-        if self.mode == "literal" or attempt == 1:
-            return " ".join(core[: self.query_words])
-        borrowed = self._borrowed_words(step, state, candidates)
-        return " ".join(dict.fromkeys([*core[: self.query_words - len(borrowed)], *borrowed]))
+        return [w for w in content if w not in data] or content
 
-    def _borrowed_words(self, step: Step, state: _Progress, candidates: list[dict]) -> list[str]:
-        """Name words of the most promising tool so far, if its confidence reaches ``hint_threshold``."""
-        confidence, tool = self._most_promising(step, candidates, state)
-        if tool is None or confidence < self.hint_threshold:
-            return []
-        return surface_words(tool["name"], split_camel=True)[:3]
+    def _max_results(self, attempt: int) -> int | None:
+        """The ``maxResults`` of search ``attempt`` (0-based) for a step."""
+        return self.max_results
 
     def _search_args(self, query: str, attempt: int = 0) -> str:
         args: dict = {"query": query}
-        if self.max_results is not None:
-            # After a miss the semantic agent asks for twice as many results, as a model widens a search.
-            widen = 2 if self.mode == "semantic" and attempt > 0 else 1
-            args["maxResults"] = self.max_results * widen
+        max_results = self._max_results(attempt)
+        if max_results is not None:
+            args["maxResults"] = max_results
         return json.dumps(args)
 
     # ---- state from the conversation --------------------------------------------------------------------
@@ -406,6 +356,154 @@ class SimulatedAgent:
         return "\n".join(lines)
 
 
+class LiteralAgent(SimulatedAgent):
+    """Judges fit by shared words only (:func:`tool_fit`), and stops at the first step nothing fits (see
+    the module docstring)."""
+
+    mode = "literal"
+    default_name = "simulated"
+    default_searches_per_step = 2
+
+    def _judge(self, step: Step, tool: dict) -> float:
+        return _word_fit(step, tool)
+
+    def _nothing_fits(self, step: Step, state: _Progress, notes: list[str]) -> AssistantTurn | None:
+        return AssistantTurn(
+            f"I could not find a tool for step {state.step + 1} ({step.need!r}) after "
+            f"{state.searches} searches, so I stopped.\n" + self._summary(state)
+        )
+
+
+class SemanticAgent(SimulatedAgent):
+    """Reads needs through a glossary, judges fit by meaning (:func:`semantic_fit`), reformulates, and
+    skips a step nothing fits (see the module docstring). ``embedder`` defaults to the shared MiniLM,
+    ``glossary`` to the shipped one (``Glossary()`` for none)."""
+
+    mode = "semantic"
+    default_name = "simulated-semantic"
+    default_searches_per_step = 3
+
+    def __init__(
+        self,
+        steps: Sequence[Step | dict],
+        max_results: int | None = 5,
+        pick_threshold: float | None = None,
+        max_searches_per_step: int | None = None,
+        query_words: int = 6,
+        mode: str | None = None,
+        embedder: Embedder | None = None,
+        glossary: Glossary | None = None,
+        sure_threshold: float = 0.8,
+        settle_threshold: float = 0.5,
+        hint_threshold: float = 0.2,
+    ) -> None:
+        super().__init__(steps, max_results, pick_threshold, max_searches_per_step, query_words, mode)
+        self.sure_threshold = sure_threshold
+        self.settle_threshold = settle_threshold
+        self.hint_threshold = hint_threshold
+        self._embedder: Embedder | None = embedder
+        self._glossary = glossary
+        self._readings: dict[str, str] = {}
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            # The shared cached MiniLM; its read-only ``name`` property does not match the protocol's.
+            self._embedder = cast(Embedder, default_embedder())
+        return self._embedder
+
+    @property
+    def glossary(self) -> Glossary:
+        """The everyday-words glossary the agent reads needs through (the shipped one by default;
+        ``Glossary()`` for none)."""
+        if self._glossary is None:
+            self._glossary = default_glossary()
+        return self._glossary
+
+    def reading(self, step: Step) -> str:
+        """The need as this agent understands it: through the glossary."""
+        if step.need not in self._readings:
+            self._readings[step.need] = self.glossary.read(step.need, keep=data_words(step, several=True))
+        return self._readings[step.need]
+
+    def _judge(self, step: Step, tool: dict) -> float:
+        return semantic_fit(step.need, tool, self.embedder, self.reading(step))
+
+    def _nothing_fits(self, step: Step, state: _Progress, notes: list[str]) -> AssistantTurn | None:
+        notes.append(
+            f"Skipping step {state.step + 1} ({step.need!r}): no tool fits after {state.searches} "
+            "searches; carrying on."
+        )
+        state.skipped.append(state.step)
+        state.next_step()
+        return None
+
+    def _choose(self, step: Step, candidates: list[dict], state: _Progress) -> dict | None:
+        """As the literal agent; and once it has searched for the step, a tool those searches returned
+        whose confidence reaches ``sure_threshold``."""
+        plain = super()._choose(step, candidates, state)
+        if plain is not None:
+            return plain
+        confidence, tool = self._most_promising(step, candidates, state)
+        return tool if tool is not None and confidence >= self.sure_threshold else None
+
+    def _settle(self, step: Step, candidates: list[dict], state: _Progress) -> dict | None:
+        """After its last search: the most promising tool when its confidence reaches ``settle_threshold``."""
+        confidence, tool = self._most_promising(step, candidates, state)
+        return tool if tool is not None and confidence >= self.settle_threshold else None
+
+    def _most_promising(
+        self, step: Step, candidates: list[dict], state: _Progress
+    ) -> tuple[float, dict | None]:
+        """(confidence, tool) over the exposed tools this step's searches returned: confidence = semantic
+        fit + ``VOTE_WEIGHT`` x the share of this step's searches that returned the tool."""
+        used = {name for _, name, _ in state.results}
+        best_score, best_tool = float("-inf"), None
+        for tool in candidates:
+            votes = state.found.get(tool["function"]["name"], 0.0)
+            if votes:
+                score = self.fit(step, tool, used) + VOTE_WEIGHT * votes / self.max_searches_per_step
+                if score > best_score:
+                    best_score, best_tool = score, tool["function"]
+        return best_score, best_tool
+
+    def _next_query(self, step: Step, state: _Progress, candidates: list[dict]) -> str | None:
+        """The next search rule whose query is not empty and was not sent for the step yet."""
+        for attempt in range(state.searches, self.max_searches_per_step):
+            query = self._query(step, attempt, state, candidates)
+            if query and query not in state.queries:
+                return query
+        return None
+
+    def _query(self, step: Step, attempt: int, state: _Progress, candidates: list[dict]) -> str:
+        """Searches 1 and 2 as the literal agent's (the core as read); search 3 adds the catalog's words."""
+        if attempt < 2:
+            return super()._query(step, attempt, state, candidates)
+        core = self._core(step)
+        borrowed = self._borrowed_words(step, state, candidates)
+        return " ".join(dict.fromkeys([*core[: self.query_words - len(borrowed)], *borrowed]))
+
+    def _borrowed_words(self, step: Step, state: _Progress, candidates: list[dict]) -> list[str]:
+        """Name words of the most promising tool so far, if its confidence reaches ``hint_threshold``."""
+        confidence, tool = self._most_promising(step, candidates, state)
+        if tool is None or confidence < self.hint_threshold:
+            return []
+        return surface_words(tool["name"], split_camel=True)[:3]
+
+    def _max_results(self, attempt: int) -> int | None:
+        """After a miss it asks for twice as many results, as a model widens a search."""
+        if self.max_results is None:
+            return None
+        return self.max_results * 2 if attempt > 0 else self.max_results
+
+
+_AGENTS: dict[str, type[SimulatedAgent]] = {"literal": LiteralAgent, "semantic": SemanticAgent}
+
+
+def _word_fit(step: Step, tool: dict) -> float:
+    return tool_fit(step.need, tool)
+
+
 def data_words(step: Step, several: bool = False) -> set[str]:
     """The words of a step's data values (names, numbers, places): not what the step asks for. With
     ``several``, only values of several words ("fix-issue-42"): the names the glossary must not read, as a
@@ -414,15 +512,15 @@ def data_words(step: Step, several: bool = False) -> set[str]:
     return {w for words in parts if len(words) > 1 or not several for w in words}
 
 
-def simulated_agent(name: str, steps: Sequence[Step | dict], **options) -> SimulatedAgent:
+def simulated_agent(name: str, steps: Sequence[Step | dict], **options: Any) -> SimulatedAgent:
     """The simulated agent called ``name`` (one of :data:`AGENT_NAMES`) for ``steps``."""
     if name not in AGENT_NAMES:
         raise ValueError(f"unknown simulated agent {name!r}; expected one of {list(AGENT_NAMES)}")
     if name == "semantic-no-glossary":
-        agent = SimulatedAgent(steps, mode="semantic", glossary=Glossary(), **options)
+        agent = SemanticAgent(steps, glossary=Glossary(), **options)
         agent.name = "simulated-semantic-no-glossary"
         return agent
-    return SimulatedAgent(steps, mode=name, **options)
+    return _AGENTS[name](steps, **options)
 
 
 def _query_of(arguments: str) -> str:
@@ -435,23 +533,10 @@ def _query_of(arguments: str) -> str:
 
 def _names_in(content: str) -> list[str]:
     """Tool names in a toolSearchTool result: a JSON list of names, or of definitions expanded inline
-    (the loop's inline-references strategy); an error object has none."""
-    return [d["function"]["name"] if isinstance(d, dict) else d for d in _result_items(content)]
-
-
-def _result_items(content: str) -> list:
-    """The names (str) and inline definitions (OpenAI tool dicts) of a toolSearchTool result."""
-    try:
-        parsed = json.loads(content)
-    except json.JSONDecodeError:
-        return []
-    if not isinstance(parsed, list):
-        return []
+    (the loop's inline-references strategy); an error result has none. As a model reads it, items that
+    are neither are passed over rather than spoiling the rest."""
     return [
-        item
-        for item in parsed
-        if isinstance(item, str)
-        or (isinstance(item, dict) and isinstance((item.get("function") or {}).get("name"), str))
+        item if isinstance(item, str) else item["function"]["name"] for item in decode_search_items(content)
     ]
 
 
@@ -469,7 +554,7 @@ def _inline_definitions(messages: list[dict], sent: set[str]) -> list[dict]:
     for message in messages:
         is_search = message.get("name") == TOOL_SEARCH_TOOL_NAME or message.get("tool_call_id") in searches
         if message.get("role") == "tool" and is_search:
-            for item in _result_items(str(message.get("content", ""))):
+            for item in decode_search_items(str(message.get("content", ""))):
                 if isinstance(item, dict) and item["function"]["name"] not in sent:
                     found.setdefault(item["function"]["name"], item)
     return list(found.values())

@@ -2,6 +2,14 @@
 
 All strategies are lazy: nothing runs in the background. The advisor calls ``on_access`` once per user
 request and clears the index of every session it returns, then calls ``on_removed`` for each.
+
+A strategy may also have ``pin(session_id)``/``unpin(session_id)``: the advisor pins a session for the
+length of each of its runs, and a pinned session is not evicted by other sessions' requests (so a run that
+waits on a slow model does not lose its tools under it). Pins count: two concurrent runs of a session pin
+it twice. ``LruEviction`` may then hold more than ``max_sessions`` for a while (one per running session
+beyond the limit); the extra ones go at the first access after they are unpinned. ``TtlEviction`` does not
+count a running session as idle. A strategy without the two methods is used as before (Spring's
+behaviour: any session, running or not, can be evicted).
 """
 
 from __future__ import annotations
@@ -12,6 +20,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Protocol, runtime_checkable
+
+from toolsearch_lab.model import check_positive_int
 
 
 @runtime_checkable
@@ -51,28 +61,76 @@ class AlwaysEvict:
         return "AlwaysEvict()"
 
 
+class _Pins:
+    """How many runs hold each session (the module docstring says what a pin does)."""
+
+    def __init__(self) -> None:
+        self._count: dict[str, int] = {}
+
+    def pin(self, session_id: str) -> None:
+        self._count[session_id] = self._count.get(session_id, 0) + 1
+
+    def unpin(self, session_id: str) -> bool:
+        """Release one pin; True when the session is no longer pinned at all."""
+        left = self._count.get(session_id, 0) - 1
+        if left > 0:
+            self._count[session_id] = left
+            return False
+        self._count.pop(session_id, None)
+        return True
+
+    def __contains__(self, session_id: object) -> bool:
+        return session_id in self._count
+
+    def __len__(self) -> int:
+        return len(self._count)
+
+
 class LruEviction:
-    """Keeps at most ``max_sessions`` sessions; accessing one more evicts the least recently used."""
+    """Keeps at most ``max_sessions`` sessions; accessing one more evicts the least recently used session
+    that is not pinned (running)."""
 
     def __init__(self, max_sessions: int = 1000) -> None:
-        if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions <= 0:
-            raise ValueError(f"LruEviction: max_sessions must be a positive integer, got {max_sessions!r}")
-        self.max_sessions = max_sessions
+        self.max_sessions = check_positive_int(max_sessions, "LruEviction: max_sessions")
         self._order: OrderedDict[str, None] = OrderedDict()
+        self._pins = _Pins()
         self._lock = threading.Lock()
 
     def on_access(self, session_id: str) -> set[str]:
         with self._lock:
             self._order[session_id] = None
             self._order.move_to_end(session_id)
+            evicted: set[str] = set()
             if len(self._order) <= self.max_sessions:
-                return set()
-            oldest, _ = self._order.popitem(last=False)
-            return {oldest}
+                return evicted
+            # Oldest first, skipping running sessions (and this one, the most recent). With no pins this
+            # stops at the first: exactly one eviction per access over the limit, as before.
+            excess = len(self._order) - self.max_sessions
+            for candidate in self._order:
+                if len(evicted) == excess:
+                    break
+                if candidate != session_id and candidate not in self._pins:
+                    evicted.add(candidate)
+            for candidate in evicted:
+                del self._order[candidate]
+            return evicted
 
     def on_removed(self, session_id: str) -> None:
         with self._lock:
             self._order.pop(session_id, None)
+
+    def pin(self, session_id: str) -> None:
+        with self._lock:
+            self._pins.pin(session_id)
+
+    def unpin(self, session_id: str) -> None:
+        with self._lock:
+            self._pins.unpin(session_id)
+
+    def pinned(self) -> int:
+        """How many sessions are pinned (running) now."""
+        with self._lock:
+            return len(self._pins)
 
     def tracked(self) -> list[str]:
         """Tracked sessions, least recently used first."""
@@ -104,13 +162,18 @@ class TtlEviction:
         self.ttl = seconds
         self._clock = clock
         self._last: dict[str, float] = {}
+        self._pins = _Pins()
         self._lock = threading.Lock()
 
     def on_access(self, session_id: str) -> set[str]:
         with self._lock:
             now = self._clock()
             self._last[session_id] = now
-            expired = {s for s, t in self._last.items() if s != session_id and now - t >= self.ttl}
+            expired = {
+                s
+                for s, t in self._last.items()
+                if s != session_id and s not in self._pins and now - t >= self.ttl
+            }
             for s in expired:
                 del self._last[s]
             return expired
@@ -118,6 +181,15 @@ class TtlEviction:
     def on_removed(self, session_id: str) -> None:
         with self._lock:
             self._last.pop(session_id, None)
+
+    def pin(self, session_id: str) -> None:
+        with self._lock:
+            self._pins.pin(session_id)
+
+    def unpin(self, session_id: str) -> None:
+        with self._lock:
+            if self._pins.unpin(session_id) and session_id in self._last:
+                self._last[session_id] = self._clock()  # it was in use until now: idle from here
 
     def __repr__(self) -> str:
         return f"TtlEviction(ttl={self.ttl:g}s)"
@@ -143,6 +215,18 @@ class CompositeEviction:
     def on_removed(self, session_id: str) -> None:
         for s in self.strategies:
             s.on_removed(session_id)
+
+    def pin(self, session_id: str) -> None:
+        for s in self.strategies:
+            pin = getattr(s, "pin", None)
+            if pin is not None:
+                pin(session_id)
+
+    def unpin(self, session_id: str) -> None:
+        for s in self.strategies:
+            unpin = getattr(s, "unpin", None)
+            if unpin is not None:
+                unpin(session_id)
 
     def __repr__(self) -> str:
         return f"CompositeEviction({', '.join(map(repr, self.strategies))})"

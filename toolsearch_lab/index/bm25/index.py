@@ -82,6 +82,7 @@ from toolsearch_lab.model import (
     Tool,
     ToolReference,
     empty_response,
+    is_session_id,
 )
 from toolsearch_lab.text.lucene import analyze, analyze_split
 from toolsearch_lab.text.normalise import STEMMERS, keyword_tokens, stem_tokens
@@ -175,7 +176,8 @@ class BM25ToolIndex(BaseToolIndex):
     """
 
     DEFAULT_MIN_SCORE = 0.25
-    SEARCH_TYPE = "LuceneToolIndex"  # Spring's metadata value, kept for parity
+    search_type = "LuceneToolIndex"  # Spring's metadata value (the wire keeps Spring's name)
+    SEARCH_TYPE = search_type  # the earlier spelling
 
     def __init__(
         self,
@@ -294,7 +296,7 @@ class BM25ToolIndex(BaseToolIndex):
 
     def _snapshot_of(self, session_id: str | None) -> _Snapshot | None:
         """The session's current search structures (built now if single tools were added since)."""
-        if not isinstance(session_id, str) or not session_id.strip():
+        if not is_session_id(session_id):
             return None
         session = self._session(session_id, create=False)
         if session is None:
@@ -446,7 +448,7 @@ class BM25ToolIndex(BaseToolIndex):
         self.check_request(request)
         snap = self._snapshot_of(request.session_id)
         if snap is None:
-            if not isinstance(request.session_id, str) or not request.session_id.strip():
+            if not is_session_id(request.session_id):
                 log.warning("search without a session id: returning the empty response")
             return empty_response()
         phrase, terms = self._query_tokens(request.query, snap)
@@ -455,7 +457,7 @@ class BM25ToolIndex(BaseToolIndex):
         ids = {t: snap.vocab.get(t, -1) for t in terms}
         query = self._compile(snap, phrase, terms, ids)
         eligible = self._eligible(snap, request.category_filter)
-        docs, scores = top_k(snap.postings, query, eligible, self.limit(request))
+        docs, scores = top_k(snap.postings, query, eligible, self.max_results_for(request))
         return self._response(request, snap, docs.tolist(), scores.tolist(), started)
 
     def _response(
@@ -474,7 +476,7 @@ class BM25ToolIndex(BaseToolIndex):
             for ref in refs:
                 log.debug("hit %s score %.5f", ref.tool_name, ref.relevance_score)
         elapsed_ms = (time.perf_counter() - started) * 1000.0
-        return SearchResponse(refs, len(refs), SearchMetadata(self.SEARCH_TYPE, request.query, elapsed_ms))
+        return SearchResponse(refs, len(refs), SearchMetadata(self.search_type, request.query, elapsed_ms))
 
     # -- batches -----
 
@@ -498,7 +500,7 @@ class BM25ToolIndex(BaseToolIndex):
                 request = requests[i]
                 if request.query:
                     docs, top = _top_of_row(
-                        row, self._eligible(snap, request.category_filter), self.limit(request)
+                        row, self._eligible(snap, request.category_filter), self.max_results_for(request)
                     )
                     out[i] = self._response(request, snap, docs, top, started)
         return out
@@ -597,6 +599,7 @@ def _analyze_words_cached(query: str, stemmer: str, stop_words: frozenset[str] |
     return tuple(stem_tokens(keyword_tokens(query, stop_words), stemmer))
 
 
+# Spring's name for the same index; the index kind "lucene" (make_index, ToolSearchConfig) builds it too.
 LuceneToolIndex = BM25ToolIndex
 
 __all__ = [

@@ -236,8 +236,9 @@ class PatternMatcher:
         per_text_s = (time.thread_time() - self.cpu_started) / max(self.texts_done, 1)
         if self.texts_done and per_text_s > self.call_timeout_s * _SLOW_TEXT_SHARE:
             blame = (
-                f"the pattern is the cost: it took {per_text_s * 1000:.1f} ms of CPU per text on average "
-                "(ordinary patterns take a few microseconds); simplify it"
+                f"the pattern is the cost (catastrophic backtracking?): it took {per_text_s * 1000:.1f} ms "
+                "of CPU per text on average (ordinary patterns take a few microseconds); simplify it, e.g. "
+                "avoid nested quantifiers like (a+)+ or (a|aa)+"
             )
         elif self.narrowed:
             blame = (

@@ -1,0 +1,143 @@
+"""Grading a run of a scenario: which steps the tools that ran did, and why the others failed.
+
+A step succeeds when its expected tools run in order, or any one of its ``also_accepted`` tools runs
+(:mod:`.format`); the task succeeds when every step did and the run ended with an answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+
+from toolsearch_lab.eval.scenarios.format import Scenario, ScenarioStep
+from toolsearch_lab.models.simulated import SKIP_NOTE
+from toolsearch_lab.trace import RunTrace, StepOutcome
+
+
+@dataclass
+class Grade:
+    """``success`` is the all-or-nothing task grade; ``steps`` say which steps succeeded."""
+
+    success: bool
+    expected: list[str]
+    called: list[str]
+    missing: list[str]
+    steps: list[StepOutcome] = field(default_factory=list)
+
+    @property
+    def steps_succeeded(self) -> int:
+        return sum(1 for s in self.steps if s.success)
+
+    @property
+    def step_success_rate(self) -> float:
+        return self.steps_succeeded / len(self.steps) if self.steps else 0.0
+
+
+def _match(step: ScenarioStep, called: list[str], start: int) -> tuple[int, int] | None:
+    """Where in ``called`` (from ``start``) the step is done: (first, last) position of its expected tools
+    in order, or of one ``also_accepted`` tool, whichever finishes first; None when it is not done."""
+    options: list[tuple[int, int]] = []
+    position, first = start, None
+    for name in step.expected_tools:
+        if name not in called[position:]:
+            break
+        found = called.index(name, position)
+        first = found if first is None else first
+        position = found + 1
+    else:
+        if first is not None:
+            options.append((position - 1, first))
+    options += [
+        (called.index(n, start), called.index(n, start)) for n in step.also_accepted if n in called[start:]
+    ]
+    if not options:
+        return None
+    last, first = min(options)
+    return first, last
+
+
+def _alignment(steps: Sequence[ScenarioStep], called: list[str]) -> list[tuple[int, int] | None]:
+    """Each step's match in ``called``, in the scenario's order, choosing the matches so that as many steps
+    as possible are done: a wrong call for one step must not use up a call that did a later step (the
+    agent that called ``list_releases`` for step 4 did not thereby do step 1, which accepts it, and undo
+    steps 2 and 3). Among equally good alignments, earlier steps are matched first."""
+
+    @cache
+    def best(k: int, position: int) -> tuple[int, tuple[tuple[int, int] | None, ...]]:
+        if k == len(steps):
+            return 0, ()
+        skip_count, skip_rest = best(k + 1, position)
+        found = _match(steps[k], called, position)
+        if found is not None:
+            take_count, take_rest = best(k + 1, found[1] + 1)
+            if take_count + 1 >= skip_count:
+                return take_count + 1, (found, *take_rest)
+        return skip_count, (None, *skip_rest)
+
+    return list(best(0, 0)[1])
+
+
+def grade(scenario: Scenario, trace: RunTrace) -> Grade:
+    """Grade each step, then the task. Steps are matched in the scenario's order against the tools that ran
+    (other calls may come between), as many as an in-order matching allows (:func:`_alignment`). The task
+    succeeds when every step did and the run ended with an answer; a failed step's ``called`` lists what
+    ran between the neighbouring successful steps."""
+    called = trace.called_tools()
+    matches = _alignment(scenario.steps, called)
+    outcomes = []
+    for k, (step, found) in enumerate(zip(scenario.steps, matches, strict=True)):
+        if found is not None:
+            ran = called[found[0] : found[1] + 1]
+        else:
+            before = [m[1] for m in matches[:k] if m is not None]
+            after = [m[0] for m in matches[k + 1 :] if m is not None]
+            ran = called[(before[-1] + 1 if before else 0) : (after[0] if after else len(called))]
+        outcomes.append(
+            StepOutcome(
+                step.need, list(step.expected_tools), found is not None, ran, list(step.also_accepted)
+            )
+        )
+    missing = [
+        t
+        for step, found in zip(scenario.steps, matches, strict=True)
+        if found is None
+        for t in step.expected_tools
+    ]
+    success = all(m is not None for m in matches) and trace.stop_reason == "answered"
+    return Grade(success, scenario.expected_tools, called, missing, outcomes)
+
+
+def searches_per_step(trace: RunTrace, steps: int) -> list[list[list[str]]]:
+    """For a simulated agent's run: the names each step's searches returned, step by step. A step ends at
+    the agent's next real tool call or at its "Skipping step N" note (see models.simulated)."""
+    out: list[list[list[str]]] = [[] for _ in range(steps)]
+    step = 0
+    for it in trace.iterations:
+        step += len(SKIP_NOTE.findall(it.assistant_content or ""))
+        for search in it.searches:
+            if step < steps:
+                out[step].append(search.names)
+        step += sum(1 for c in it.tool_calls if c.kind == "tool")
+    return out
+
+
+def failed_steps(graded: Grade, trace: RunTrace) -> list[dict]:
+    """Each failed step of a graded run with why: did any of its searches return an expected (or
+    accepted) tool? (``surfaced`` True, False, or None when it made no search for the step)."""
+    found = searches_per_step(trace, len(graded.steps))
+    failed = []
+    for outcome, results in zip(graded.steps, found, strict=True):
+        if not outcome.success:
+            wanted = set(outcome.expected) | set(outcome.also_accepted)
+            # None: the agent never searched for this step (it had stopped, or picked without a search)
+            surfaced = any(wanted & set(names) for names in results) if results else None
+            failed.append(
+                {
+                    "need": outcome.need,
+                    "expected": outcome.expected,
+                    "called": outcome.called,
+                    "surfaced": surfaced,
+                }
+            )
+    return failed

@@ -1,0 +1,125 @@
+"""Running scenarios: one through a ToolSearchAdvisor with a model, graded; or all of them as a matrix of
+indexes x simulated agents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolsearch_lab.eval.scenarios.format import Scenario, list_scenarios, load_scenario
+from toolsearch_lab.eval.scenarios.grading import Grade, failed_steps, grade
+from toolsearch_lab.index.factory import INDEX_KINDS, make_index, threshold_options
+from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+from toolsearch_lab.models.base import ChatModel
+from toolsearch_lab.models.factory import make_model
+from toolsearch_lab.models.simulated import AGENT_NAMES
+from toolsearch_lab.tokens import TokenCounter
+from toolsearch_lab.trace import RunTrace, StepOutcome
+
+# What the benchmarks' ``--examples`` choices run: the tools as shipped, with example requests, or both.
+EXAMPLES_CHOICES = {"off": (False,), "on": (True,), "both": (False, True)}
+
+
+@dataclass
+class ScenarioRun:
+    scenario: Scenario
+    trace: RunTrace
+    grade: Grade
+    messages: list[dict]
+
+    @property
+    def step_success_rate(self) -> float:
+        return self.grade.step_success_rate
+
+    @property
+    def steps(self) -> list[StepOutcome]:
+        return self.grade.steps
+
+
+def run_scenario(
+    scenario: Scenario | str | Path,
+    index: str = "lucene",
+    accumulation: bool = True,
+    model: str | ChatModel = "simulated",
+    max_results: int | None = None,
+    min_score: float | None = None,
+    encoding: str = "o200k_base",
+    session_id: str | None = None,
+    advisor: ToolSearchAdvisor | None = None,
+    wording: str | None = None,
+) -> ScenarioRun:
+    """Run a scenario through a fresh ToolSearchAdvisor (or the one given), grade it step by step and put
+    the step outcomes in the trace. ``model``: a ChatModel, or a name for
+    :func:`~toolsearch_lab.models.factory.make_model` (a simulated agent gets the scenario's steps)."""
+    sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario, wording)
+    if advisor is None:
+        advisor = ToolSearchAdvisor(
+            make_index(index, **threshold_options(index, min_score)),
+            max_results=max_results,
+            reference_tool_name_accumulation=accumulation,
+            token_counter=TokenCounter(encoding),
+            index_name=index,
+        )
+    result = advisor.run(
+        make_model(model, sc.agent_steps()),
+        sc.messages(),
+        sc.tools,
+        {advisor.session_id_key: session_id or f"scenario-{sc.name}"},
+    )
+    verdict = grade(sc, result.trace)
+    result.trace.steps = verdict.steps
+    return ScenarioRun(sc, result.trace, verdict, result.messages)
+
+
+def buildable_indexes(kinds: Sequence[str] = INDEX_KINDS) -> tuple[list[str], dict[str, str]]:
+    """(the index kinds that can be built here, {kind: why not} for the others), e.g. a learned ranker
+    whose model file has not been built."""
+    usable, problems = [], {}
+    for kind in kinds:
+        try:
+            make_index(kind)
+        except Exception as exc:  # noqa: BLE001 - any failure to build means: leave it out and say why
+            problems[kind] = f"{type(exc).__name__}: {exc}"
+        else:
+            usable.append(kind)
+    return usable, problems
+
+
+def scenario_matrix(
+    names: Sequence[str] | None = None,
+    indexes: Sequence[str] = INDEX_KINDS,
+    agents: Sequence[str] = AGENT_NAMES,
+    accumulation: bool = False,
+    examples: Sequence[bool] = (False,),
+) -> list[dict]:
+    """Run every scenario (default: all shipped, both wordings) with every index and simulated agent, with
+    the tools as shipped and/or with example requests in their descriptions (``examples``); one row per run
+    with the task grade, the step success rate and the steps that failed."""
+    rows = []
+    for name in names if names is not None else list_scenarios():
+        for with_examples_ in examples:
+            scenario = load_scenario(name, examples=with_examples_)
+            for index in indexes:
+                for agent in agents:
+                    rows.append(_matrix_row(scenario, index, agent, accumulation))
+    return rows
+
+
+def _matrix_row(scenario: Scenario, index: str, agent: str, accumulation: bool) -> dict:
+    run = run_scenario(scenario, index=index, accumulation=accumulation, model=agent)
+    return {
+        "scenario": scenario.name,
+        "family": scenario.family,
+        "wording": scenario.wording,
+        "examples": scenario.examples,
+        "index": index,
+        "agent": agent,
+        "task_success": run.grade.success,
+        "steps": len(run.steps),
+        "steps_succeeded": run.grade.steps_succeeded,
+        "step_success_rate": run.step_success_rate,
+        "failed_steps": failed_steps(run.grade, run.trace),
+        "searches": [s.query for s in run.trace.searches()],
+    }

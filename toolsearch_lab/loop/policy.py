@@ -1,0 +1,92 @@
+"""Which tools a search may return: the destructive-tool policy (not a Spring setting; see docs/loop.md).
+
+A tool is destructive when its MCP annotations declare it (:attr:`~toolsearch_lab.model.Tool.destructive`:
+``destructiveHint: true`` and not ``readOnlyHint: true``). The policy decides what happens to such tools in
+search results:
+
+* ``"include"`` (the default, Spring's behaviour): nothing is held back;
+* ``"exclude"``: destructive tools never appear in search results;
+* ``"ask"``: they appear only when the query asks for them, by a destructive verb
+  (:data:`DESTRUCTIVE_WORDS`: "delete", "drop", "reset", ...) or by the tool's exact name.
+
+The rule looks at the query only, never at the model's other arguments: the meta-tool's schema stays
+Spring's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from toolsearch_lab.model import Tool
+
+__all__ = [
+    "DESTRUCTIVE_POLICIES",
+    "DESTRUCTIVE_WORDS",
+    "asks_for_destructive",
+    "check_destructive_policy",
+    "hidden_tools",
+]
+
+DESTRUCTIVE_POLICIES = ("include", "exclude", "ask")
+# Verbs of the changes a destructive tool makes, with their inflections, matched as whole words (so the
+# "reset" of "git_reset" counts, the "drop" of "dropdown" does not).
+DESTRUCTIVE_WORDS = frozenset(
+    {
+        *("delete", "deletes", "deleted", "deleting", "deletion"),
+        *("remove", "removes", "removed", "removing", "removal"),
+        *("drop", "drops", "dropped", "dropping"),
+        *("reset", "resets", "resetting"),
+        *("erase", "erases", "erased", "erasing"),
+        *("destroy", "destroys", "destroyed", "destroying"),
+        *("truncate", "truncates", "truncated", "truncating"),
+        *("purge", "purges", "purged", "purging"),
+        *("wipe", "wipes", "wiped", "wiping"),
+        *("write", "writes", "writing", "overwrite", "overwrites", "overwriting"),
+        *("kill", "kills", "killed", "killing"),
+        *("terminate", "terminates", "terminated", "terminating"),
+        *("cancel", "cancels", "cancelled", "canceled", "cancelling", "canceling"),
+        *("revoke", "revokes", "revoked", "revoking"),
+        *("uninstall", "uninstalls", "uninstalled", "uninstalling"),
+        *("discard", "discards", "discarded", "discarding"),
+        *("clear", "clears", "cleared", "clearing"),
+        *("rm", "del", "unlink"),
+    }
+)
+_WORD = re.compile(r"[a-z]+")
+_NAME_CHARS = r"A-Za-z0-9_.:-"
+
+
+def check_destructive_policy(value: Any, owner: str) -> str:
+    """``value`` if it is one of :data:`DESTRUCTIVE_POLICIES`, else a ``ValueError`` naming ``owner``."""
+    if not isinstance(value, str) or value not in DESTRUCTIVE_POLICIES:
+        raise ValueError(
+            f"{owner} must be one of {', '.join(map(repr, DESTRUCTIVE_POLICIES))}, got {value!r:.40}"
+        )
+    return value
+
+
+def asks_for_destructive(query: str | None) -> bool:
+    """The query contains one of :data:`DESTRUCTIVE_WORDS` (case-insensitive, as a whole word; ``_`` and
+    other non-letters separate words)."""
+    return any(w in DESTRUCTIVE_WORDS for w in _WORD.findall((query or "").casefold()))
+
+
+def _names_tool(query: str, name: str) -> bool:
+    return (
+        re.search(rf"(?<![{_NAME_CHARS}]){re.escape(name)}(?![{_NAME_CHARS}])", query, re.IGNORECASE)
+        is not None
+    )
+
+
+def hidden_tools(tools: Iterable[Tool], policy: str, query: str | None) -> frozenset[str]:
+    """The names of ``tools`` that a search for ``query`` must not return under ``policy``."""
+    if policy == "include":
+        return frozenset()
+    destructive = [t.name for t in tools if t.destructive]
+    if policy == "exclude" or not destructive:
+        return frozenset(destructive)
+    if asks_for_destructive(query):
+        return frozenset()
+    return frozenset(n for n in destructive if not _names_tool(query or "", n))

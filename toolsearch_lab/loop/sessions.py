@@ -1,0 +1,142 @@
+"""Which sessions the advisor has indexed, and with which catalog (Spring's
+``indexedSessionFingerprints`` plus the eviction strategy).
+
+A session is re-indexed only when the fingerprint of its registered tools changed; evicting a session
+clears its index and forgets its fingerprint, so the next request indexes it again. Each session has its
+own lock, so two requests of one session never index it at the same time, while other sessions go on.
+Session ids reach this module already checked (a plain non-blank ``str``).
+
+Runs pin their session (:meth:`IndexedSessions.pin`) so that eviction strategies that know pins do not
+evict it under them. Each indexing of a session gets a new ``generation`` number: a run remembers the
+generation it started with, and a different one (or none) later means the session was evicted during
+the run, which :meth:`IndexedSessions.restore` detects and repairs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from toolsearch_lab.model import Tool, ToolIndex
+from toolsearch_lab.session.eviction import EvictionStrategy
+from toolsearch_lab.session.fingerprint import fingerprint
+from toolsearch_lab.trace import SessionEvent
+
+__all__ = ["IndexedSessions"]
+
+# How many evicted sessions keep the reason they were evicted, for the trace of a run that finds its
+# session gone (older reasons are dropped: the event then says "evicted" without who did it).
+_REASONS_KEPT = 4096
+
+
+@dataclass
+class _SessionState:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    fingerprint: str | None = None
+    generation: int = 0
+
+
+class IndexedSessions:
+    def __init__(self, index: ToolIndex, eviction: EvictionStrategy) -> None:
+        self.index = index
+        self.eviction = eviction
+        self._states: dict[str, _SessionState] = {}
+        self._lock = threading.Lock()
+        self._generations = itertools.count(1)
+        self._evicted_why: OrderedDict[str, str] = OrderedDict()
+
+    def _state(self, session_id: str) -> _SessionState:
+        with self._lock:
+            return self._states.setdefault(session_id, _SessionState())
+
+    def fingerprint_of(self, session_id: str) -> str | None:
+        with self._lock:
+            state = self._states.get(session_id)
+        return state.fingerprint if state else None
+
+    def generation(self, session_id: str) -> int:
+        """The number of the session's current indexing (0: not indexed now)."""
+        with self._lock:
+            state = self._states.get(session_id)
+        return state.generation if state and state.fingerprint is not None else 0
+
+    def pin(self, session_id: str) -> None:
+        """Tell the eviction strategy a run of ``session_id`` started (if it knows pins)."""
+        pin = getattr(self.eviction, "pin", None)
+        if pin is not None:
+            pin(session_id)
+
+    def unpin(self, session_id: str) -> None:
+        unpin = getattr(self.eviction, "unpin", None)
+        if unpin is not None:
+            unpin(session_id)
+
+    def evict(self, session_id: str, why: str = "evict_session") -> SessionEvent:
+        state = self._state(session_id)
+        with state.lock:
+            self.index.clear_index(session_id)
+            state.fingerprint = None
+            state.generation = 0
+        with self._lock:
+            self._states.pop(session_id, None)
+            self._evicted_why[session_id] = why
+            self._evicted_why.move_to_end(session_id)
+            while len(self._evicted_why) > _REASONS_KEPT:
+                self._evicted_why.popitem(last=False)
+        self.eviction.on_removed(session_id)
+        return SessionEvent("evicted", session_id, detail=why)
+
+    def initialize(self, session_id: str, tools: list[Tool]) -> list[SessionEvent]:
+        """Eviction, then fingerprint compare-and-reindex (atomic per session)."""
+        events = []
+        for evicted in sorted(self.eviction.on_access(session_id)):
+            events.append(self.evict(evicted, f"evicted by {self.eviction!r}"))
+        current = fingerprint(tools)
+        state = self._state(session_id)
+        with state.lock:
+            if state.fingerprint != current:
+                previous = state.fingerprint
+                self._reindex(session_id, state, tools, current)
+                why = "first request" if previous is None else "catalog changed"
+                events.append(SessionEvent("indexed", session_id, current, len(tools), why))
+            else:
+                events.append(
+                    SessionEvent("reused", session_id, current, len(tools), "fingerprint unchanged")
+                )
+        return events
+
+    def restore(
+        self, session_id: str, tools: list[Tool], generation: int, reindex: bool
+    ) -> tuple[int, SessionEvent | None]:
+        """Check that the session still holds the indexing a run started with (``generation``). If it was
+        evicted since, return an event saying so and, with ``reindex``, index ``tools`` again; the result
+        is (the generation the run holds from now on, the event or None)."""
+        if self.generation(session_id) == generation:
+            return generation, None
+        with self._lock:
+            why = self._evicted_why.get(session_id, "evicted")
+        current = fingerprint(tools)
+        state = self._state(session_id)
+        with state.lock:
+            if state.fingerprint == current:  # another request of this session indexed the same tools
+                detail = f"{why} during the run; another request of the session re-indexed the same tools"
+                return state.generation, SessionEvent("reindexed", session_id, current, len(tools), detail)
+            if not reindex:
+                detail = f"{why} during the run; not re-indexed (Spring's behaviour): searches find nothing"
+                # 0 from now on: the run reports this eviction once, not at every search
+                return 0, SessionEvent("evicted_during_run", session_id, None, 0, detail)
+            self._reindex(session_id, state, tools, current)
+            detail = f"{why} during the run; re-indexed before the next search"
+            return state.generation, SessionEvent("reindexed", session_id, current, len(tools), detail)
+
+    def _reindex(self, session_id: str, state: _SessionState, tools: list[Tool], current: str) -> None:
+        """Clear and index the session (the caller holds ``state.lock``)."""
+        self.index.clear_index(session_id)
+        self.index.index_tools(session_id, list(tools))
+        state.fingerprint = current
+        state.generation = next(self._generations)
+        with self._lock:
+            self._states[session_id] = state  # an eviction may have dropped it meanwhile
+            self._evicted_why.pop(session_id, None)

@@ -1,0 +1,37 @@
+"""Chat models by name: the offline simulated agents, or an OpenAI-compatible model from the environment."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from toolsearch_lab.models.base import ChatModel
+from toolsearch_lab.models.simulated import AGENT_NAMES, DEFAULT_MODE, Step, simulated_agent
+
+# "simulated" is the default simulated agent (DEFAULT_MODE); "openai" reads OPENAI_API_KEY, OPENAI_BASE_URL
+# and OPENAI_MODEL.
+MODEL_NAMES = ("simulated", *AGENT_NAMES, "openai")
+
+
+def make_model(name: str | ChatModel, steps: Sequence[Step | dict] = (), **agent_options: Any) -> ChatModel:
+    """The chat model called ``name`` (one of :data:`MODEL_NAMES`), or ``name`` itself when it is already a
+    ChatModel. A simulated agent works through ``steps`` (a scenario's ``agent_steps()``), with
+    ``agent_options`` (:class:`~toolsearch_lab.models.simulated.SimulatedAgent`'s keywords); the OpenAI
+    model takes none."""
+    if not isinstance(name, str):
+        return name
+    if name in ("simulated", *AGENT_NAMES):
+        return simulated_agent(DEFAULT_MODE if name == "simulated" else name, steps, **agent_options)
+    if name == "openai":
+        if agent_options:
+            raise ValueError(
+                f"make_model('openai'): options {sorted(agent_options)} are for the simulated agents only"
+            )
+        # Optional dependency (the openai client): imported only when asked for.
+        from toolsearch_lab.models.openai import OpenAIChatModel
+
+        return OpenAIChatModel.from_env()  # ModelNotConfigured now, naming what to set, not a failed run
+    raise ValueError(
+        f"unknown model {name!r}: use 'simulated', {', '.join(repr(m) for m in AGENT_NAMES)}, "
+        "'openai' or a ChatModel object"
+    )
