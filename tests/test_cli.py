@@ -134,6 +134,45 @@ def test_answered_simulated_run_exits_0_with_numbered_iterations(capsys):
     assert "Retries         none" in out and "Errors" not in out
 
 
+def test_demo_saving_is_against_the_real_all_tools_run_that_compare_makes(capsys):
+    """The headline saving is measured against compare's all-tools row of the same task, the per-request
+    counterfactual sits beside it, and both bills are compare's; on the 26-tool Spring demo tool search
+    sends fewer prompt tokens yet costs more once caching is billed."""
+    code, out, _ = run_cli(capsys, "demo", "--json")
+    head = json.loads(out)["headline"]
+    code, out, _ = run_cli(
+        capsys,
+        "compare",
+        "--scenario",
+        "spring-demo",
+        "--strategies",
+        "all-tools",
+        "search-only-no-accumulation",
+        "--json",
+    )
+    rows = {r["strategy"]: r for r in json.loads(out)}
+    real, ours = rows["all-tools"], rows["search-only-no-accumulation"]
+    assert head["prompt_tokens"] == ours["prompt_tokens"] and head["requests"] == ours["requests"]
+    assert (
+        head["all_tools_prompt_tokens"] == real["prompt_tokens"]
+        and head["all_tools_requests"] == real["requests"]
+    )
+    assert head["all_tools_requests"] < head["requests"]  # a real all-tools agent never searches
+    assert head["saved_pct"] == pytest.approx(100 * (1 - ours["prompt_tokens"] / real["prompt_tokens"]))
+    assert head["counterfactual_saved_pct"] > head["saved_pct"] > 0
+    assert (
+        head["cost_usd"] == pytest.approx(ours["cost_usd"]) and head["all_tools_cost_usd"] == real["cost_usd"]
+    )
+    assert head["cost_pct_of_all_tools"] > 100
+    code, text, _ = run_cli(capsys, "demo")
+    assert f"real all-tools run {real['prompt_tokens']:,} ({real['requests']} requests)" in text
+    assert (
+        f"saved {head['saved_pct']:.1f} %" in text
+        and f"saved {head['counterfactual_saved_pct']:.1f} %" in text
+    )
+    assert "prompt caching" in text and "(MORE)" in text
+
+
 def test_no_key_says_what_to_set_and_runs_nothing(capsys):
     code, out, err = run_cli(capsys, "demo", "--model", "openai")
     assert code == 2 and out == ""

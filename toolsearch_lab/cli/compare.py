@@ -10,20 +10,31 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import ExitStack
 
-from toolsearch_lab.cli.options import EXIT_OK, add_command, add_json_flag, names_help, positive_int
-from toolsearch_lab.eval.compare import compare, comparison_rows
-from toolsearch_lab.eval.cost import load_prices
-from toolsearch_lab.eval.scenarios import list_scenarios
-from toolsearch_lab.index.factory import INDEX_KINDS
+from toolsearch_lab import INDEX_KINDS
+from toolsearch_lab.cli.options import (
+    EXIT_OK,
+    add_command,
+    add_json_flag,
+    add_live_options,
+    live_catalog,
+    names_help,
+    positive_int,
+)
 from toolsearch_lab.loop.strategy import STRATEGY_NAMES
+
+NAME = "compare"
+SUMMARY = "run every tool-loading strategy on a scenario and compare requests, cached tokens, cost, success"
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    from toolsearch_lab.eval.scenarios import list_scenarios
+
     parser = add_command(
         subparsers,
-        "compare",
-        "run every tool-loading strategy on a scenario and compare requests, cached tokens, cost, success",
+        NAME,
+        SUMMARY,
         "Run a scenario once per strategy (all tools, search-only with and without accumulation, listed\n"
         "names + search, inline references, pre-retrieval, retrieve-then-bind) and print one row each:\n"
         "model requests, prompt tokens (cached / uncached under the price's provider caching rule), cost,\n"
@@ -56,22 +67,31 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--prices", default=None, help="a price table JSON file (default: the shipped one)")
     parser.add_argument("--price-model", default=None, help="the model to price as (default: the table's)")
     add_json_flag(parser, "the rows")
+    add_live_options(parser, takes_file=False)
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
+    from toolsearch_lab.eval.compare import compare, comparison_rows
+    from toolsearch_lab.eval.cost import load_prices
+    from toolsearch_lab.eval.scenarios import load_scenario
+
     prices = load_prices(args.prices)
     price = prices.price(args.price_model)
-    runs = compare(
-        args.scenario,
-        args.strategies,
-        args.index,
-        max_results=args.max_results,
-        prices=prices,
-        price_model=price.model,
-        idle_turns=args.idle_turns,
-        max_loaded=args.max_loaded,
-    )
+    with ExitStack() as stack:
+        # With live servers every strategy's run calls their tools for real.
+        live = live_catalog(args, stack, command=NAME)
+        scenario = load_scenario(args.scenario, live_tools=live.tools if live else None)
+        runs = compare(
+            scenario,
+            args.strategies,
+            args.index,
+            max_results=args.max_results,
+            prices=prices,
+            price_model=price.model,
+            idle_turns=args.idle_turns,
+            max_loaded=args.max_loaded,
+        )
     rows = comparison_rows(runs)
     if args.json:
         json.dump(rows, sys.stdout, indent=2, ensure_ascii=False)

@@ -2,7 +2,9 @@
 
 A run that stops without an answer (a model error, a tool-call limit) is reported as such: its errors are
 printed, its token figures are labelled partial (no "saved %" for a run that did not finish) and the exit
-code is 1.
+code is 1. A finished run's saving is measured against a real all-tools run of the same task (the all-tools
+row of ``toolsearch-lab compare``), with the per-request counterfactual beside it and both runs billed with
+prompt caching (:func:`toolsearch_lab.eval.compare.headline`).
 """
 
 from __future__ import annotations
@@ -10,36 +12,46 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import ExitStack
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
+from toolsearch_lab import INDEX_KINDS
 from toolsearch_lab.cli.options import (
     EXIT_OK,
     EXIT_RUN_FAILED,
     EXIT_USAGE,
     add_command,
     add_json_flag,
+    add_live_options,
+    live_catalog,
     names_help,
     non_negative_int,
 )
-from toolsearch_lab.eval.scenarios import WORDINGS, ScenarioRun, list_scenarios, load_scenario, run_scenario
-from toolsearch_lab.index.factory import INDEX_KINDS
-from toolsearch_lab.models.base import ChatModel
-from toolsearch_lab.models.openai import DEFAULT_MAX_RETRIES, ModelNotConfigured, OpenAIChatModel
-from toolsearch_lab.models.simulated import AGENT_NAMES
-from toolsearch_lab.tokens import TokenCounter
-from toolsearch_lab.trace import RunTrace
 
-MODELS = ("simulated", *AGENT_NAMES, "openai")
+if TYPE_CHECKING:
+    from toolsearch_lab import RunTrace, ToolCatalog
+    from toolsearch_lab.eval.compare import Headline
+    from toolsearch_lab.eval.scenarios import ScenarioRun
+    from toolsearch_lab.models.base import ChatModel
+
+NAME = "demo"
+SUMMARY = "run a scenario through the advisor loop and print every iteration"
 ANSWERED = "answered"
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    from toolsearch_lab.eval.scenarios import WORDINGS, list_scenarios
+    from toolsearch_lab.models.factory import MODEL_NAMES
+    from toolsearch_lab.models.openai import DEFAULT_MAX_RETRIES
+
     parser = add_command(
         subparsers,
-        "demo",
-        "run a scenario through the advisor loop and print every iteration",
+        NAME,
+        SUMMARY,
         "Run a scenario through ToolSearchAdvisor and print each model request (numbered from 1): the tools\n"
-        "exposed, the searches, the calls, and the prompt tokens beside sending every tool every time.\n"
+        "exposed, the searches, the calls and the prompt tokens; then the saving against a real all-tools\n"
+        "run of the same task, the per-request counterfactual, and both runs billed with prompt caching.\n"
         "--model openai reads OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL.",
     )
     parser.add_argument(
@@ -70,7 +82,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument(
         "--model",
         default="simulated",
-        choices=MODELS,
+        choices=MODEL_NAMES,
         help="'simulated' (= 'semantic'), 'literal' and 'semantic-no-glossary' are the offline agents (see "
         "models/simulated.py: 'semantic' reads everyday words through a glossary, judges fit by meaning and "
         "skips a step it cannot do, 'semantic-no-glossary' does the same without the glossary, 'literal' "
@@ -85,28 +97,49 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "stops with an error",
     )
     add_json_flag(parser, "the trace summary (with the grade, errors and retries)")
+    add_live_options(parser, takes_file=False)
     return parser
 
 
 def build_model(args: argparse.Namespace) -> ChatModel | str:
     """The chat model to run: "simulated" (the scenario builds it), or an OpenAIChatModel from the
     environment, which raises ``ModelNotConfigured`` naming what to set before anything runs."""
+    from toolsearch_lab.models.openai import OpenAIChatModel
+
     if args.model == "openai":
         return OpenAIChatModel.from_env(max_retries=args.max_retries)
     return args.model
 
 
 def run(args: argparse.Namespace) -> int:
-    scenario = load_scenario(args.scenario, args.wording, examples=args.examples)
+    with ExitStack() as stack:
+        live = live_catalog(args, stack, command=NAME)
+        return _run(args, live)
+
+
+def _run(args: argparse.Namespace, live: ToolCatalog | None) -> int:
+    """The demo; ``live``: the tools of live MCP servers, which the scenario's steps call for real."""
+    from toolsearch_lab.eval.compare import headline
+    from toolsearch_lab.eval.scenarios import load_scenario
+    from toolsearch_lab.models.openai import ModelNotConfigured, OpenAIChatModel
+
+    scenario = load_scenario(
+        args.scenario, args.wording, examples=args.examples, live_tools=live.tools if live else None
+    )
     try:
         model = build_model(args)
     except ModelNotConfigured as exc:
         print(f"toolsearch-lab demo: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    result = run_scenario(scenario, index=args.index, accumulation=args.accumulation, model=model)
+    # The real all-tools run of the same task is what the saving is measured against; against a paid API it
+    # would be a second paid run, so there only the per-request counterfactual is given.
+    # Live servers are not run a second time either: their tools may change things (a commit, a file).
+    baseline = not isinstance(model, OpenAIChatModel) and live is None
+    head = headline(scenario, args.index, args.accumulation, model, real_baseline=baseline)
+    result = head.tool_search.run
     finished = result.trace.stop_reason == ANSWERED
     if args.json:
-        json.dump(json_summary(result), sys.stdout, indent=2, ensure_ascii=False)
+        json.dump(json_summary(result, head), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         if not finished:
             print(
@@ -114,13 +147,14 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     else:
-        print(format_run(result))
+        print(format_run(result, head))
     return EXIT_OK if finished else EXIT_RUN_FAILED
 
 
-def json_summary(result: ScenarioRun) -> dict:
-    """The trace summary plus the scenario, the grade, each retry, and whether the run finished; token
-    figures of an unfinished run are marked partial and carry no saving."""
+def json_summary(result: ScenarioRun, head: Headline | None = None) -> dict:
+    """The trace summary plus the scenario, the grade, each retry, whether the run finished and (``head``) the
+    saving against a real all-tools run with the billed cost; token figures of an unfinished run are marked
+    partial and carry no saving."""
     trace = result.trace
     summary = trace.summary()
     summary["scenario"] = result.scenario.name
@@ -131,6 +165,8 @@ def json_summary(result: ScenarioRun) -> dict:
     ]
     if not summary["finished"]:
         summary["tokens"] = {**summary["tokens"], "partial": True, "prompt_saved_pct": None}
+    elif head is not None:
+        summary["headline"] = {**head.row(), "explanation": head.explanation()}
     summary["grade"] = {
         "success": result.grade.success,
         "expected": result.grade.expected,
@@ -179,7 +215,7 @@ def iteration_rows(result: ScenarioRun) -> list[dict]:
     return rows
 
 
-def format_run(result: ScenarioRun) -> str:
+def format_run(result: ScenarioRun, head: Headline | None = None) -> str:
     trace = result.trace
     accumulation = "on" if trace.config.get("reference_tool_name_accumulation") else "off"
     lines = [
@@ -197,7 +233,7 @@ def format_run(result: ScenarioRun) -> str:
             f"{_short(row['found'])[:44]:<44} {row['called_text'][:26]:<26} {row['tokens']:>7,} "
             f"{row['baseline']:>9,}"
         )
-    lines += ["", tokens_line(trace)]
+    lines += ["", *tokens_lines(trace, head)]
     if trace.iterations:
         lines.append(catalog_line(result))
     lines.append(stop_line(trace))
@@ -228,18 +264,44 @@ def step_lines(result: ScenarioRun) -> list[str]:
     return lines
 
 
-def tokens_line(trace: RunTrace) -> str:
+def tokens_lines(trace: RunTrace, head: Headline | None = None) -> list[str]:
+    """The headline: prompt tokens against a real all-tools run of the same task, the per-request
+    counterfactual beside it with why the two differ, and both runs billed with prompt caching."""
     totals = trace.tokens_total()
-    figures = (
-        f"tool search {totals['prompt_tool_search']:,}   "
-        f"all tools every request {totals['prompt_baseline']:,}"
+    n = len(trace.iterations)
+    if trace.stop_reason != ANSWERED:
+        figures = (
+            f"tool search {totals['prompt_tool_search']:,}   "
+            f"all tools every request {totals['prompt_baseline']:,}"
+        )
+        return [
+            f"Prompt tokens   PARTIAL, the run did not finish: {figures} over the {n} model "
+            "request(s) made (no saving is given for an unfinished run)"
+        ]
+    ts = f"tool search {totals['prompt_tool_search']:,} ({n} requests)"
+    saved = head.counterfactual_saved_pct if head is not None else totals["prompt_saved_pct"]
+    per_request = (
+        f"Per request     every tool in each of those {n} requests {totals['prompt_baseline']:,}   "
+        f"saved {saved:.1f} %"
     )
-    if trace.stop_reason == ANSWERED:
-        return f"Prompt tokens   {figures}   saved {totals['prompt_saved_pct']:.1f} %"
-    return (
-        f"Prompt tokens   PARTIAL, the run did not finish: {figures} over the {len(trace.iterations)} model "
-        "request(s) made (no saving is given for an unfinished run)"
-    )
+    if head is None or head.all_tools is None:
+        return [
+            f"Prompt tokens   {ts}   real all-tools run not made (it would be a second run against the API "
+            "or the live servers; `toolsearch-lab compare` makes it offline)",
+            per_request,
+        ]
+    real = head.all_tools
+    ratio = head.cost_pct_of_all_tools or 0.0
+    price = head.tool_search.price
+    cached = head.all_tools_cached_share or 0.0
+    return [
+        f"Prompt tokens   {ts}   real all-tools run {head.all_tools_prompt:,} ({len(real.costs)} requests)   "
+        f"saved {head.saved_pct:.1f} %",
+        per_request + f" (the real run needs {len(real.costs)}: it never searches)",
+        f"Billed          {price.model}, {price.provider} prompt caching: tool search ${head.cost_usd:.4f}, "
+        f"all tools ${head.all_tools_cost_usd:.4f} ({cached:.0%} of its prompt cached): tool search costs "
+        f"{ratio:.1f} % of all tools{' (MORE)' if ratio > 100 else ''}",
+    ]
 
 
 def stop_line(trace: RunTrace) -> str:
@@ -271,6 +333,8 @@ def retries_line(trace: RunTrace) -> str:
 
 
 def catalog_line(result: ScenarioRun) -> str:
+    from toolsearch_lab import TokenCounter
+
     counter = TokenCounter(result.trace.encoding)
     estimate = result.trace.iterations[0].tokens.baseline.tools
     as_json = counter.count_json([t.definition() for t in result.scenario.tools])

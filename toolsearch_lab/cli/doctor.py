@@ -3,44 +3,50 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 import textwrap
 import time
 from contextlib import ExitStack
-from typing import Any
+from typing import TYPE_CHECKING
 
-from toolsearch_lab.catalog.container import SHIPPED_CATALOGS, ToolCatalog
-from toolsearch_lab.cli.options import EXIT_OK, add_command, add_json_flag, names_help, positive_int
-from toolsearch_lab.eval.doctor import DEFAULT_INDEXES, DoctorReport, diagnose
-from toolsearch_lab.index.factory import INDEX_KINDS
-from toolsearch_lab.tokens import ENCODINGS
+from toolsearch_lab import INDEX_KINDS
+from toolsearch_lab.catalog.container import SHIPPED_CATALOGS
+from toolsearch_lab.cli.options import (
+    EXIT_OK,
+    add_command,
+    add_json_flag,
+    add_live_options,
+    names_help,
+    open_catalog,
+    positive_int,
+)
+
+if TYPE_CHECKING:
+    from toolsearch_lab.eval.doctor import DoctorReport
+
+NAME = "doctor"
+SUMMARY = "check a catalog: cost, findability, confusable tools, description quality, payoff"
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    from toolsearch_lab import ENCODINGS
+    from toolsearch_lab.eval.doctor import DEFAULT_INDEXES
+
     parser = add_command(
         subparsers,
-        "doctor",
-        "check a catalog: cost, findability, confusable tools, description quality, payoff",
+        NAME,
+        SUMMARY,
         "Searches every tool with queries made from its own text, with each index, and reports the tools\n"
         "that cannot be found, the pairs that get mixed up, descriptions and names to fix, what the catalog\n"
-        "costs per request and whether tool search pays off. Several catalogs (or --mcp servers) are\n"
-        "checked merged into one, as a client would see them. Findings are ranked: errors first, then by\n"
-        "impact.",
+        "costs per request and whether tool search pays off. Several catalogs (or the servers of\n"
+        "--mcp-config and --mcp) are checked merged into one, as a client would see them. Findings are\n"
+        "ranked: errors first, then by impact.",
     )
     parser.add_argument(
         "catalogs",
         nargs="*",
         metavar="CATALOG",
         help=names_help("shipped catalog", SHIPPED_CATALOGS, "a tools JSON file or directory")
-        + "; several are checked merged (default: none, if --mcp is given)",
-    )
-    parser.add_argument(
-        "--mcp",
-        action="append",
-        default=[],
-        metavar="COMMAND",
-        help="also check a live MCP server started over stdio, e.g. --mcp 'python server.py' "
-        "(repeatable; default: none)",
+        + "; several are checked merged (default: none, if --mcp-config or --mcp is given)",
     )
     parser.add_argument(
         "--index",
@@ -66,23 +72,23 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--top", type=positive_int, default=15, help="how many findings to print")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     add_json_flag(parser, "the whole report")
+    add_live_options(parser)
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
-    if not args.catalogs and not args.mcp:
-        raise ValueError("give at least one CATALOG (shipped name or JSON path) or --mcp COMMAND")
+    from toolsearch_lab.eval.doctor import DEFAULT_INDEXES, diagnose
+
+    if not args.catalogs and not args.mcp and not args.mcp_config:
+        raise ValueError(
+            "give at least one CATALOG (shipped name or JSON path), --mcp-config FILE or --mcp COMMAND"
+        )
     started = time.perf_counter()
     with ExitStack() as stack:
-        parts: dict[str, Any] = {name: name for name in args.catalogs}
-        for command in args.mcp:
-            words = shlex.split(command)
-            if not words:
-                raise ValueError("--mcp needs a command, e.g. --mcp 'python server.py'")
-            catalog = stack.enter_context(ToolCatalog.from_mcp_stdio(words[0], words[1:]))
-            parts[catalog.source or command] = catalog
+        # Files load leniently: the doctor reports the tools a loader leaves out instead of stopping.
+        catalog = open_catalog(args, stack, args.catalogs, command=NAME, strict_files=False)
         report = diagnose(
-            next(iter(parts.values())) if len(parts) == 1 else parts,
+            catalog,
             indexes=args.index or DEFAULT_INDEXES,
             k=args.k,
             encodings=args.encoding or ("o200k_base", "cl100k_base"),
@@ -114,11 +120,14 @@ def render_text(report: DoctorReport, top: int = 15, seconds: float | None = Non
         )
     if report.confusable:
         lines.append("")
-        lines.append("closest pairs (probes lost to each other, description cosine, the words that differ):")
+        lines.append(
+            "closest pairs (times a search for one ranked the other ahead of it, each way; description "
+            "cosine; the words that differ):"
+        )
         for p in report.confusable[:5]:
             cos = f"{p.similarity:.2f}" if p.similarity is not None else "-"
             lines.append(
-                f"  {p.a} / {p.b}: {p.a_lost_to_b}+{p.b_lost_to_a}, cos {cos}: "
+                f"  {p.a} / {p.b}: {p.a_swapped_to_b}+{p.b_swapped_to_a}, cos {cos}: "
                 f"'{' '.join(p.only_a[:6]) or '-'}' vs '{' '.join(p.only_b[:6]) or '-'}'"
             )
     return "\n".join(lines)
@@ -126,24 +135,46 @@ def render_text(report: DoctorReport, top: int = 15, seconds: float | None = Non
 
 def _summary_lines(report: DoctorReport, seconds: float | None) -> list[str]:
     cost, pay, rec = report.cost, report.payoff, report.recommendation
+    low, high = report.findable_range
     took = f"; {seconds:.1f} s" if seconds is not None else ""
-    servers = f" from {len(set(report.servers.values()))} servers" if report.servers else ""
+    servers = _servers_text(report)
     totals = ", ".join(f"{cost.total[e]:,} ({e})" for e in cost.encodings)
     scores = ", ".join(
-        f"{s.index} {s.found_at_k:.0%} (MRR {s.mrr:.2f}, {s.tools_never_found} tools never in the top "
-        f"{report.k})"
+        f"{s.index} {s.found_at_k:.0%} (MRR {s.mrr:.2f}, "
+        f"{plural(s.tools_never_found, 'tool')} never in the top {report.k})"
         for s in report.scores
     )
     return [
-        f"doctor {report.source}: {report.tools} tools{servers}; indexes {', '.join(report.indexes)}; "
-        f"k={report.k}{took}",
+        f"doctor {report.source}: {plural(report.tools, 'tool')}{servers}; "
+        f"indexes {', '.join(report.indexes)}; k={report.k}{took}",
         f"cost      {totals} prompt tokens per request with every tool; median tool {cost.median_tool:,}",
-        f"findable  {report.score:.0%} of the tools' own queries find their tool in the top {report.k}: "
-        f"{scores}",
+        f"findable  {low:.0%}-{high:.0%} of plain requests expected in the top {report.k} with {rec.index} "
+        f"(user-style probes to own-words probes); own-words probes: {scores}",
         f"payoff    a {pay.calls_per_task}-call task: {pay.tokens_per_task_all:,} tokens sending every tool "
-        f"vs {pay.tokens_per_task_search:,} with tool search ({pay.encoding})",
+        f"vs {pay.tokens_per_task_search:,} with tool search ({pay.encoding}): "
+        + (
+            f"{pay.saved_per_task:,} ({pay.saved_share:.0%}) saved"
+            if pay.saved_per_task >= 0
+            else f"{-pay.saved_per_task:,} ({-pay.saved_share:.0%}) more with search"
+        ),
         f"advice    tool search {'yes' if rec.use_tool_search else 'no'}: {rec.reasons['tool_search']}",
         f"          index {rec.index}: {rec.reasons['index']}",
         f"          maxResults {rec.max_results}: {rec.reasons['max_results']}",
         f"          accumulation {'on' if rec.accumulation else 'off'}: {rec.reasons['accumulation']}",
     ]
+
+
+def plural(n: int, word: str) -> str:
+    """``"1 tool"``, ``"2 tools"``."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _servers_text(report: DoctorReport) -> str:
+    """``" from 3 servers (1 failed to start: time)"``: every server given, those without tools included."""
+    given = list(dict.fromkeys([*report.servers.values(), *report.failed_servers]))
+    if not given:
+        return ""
+    failed = report.failed_servers
+    if not failed:
+        return f" from {plural(len(given), 'server')}"
+    return f" from {plural(len(given), 'server')} ({len(failed)} failed to start: {', '.join(failed)})"

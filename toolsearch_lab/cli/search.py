@@ -7,25 +7,31 @@ import argparse
 import json
 import shutil
 import sys
+from contextlib import ExitStack
 from typing import Any
 
-from toolsearch_lab.catalog.container import SHIPPED_CATALOGS
+from toolsearch_lab import INDEX_KINDS
+from toolsearch_lab.catalog.container import SHIPPED_CATALOGS, ToolCatalog
 from toolsearch_lab.cli.options import (
     EXIT_OK,
     EXIT_USAGE,
     add_command,
     add_examples_option,
     add_json_flag,
+    add_live_options,
     catalog_tools,
     finite_float,
     names_help,
+    open_catalog,
     positive_int,
 )
-from toolsearch_lab.index.factory import INDEX_KINDS, THRESHOLD_OPTIONS, make_index, threshold_options
-from toolsearch_lab.index.regex import MODES, PatternError, PatternTimeoutError
 from toolsearch_lab.model import SearchRequest, SearchResponse, Tool
 
+NAME = "search"
+SUMMARY = "search a catalog with one index"
 SESSION = "cli"
+# The regex index's default mode, Spring's; the index checks the mode (and lists the others in its error).
+KEYWORDS = "keywords"
 # The constructor option that holds each kind's score threshold (the regex index has none), and the value
 # that switches it off.
 NO_THRESHOLD: dict[str, float | None] = {"lucene": 0.0, "vector": -1.0, "hybrid": None}
@@ -35,10 +41,11 @@ _REGEX_SYNTAX = frozenset("\\.*+?^${}[]|()")
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = add_command(
         subparsers,
-        "search",
-        "search a catalog with one index",
+        NAME,
+        SUMMARY,
         "Index a catalog in a fresh index and run one query, as the toolSearchTool would.\n"
-        'example: toolsearch-lab search --catalog github-mcp --index lucene "create a pull request"',
+        'example: toolsearch-lab search --catalog github-mcp --index lucene "create a pull request"\n'
+        'live:    toolsearch-lab search --mcp-config claude_desktop_config.json "show the git log"',
     )
     parser.add_argument(
         "query",
@@ -47,8 +54,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     parser.add_argument(
         "--catalog",
-        required=True,
-        help=names_help("shipped catalog", SHIPPED_CATALOGS, "a tools JSON file (OpenAI, Anthropic or MCP)"),
+        default=None,
+        help=names_help("shipped catalog", SHIPPED_CATALOGS, "a tools JSON file (OpenAI, Anthropic or MCP)")
+        + " (default: none; give this, --mcp-config or --mcp)",
     )
     add_examples_option(parser)
     parser.add_argument("--index", default="lucene", choices=INDEX_KINDS, help="index kind to search with")
@@ -67,18 +75,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     parser.add_argument(
         "--regex-mode",
-        default=MODES[0],
-        choices=MODES,
+        default=KEYWORDS,
         help="regex index only: 'keywords' is Spring's RegexToolIndex (the query is split into escaped "
         "words, never read as a regex); 'pattern' reads the query as a Python regular expression",
     )
     add_json_flag(parser, "the Spring-shaped response (plus component scores for hybrid and any hints)")
+    add_live_options(parser)
     return parser
 
 
 def _index_options(index_kind: str, min_score: float | None, regex_mode: str) -> dict[str, Any]:
+    # The index checks the mode and the threshold; their option lists live there.
+    from toolsearch_lab import threshold_options
+
     options: dict[str, Any] = {}
-    if regex_mode != MODES[0]:
+    if regex_mode != KEYWORDS:
         if index_kind != "regex":
             raise ValueError(f"--regex-mode applies to --index regex only, not to {index_kind!r}")
         options["mode"] = regex_mode
@@ -87,25 +98,29 @@ def _index_options(index_kind: str, min_score: float | None, regex_mode: str) ->
 
 def run_search(
     query: str,
-    catalog: str,
+    catalog: str | ToolCatalog,
     index_kind: str = "lucene",
     max_results: int | None = None,
     *,
     min_score: float | None = None,
-    regex_mode: str = MODES[0],
+    regex_mode: str = KEYWORDS,
     examples: str | None = None,
 ) -> dict:
-    """Search ``catalog`` (shipped name or file) with a fresh ``index_kind`` index; returns a JSON-able dict:
-    the Spring-shaped response, for the hybrid index the component scores of every result, and ``hints``
-    explaining a blank query or an empty result. ``examples``: example requests to write into the
-    descriptions first (:func:`~toolsearch_lab.catalog.examples.load_example_requests`)."""
+    """Search ``catalog`` (a loaded catalog, a shipped name or a file) with a fresh ``index_kind`` index;
+    returns a JSON-able dict: the Spring-shaped response, for the hybrid index the component scores of
+    every result, and ``hints`` explaining a blank query or an empty result. ``regex_mode``: the regex
+    index's mode. ``examples``: example requests to write into the descriptions first
+    (:func:`~toolsearch_lab.catalog.examples.load_example_requests`)."""
+    from toolsearch_lab import make_index
+
     tools = catalog_tools(catalog, examples)
     options = _index_options(index_kind, min_score, regex_mode)
     index = make_index(index_kind, **options)
     index.index_tools(SESSION, tools)
     request = SearchRequest(SESSION, query, max_results)
     response = index.search(request)
-    out: dict[str, Any] = {"catalog": catalog, "tools": len(tools), "index": index_kind}
+    label = (catalog.source or "catalog") if isinstance(catalog, ToolCatalog) else catalog
+    out: dict[str, Any] = {"catalog": label, "tools": len(tools), "index": index_kind}
     if examples is not None:
         out["examples"] = examples
     out.update(response.to_dict())
@@ -159,7 +174,7 @@ def _blank_query_hint(index_kind: str, found: bool) -> str:
 
 
 def _regex_hint(index: Any, query: str) -> str:
-    if getattr(index, "mode", MODES[0]) != MODES[0]:
+    if getattr(index, "mode", KEYWORDS) != KEYWORDS:
         return f"no tool's name, description or parameters match the regular expression {query!r}"
     pattern = index.convert_query_to_regex_pattern(query)
     if _REGEX_SYNTAX.intersection(query):
@@ -176,6 +191,8 @@ def _threshold_cut(
 ) -> str | None:
     """If the index's score threshold removed every match, say which tool came closest. Found by searching
     again with the threshold switched off, in a second index (the first stays as the user configured it)."""
+    from toolsearch_lab import THRESHOLD_OPTIONS, make_index
+
     option = THRESHOLD_OPTIONS.get(index_kind)
     if option is None:
         return None
@@ -194,16 +211,20 @@ def _threshold_cut(
 
 
 def run(args: argparse.Namespace) -> int:
+    from toolsearch_lab import PatternError, PatternTimeoutError
+
     try:
-        result = run_search(
-            args.query,
-            args.catalog,
-            args.index,
-            args.max_results,
-            min_score=args.min_score,
-            regex_mode=args.regex_mode,
-            examples=args.examples,
-        )
+        with ExitStack() as stack:
+            catalog = open_catalog(args, stack, [args.catalog] if args.catalog else [], command=NAME)
+            result = run_search(
+                args.query,
+                catalog,
+                args.index,
+                args.max_results,
+                min_score=args.min_score,
+                regex_mode=args.regex_mode,
+                examples=args.examples,
+            )
     except PatternError as exc:
         print(f"toolsearch-lab search: error: {exc}", file=sys.stderr)
         if not isinstance(exc, PatternTimeoutError):

@@ -17,15 +17,18 @@ import json
 import random
 
 from toolsearch_lab.cli.options import EXIT_OK, add_command, add_json_flag, names_help, positive_int
-from toolsearch_lab.eval.datasets import SHIPPED_DATASETS, load_dataset
-from toolsearch_lab.index.learned import DEFAULT_FEATURES, FEATURES, fit_ranker
+
+NAME = "train-ranker"
+SUMMARY = "fit the learned index's ranker on labelled queries and save it as JSON"
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    from toolsearch_lab.eval.datasets import SHIPPED_DATASETS
+
     parser = add_command(
         subparsers,
-        "train-ranker",
-        "fit the learned index's ranker on labelled queries and save it as JSON",
+        NAME,
+        SUMMARY,
         "Fits a logistic-regression ranker over the hybrid index's signals on labelled queries\n"
         '(a dataset JSON file: {"tools": [...], "queries": [{"query", "relevant_tools"}]}), and writes it\n'
         'as plain JSON for make_index("learned", model=PATH).',
@@ -53,6 +56,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
+    from toolsearch_lab import DEFAULT_FEATURES, FEATURES, fit_ranker
+    from toolsearch_lab.eval.datasets import load_dataset
+
     if args.c <= 0:
         raise ValueError(f"--c must be > 0, got {args.c}")
     catalogs, names = [], []
