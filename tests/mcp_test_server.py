@@ -2,7 +2,8 @@
 
 Run: ``python tests/mcp_test_server.py``. Tools: ``add``, ``get_weather`` (structured output), ``fail``
 (raises, so the result has is_error), ``slow`` (sleeps) and ``crash`` (the process exits at once, to simulate
-a server that dies mid-session); with ``TOOLSEARCH_LAB_TEST_ECHO_ENV`` set, also ``echo_env``.
+a server that dies mid-session); with ``TOOLSEARCH_LAB_TEST_ECHO_ENV`` set, also ``echo_env``;
+with ``TOOLSEARCH_LAB_TEST_ANNOTATED`` set, also ``drop_table`` (MCP title, annotations, output schema).
 ``--http PORT`` or ``--sse PORT`` serves on 127.0.0.1 instead of stdio."""
 
 from __future__ import annotations
@@ -59,6 +60,23 @@ if os.environ.get("TOOLSEARCH_LAB_TEST_ECHO_ENV"):
     def echo_env(name: str) -> str:
         """The value of an environment variable of the server process (tests of what reaches a server)."""
         return os.environ.get(name, "<unset>")
+
+
+if os.environ.get("TOOLSEARCH_LAB_TEST_ANNOTATED"):
+    from typing import TypedDict
+
+    from mcp.types import ToolAnnotations
+
+    class Dropped(TypedDict):
+        dropped: str
+
+    @server.tool(
+        title="Drop a table",
+        annotations=ToolAnnotations(title="Drop table", destructive_hint=True, read_only_hint=False),
+    )
+    def drop_table(table: str) -> Dropped:
+        """Drop a table from the database (MCP title, annotations and output schema, for the import tests)."""
+        return {"dropped": table}
 
 
 if __name__ == "__main__":

@@ -133,12 +133,12 @@ def test_item43_search_uses_the_advisor_session():
     spy = SpyIndex()
     advisor = ToolSearchAdvisor(spy)
     run(advisor, [AssistantTurn(None, [search("weather")]), answer()])
-    assert ("search", "conv-1", "weather", None) in spy.calls
+    assert ("search", "conv-1", "weather", 10) in spy.calls  # resolved by the meta-tool: the index default
 
 
 @pytest.mark.parametrize(
     "advisor_max, model_args, expected",
-    [(3, {"maxResults": 7}, 7), (3, {}, 3), (None, {}, None)],
+    [(3, {"maxResults": 7}, 7), (3, {}, 3), (None, {}, 10)],
     ids=["model-wins", "advisor-default", "index-default"],
 )
 def test_item44_max_results_precedence(advisor_max, model_args, expected):
@@ -146,7 +146,7 @@ def test_item44_max_results_precedence(advisor_max, model_args, expected):
     advisor = ToolSearchAdvisor(spy, max_results=advisor_max)
     _, result = run(advisor, [AssistantTurn(None, [search("weather", **model_args)]), answer()])
     assert [c for c in spy.calls if c[0] == "search"][0][3] == expected
-    assert result.trace.searches()[0].max_results == (expected or 10)
+    assert result.trace.searches()[0].max_results == expected
 
 
 @pytest.mark.parametrize(
@@ -155,10 +155,9 @@ def test_item44_max_results_precedence(advisor_max, model_args, expected):
         ("{not json", "not valid JSON"),
         ('{"maxResults": 3}', "'query' is required"),
         ('{"query": 42}', "'query' is required"),
-        ('{"query": "x", "maxResults": 11}', "from 1 to 10"),
-        ('{"query": "x", "maxResults": 0}', "from 1 to 10"),
-        ('{"query": "x", "maxResults": "3"}', "from 1 to 10"),
-        ('{"query": "x", "maxResults": 2.5}', "from 1 to 10"),
+        ('{"query": "x", "maxResults": -1}', "0 or more"),
+        ('{"query": "x", "maxResults": "3"}', "0 or more"),
+        ('{"query": "x", "maxResults": 2.5}', "0 or more"),
         ('{"query": "x", "categoryFilter": 5}', "categoryFilter"),
         ('{"query": "x", "limit": 5}', "unknown argument"),
         ("[1, 2]", "JSON object"),
@@ -174,6 +173,33 @@ def test_bad_search_arguments_become_error_results_for_the_model(arguments, frag
     assert result.trace.iterations[0].errors and fragment in result.trace.iterations[0].errors[0]
     assert result.trace.stop_reason == "answered"
     assert len(model.calls) == 2  # the model saw the error and carried on
+
+
+def test_max_results_is_not_clamped_by_default_like_spring():
+    index = RegexToolIndex()
+    index.index_tools("s", [Tool(f"dataTool{i}", "data") for i in range(25)])
+    tool = ToolSearchTool(index)
+    assert "minimum" not in tool.parameters()["properties"]["maxResults"]
+    assert "maximum" not in tool.parameters()["properties"]["maxResults"]
+    assert json.loads(tool.call({"query": "data", "maxResults": 0}, "s").result) == []
+    assert len(json.loads(tool.call({"query": "data", "maxResults": 20}, "s").result)) == 20
+    negative = tool.call({"query": "data", "maxResults": -1}, "s")
+    assert negative.is_error and "0 or more" in json.loads(negative.result)["error"]
+
+
+@pytest.mark.parametrize("value", [0, 11, -1, "3", 2.5])
+def test_the_max_results_range_is_an_option(value):
+    index = RegexToolIndex()
+    index.index_tools("s", tools())
+    tool = ToolSearchTool(index, enforce_max_results_range=True)
+    schema = tool.parameters()["properties"]["maxResults"]
+    assert (schema["minimum"], schema["maximum"]) == (1, 10)
+    outcome = tool.call({"query": "weather", "maxResults": value}, "s")
+    assert outcome.is_error and "from 1 to 10" in json.loads(outcome.result)["error"]
+    advisor = ToolSearchAdvisor(RegexToolIndex(), enforce_max_results_range=True)
+    _, result = run(advisor, [AssistantTurn(None, [search("weather", maxResults=value)]), answer()])
+    assert "from 1 to 10" in result.trace.searches()[0].error
+    assert result.trace.config["enforce_max_results_range"] is True
 
 
 # ---- advisor construction and sessions ---------------------------------------------------------------------
@@ -662,7 +688,7 @@ def _nested_list(depth):
 def test_session_ids_must_be_strings_so_1_and_str_1_never_merge(bad):
     advisor = ToolSearchAdvisor(RegexToolIndex())
     with pytest.raises(
-        ValueError, match=r"context\['chat_memory_conversation_id'\] must be a string session id"
+        ValueError, match=r"context\['chat_memory_conversation_id'\] must be a non-blank string"
     ):
         advisor.run(
             ScriptedModel([answer()]),
@@ -809,3 +835,29 @@ def test_strict_mode_fails_like_spring_when_a_search_result_is_not_an_array():
     _, result = run(ToolSearchAdvisor(RegexToolIndex()), [bad_search, answer()])
     assert result.stop_reason == "answered"
     assert result.trace.iterations[1].exposed_tools == ["toolSearchTool"]
+
+
+def test_run_takes_the_session_id_directly_or_from_the_context_key():
+    advisor = ToolSearchAdvisor(RegexToolIndex())
+    messages = [{"role": "user", "content": "hi"}]
+
+    class Sid(str):
+        pass
+
+    direct = advisor.run(ScriptedModel([answer()]), messages, tools(), session_id=Sid("direct-1"))
+    assert direct.trace.session_id == "direct-1" and type(direct.trace.session_id) is str
+    both = advisor.run(ScriptedModel([answer()]), messages, tools(), CTX, session_id="conv-1")
+    assert both.trace.session_id == "conv-1"
+    with pytest.raises(ValueError, match="disagree"):
+        advisor.run(ScriptedModel([answer()]), messages, tools(), CTX, session_id="other")
+    with pytest.raises(ValueError, match="session_id must be a non-blank string"):
+        advisor.run(ScriptedModel([answer()]), messages, tools(), session_id="  ")
+
+
+def test_every_advisor_setting_after_the_index_is_keyword_only():
+    with pytest.raises(TypeError):
+        ToolSearchAdvisor(RegexToolIndex(), 3)  # type: ignore[misc]
+    with pytest.raises(ValueError, match="disagrees with strategy"):
+        from toolsearch_lab.loop.strategy import SearchOnly
+
+        ToolSearchAdvisor(RegexToolIndex(), strategy=SearchOnly(True), reference_tool_name_accumulation=False)

@@ -137,7 +137,8 @@ def test_mcp_tools_list_result_bare_list_and_jsonrpc(wrap):
         "jsonrpc": {"jsonrpc": "2.0", "id": 1, "result": {"tools": tools}},
     }[wrap]
     assert detect_format(doc) == "mcp"
-    assert tools_from_json(doc)[0] == Tool("get_weather", "Weather", WEATHER_SCHEMA)
+    # MCP's own fields are kept, an empty annotations object too (the MCP export writes it back).
+    assert tools_from_json(doc)[0] == Tool("get_weather", "Weather", WEATHER_SCHEMA, annotations={})
 
 
 def test_dataset_format_keeps_category_and_fills_missing_parameters():
@@ -459,3 +460,105 @@ def test_names_with_a_trailing_newline_or_whitespace_are_rejected(name):
         Tool(name, "Get the weather")
     with pytest.raises(CatalogError, match="field 'name' must match"):
         tools_from_json([{"name": name, "description": "Get the weather"}])
+
+
+# --- MCP's own fields: title, annotations, outputSchema ---------------------------------------------------
+
+DROP_RECORD = {
+    "name": "drop_table",
+    "title": "Drop a table",
+    "description": "Drop a table from the database.",
+    "inputSchema": {"type": "object", "properties": {"table": {"type": "string"}}, "required": ["table"]},
+    "outputSchema": {
+        "type": "object",
+        "properties": {"dropped": {"$ref": "#/$defs/name"}},
+        "$defs": {"name": {"type": "string"}},
+    },
+    "annotations": {"title": "Drop table", "destructiveHint": True, "readOnlyHint": False, "x-vendor": [1]},
+}
+
+
+def test_mcp_records_keep_title_annotations_and_output_schema():
+    t = tools_from_json({"tools": [DROP_RECORD]})[0]
+    assert t.title == "Drop a table"
+    assert t.annotations == DROP_RECORD["annotations"]  # the unknown key is kept as it is
+    assert t.output_schema == DROP_RECORD["outputSchema"]
+    assert t.destructive and not t.read_only
+    # Part of the definition: equality sees them.
+    assert t != Tool(t.name, t.description, t.parameters)
+    # A record with only MCP's own fields and no inputSchema is still read as MCP.
+    bare = {"name": "x", "description": "X", "annotations": {"readOnlyHint": True}}
+    assert detect_format([bare]) == "mcp"
+    assert tools_from_json([bare])[0].read_only
+
+
+def test_other_formats_carry_none_of_mcps_fields():
+    openai = {"type": "function", "function": {"name": "a", "description": "A"}, "annotations": {"x": 1}}
+    dataset = {"name": "b", "description": "B", "parameters": EMPTY_OBJECT, "title": "B!"}
+    assert tools_from_json([openai])[0].annotations is None
+    assert tools_from_json([dataset])[0].title is None
+
+
+EMPTY_OBJECT = {"type": "object", "properties": {}}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"annotations": {"destructiveHint": "yes"}},
+            "'annotations': 'destructiveHint' must be true or false",
+        ),
+        ({"annotations": {"title": 3}}, "'annotations': 'title' must be a string"),
+        ({"annotations": [True]}, "'annotations': must be a JSON object"),
+        ({"annotations": {"x": float("nan")}}, r"annotations.x is nan"),
+        ({"title": 7}, "'title' must be a string, got int"),
+        ({"outputSchema": {"type": "string"}}, "'outputSchema' must be a JSON Schema object"),
+        (
+            {"outputSchema": {"type": "object", "properties": {"a": {"$ref": "#/$defs/b"}}}},
+            r"\$ref '#/\$defs/b'",
+        ),
+    ],
+)
+def test_bad_mcp_fields_name_the_tool_and_the_field(change, message):
+    record = {**DROP_RECORD, **change}
+    with pytest.raises(CatalogError, match=r"tool 'drop_table'.*" + message):
+        tools_from_json([record], format="mcp")
+    loose = tools_from_json(
+        [record, {"name": "ok", "description": "fine", "inputSchema": EMPTY_OBJECT}],
+        format="mcp",
+        strict=False,
+    )
+    assert loose.names == ["ok"] and len(loose.report.problems) == 1
+
+
+def test_tool_checks_mcp_fields_when_built_in_code():
+    with pytest.raises(
+        ValueError, match=r"tool 'a': field 'annotations': 'readOnlyHint' must be true or false"
+    ):
+        Tool("a", "A", annotations={"readOnlyHint": 1})
+    with pytest.raises(ValueError, match=r"field 'output_schema' must be None or a JSON Schema object"):
+        Tool("a", "A", output_schema={"type": "array"})
+    with pytest.raises(ValueError, match=r"field 'title' must be a string or None, got int"):
+        Tool("a", "A", title=1)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("annotations", "destructive"),
+    [
+        (None, False),  # MCP assumes "may be destructive"; only a declaration counts
+        ({}, False),
+        ({"destructiveHint": True}, True),
+        ({"destructiveHint": True, "readOnlyHint": True}, False),  # the hint means nothing when read-only
+        ({"destructiveHint": False, "readOnlyHint": False}, False),
+    ],
+)
+def test_destructive_means_declared_destructive(annotations, destructive):
+    assert Tool("a", "A", annotations=annotations).destructive is destructive
+
+
+def test_shipped_github_catalog_keeps_its_annotations():
+    catalog = load_catalog("github-mcp")
+    declared = sorted(t.name for t in catalog if t.destructive)
+    assert "delete_repository" in declared and "delete_file" in declared and len(declared) == 10
+    assert catalog.get("actions_get").read_only

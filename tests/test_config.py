@@ -92,7 +92,7 @@ def test_relaxed_binding_and_foreign_keys():
         ("enabled", "yes", "enabled must be true or false"),
         ("eviction.ttl", "ten minutes", "eviction.ttl must be a duration"),
         ("eviction.ttl", "0s", "ttl must be positive"),
-        ("eviction.lru-max-sessions", "0", "lru_max_sessions must be a positive integer"),
+        ("eviction.lru-max-sessions", "0", "eviction.lru-max-sessions must be an integer from 1 to"),
         ("lucene.min-score-threshold", "high", "must be a number"),
         ("maxResult", "3", "unknown Spring property"),
     ],

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from toolsearch_lab.catalog.container import ToolCatalog
+from toolsearch_lab.catalog.merge import merge_catalogs
 from toolsearch_lab.cli.main import main
 from toolsearch_lab.eval.doctor import DoctorReport, diagnose, first_sentence
 from toolsearch_lab.loop.advisor import DEFAULT_SYSTEM_MESSAGE_SUFFIX
@@ -119,9 +120,10 @@ PLANTED = {
     ("blank-description", "archive_ticket"),
     ("undocumented-parameters", "schedule_meeting"),
     ("docstring-leak", "convert_currency"),
-    ("name-collision", "create_event"),
+    ("name-collision", "messaging__create_event"),
 }
-PLANTED_TOOLS = {tool for _, tool in PLANTED} | {"send_notification_to_channel"}
+# The merge qualifies a name two servers define (catalog.merge): both tools stay, under distinct names.
+PLANTED_TOOLS = {tool for _, tool in PLANTED} | {"send_notification_to_channel", "analytics__create_event"}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -146,11 +148,14 @@ def test_every_planted_defect_is_found(report):
     assert undocumented.evidence["parameters"] == ["room", "start", "attendees"]
     collision = next(f for f in report.findings if f.kind == "name-collision")
     assert collision.evidence["servers"] == ["messaging", "analytics"]
+    assert collision.tools == ["messaging__create_event", "analytics__create_event"]
+    assert "qualified as messaging__create_event, analytics__create_event" in collision.problem
+    assert collision.severity == "warning"  # nothing is lost: both tools are in the merged catalog
 
 
 def test_nothing_else_is_an_error_and_clean_tools_get_no_warnings(report):
     errors = {(f.kind, f.tool) for f in report.by_severity("error")}
-    assert errors == {("blank-description", "archive_ticket"), ("name-collision", "create_event")}
+    assert errors == {("blank-description", "archive_ticket")}
     warned = {name for f in report.by_severity("warning") for name in f.tools}
     assert warned <= PLANTED_TOOLS, f"false alarms on {warned - PLANTED_TOOLS}"
 
@@ -163,7 +168,9 @@ def test_findings_are_ranked_and_say_what_to_change(report):
         if f.kind != "payoff":
             assert f.tool and f.tool in f.tools
     assert report.servers["list_events"] == "analytics"
-    assert report.servers["create_event"] == "messaging"  # the first definition wins
+    assert report.servers["messaging__create_event"] == "messaging"
+    assert report.servers["analytics__create_event"] == "analytics"
+    assert report.tools == len(MESSAGING) + len(ANALYTICS)  # none lost
 
 
 def test_worst_descriptions_come_from_the_ranked_findings(report):
@@ -209,7 +216,8 @@ def test_probes_and_ranks(report):
 
 
 def test_costs_are_the_token_counters_numbers(report):
-    tools = {t.name: t for t in MESSAGING + ANALYTICS[1:]}
+    merged = merge_catalogs({"messaging": ToolCatalog(MESSAGING), "analytics": ToolCatalog(ANALYTICS)})
+    tools = {t.name: t for t in merged}
     for encoding in ("o200k_base", "cl100k_base"):
         counter = TokenCounter(encoding)
         assert report.cost.total[encoding] == counter.tools_tokens(list(tools.values()))
@@ -250,7 +258,10 @@ def test_payoff_counts_the_real_meta_tool_and_suffix(report):
     assert pay.saved_per_task == pay.tokens_per_task_all - pay.tokens_per_task_search
 
     def with_search(calls: int) -> int:
-        return (calls + pay.searches_per_task) * pay.search_overhead_tokens + calls * pay.discovered_tokens
+        searches = calls - 1 if pay.search_every_call else pay.searches_per_task
+        return (calls + searches) * pay.search_overhead_tokens + calls * pay.discovered_tokens
+
+    assert pay.search_every_call and pay.searches_per_task == pay.calls_per_task - 1
 
     n = pay.break_even_calls
     assert n is not None and with_search(n) < n * pay.catalog_tokens
@@ -324,10 +335,12 @@ def test_live_mcp_server_over_stdio():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"k": 0}, "k must be an integer >= 1"),
+        ({"k": 0}, "diagnose: k must be a positive integer, got 0"),
         ({"indexes": ["bm42"]}, "unknown index kind"),
         ({"encodings": ["p50k"]}, "unknown encoding 'p50k'"),
         ({"calls_per_task": 0}, "calls_per_task must be a positive integer"),
+        ({"searches_per_task": -1}, r"searches_per_task must be a non-negative integer \(>= 0\), got -1"),
+        ({"searches_per_task": True}, "searches_per_task must be a non-negative integer"),
     ],
 )
 def test_bad_arguments_are_named(kwargs, message):
@@ -376,6 +389,8 @@ def test_cli_github_mcp_json(capsys, indexes):
     assert report.tools == 117 and report.indexes == (["lucene"] if indexes else ["lucene", "vector"])
     assert report.by_severity("error") == []
     assert any(f.kind == "confusable-pair" for f in report.findings)
+    # 117 tools: most of every request is the tool list, and search saves most of it.
+    assert report.recommendation.use_tool_search and report.payoff.saved_share >= 0.25
 
 
 @pytest.mark.slow
@@ -396,7 +411,7 @@ def test_catalog_doctor_view(report):
     assert "Findability score" in view.summary.value
     assert view.table.value.count("<tr>") == len(report.findings) + 1
     view.severity.value = "error"
-    assert view.table.value.count("<tr>") == 3 and "archive_ticket" in view.table.value
+    assert view.table.value.count("<tr>") == 2 and "archive_ticket" in view.table.value
     by_tool = sort_findings(report.findings, "tool")
     assert [f.tool for f in by_tool if f.tool] == sorted(f.tool for f in report.findings if f.tool)
     spec = confusion_spec(report)
@@ -423,7 +438,9 @@ def test_helpdesk_exercise_judge():
     assert f"{before.score:.0%} → " in why
     wrong = [
         ({"refund_order": good["refund_order"]}, "get_ticket is not rewritten yet"),
-        ({**good, "get_ticket": "Get ticket."}, "get_ticket still has a problem"),
+        ({**good, "get_ticket": "Get ticket."}, "get_ticket ('Get ticket.') is too short"),
+        ({**good, "get_ticket": "ticket get ticket get ticket get"}, "get_ticket repeats its words"),
+        ({**good, "get_ticket": good["refund_order"]}, "is another tool's"),
         ({**good, "issue_refund": "x"}, "'issue_refund' is not a tool"),
         ("refund it", "should be a dict"),
     ]
@@ -440,3 +457,166 @@ def test_a_tool_its_own_queries_cannot_find_is_an_error():
     assert all(f.severity == "error" and "take the top spots" in f.problem for f in unfindable)
     duplicate = next(f for f in result.findings if f.kind == "duplicate-description")
     assert duplicate.tools == [t.name for t in twins]
+
+
+def test_destructive_tools_are_listed_as_information():
+    table = {"type": "object", "properties": {"table": {"type": "string", "description": "Table name."}}}
+    tools = [
+        Tool("drop_table", "Drop a table and every row in it.", table, annotations={"destructiveHint": True}),
+        Tool("list_tables", "List the tables of the database.", annotations={"readOnlyHint": True}),
+        Tool("rename_table", "Rename a table of the database.", table),
+        Tool("truncate_table", "Delete every row of a table.", table, annotations={"destructiveHint": True}),
+    ]
+    report = diagnose(tools, indexes=["lucene"])
+    (finding,) = [f for f in report.findings if f.kind == "destructive"]
+    assert finding.severity == "info" and finding.tools == ["drop_table", "truncate_table"]
+    assert "2 tools declared destructive" in finding.problem and 'destructive="ask"' in finding.fix
+    # rename_table says nothing either way: MCP assumes it may be destructive, so it is named as such.
+    assert finding.evidence == {"declared": ["drop_table", "truncate_table"], "unstated": ["rename_table"]}
+    assert "; 1 more says nothing either way" in finding.problem
+    assert DoctorReport.from_json(report.to_json()).findings == report.findings
+    plain = diagnose([Tool(t.name, t.description, t.parameters) for t in tools], indexes=["lucene"])
+    assert not [f for f in plain.findings if f.kind == "destructive"]
+
+
+def test_one_tool_is_one_tool():
+    report = diagnose([MESSAGING[5]], indexes=["lucene"])
+    assert report.recommendation.reasons["tool_search"].startswith("only 1 tool: below about 10")
+    assert not report.recommendation.use_tool_search
+
+
+def test_swapped_pairs_of_a_sqlite_like_server():
+    """The tools of mcp-server-sqlite, as it describes them: reads and writes are told apart by one word."""
+
+    def sql_tool(tool_name: str, description: str, **params: str) -> Tool:
+        return make_tool(tool_name, description, **params)
+
+    sqlite = [
+        sql_tool(
+            "read_query", "Execute a SELECT query on the SQLite database", query="SELECT SQL query to execute"
+        ),
+        sql_tool(
+            "write_query",
+            "Execute an INSERT, UPDATE, or DELETE query on the SQLite database",
+            query="SQL query to execute",
+        ),
+        sql_tool(
+            "create_table", "Create a new table in the SQLite database", query="CREATE TABLE SQL statement"
+        ),
+        make_tool("list_tables", "List all tables in the SQLite database"),
+        sql_tool(
+            "describe_table",
+            "Get the schema information for a specific table",
+            table_name="Name of the table to describe",
+        ),
+        sql_tool(
+            "append_insight", "Add a business insight to the memo", insight="Business insight from the data"
+        ),
+    ]
+    report = diagnose(sqlite)
+    pairs = {frozenset((p.a, p.b)): p for p in report.confusable}
+    pair = pairs[frozenset(("read_query", "write_query"))]
+    assert "swapped" in pair.signals and pair.a_swapped_to_b + pair.b_swapped_to_a >= 1
+    for p in report.confusable:  # every pair is one a search really mixed up, whatever its cosine
+        assert p.a_swapped_to_b + p.b_swapped_to_a > 0 or "words" in p.signals, p
+    assert not any({"append_insight"} & set(p) for p in pairs)
+
+
+# Plain requests for mcp-server-git's 12 tools, written as a user asks, before looking at the doctor's probes.
+# Each names the tools that would do; a request is found when one of them is in the top k.
+GIT_REQUESTS = [
+    ("what changed since my last commit", {"git_diff_unstaged", "git_diff", "git_status"}),
+    ("show me the staged changes", {"git_diff_staged"}),
+    ("switch to the feature branch", {"git_checkout"}),
+    ("which files have I modified", {"git_status"}),
+    ("save my work with the message fix typo", {"git_commit"}),
+    ("put the new file into the next commit", {"git_add"}),
+    ("take everything out of the staging area again", {"git_reset"}),
+    ("list the last ten commits", {"git_log"}),
+    ("start a new branch called release-2 off main", {"git_create_branch"}),
+    ("what branches are there", {"git_branch"}),
+    ("compare my branch with main", {"git_diff"}),
+    ("what did commit abc123 do", {"git_show"}),
+    ("what have I edited that is not staged yet", {"git_diff_unstaged"}),
+    ("who committed in the last week", {"git_log"}),
+    ("is my working copy clean", {"git_status"}),
+]
+
+
+@pytest.fixture(scope="module")
+def git_config(tmp_path_factory):
+    from test_mcp_real_servers import _repository, _server
+
+    git, time_server = _server("mcp-server-git"), _server("mcp-server-time")
+    base = tmp_path_factory.mktemp("doctor-git")
+    alpha, beta = _repository(base / "alpha", "a.txt"), _repository(base / "beta", "b.txt")
+    one = base / "git_only.json"
+    one.write_text(
+        json.dumps({"mcpServers": {"git": {"command": git, "args": ["--repository", str(alpha)]}}})
+    )
+    many = base / "claude_desktop_config.json"
+    servers = {
+        "git alpha": {"command": git, "args": ["--repository", str(alpha)]},
+        "git-beta": {"command": git, "args": ["--repository", str(beta)]},
+        "time": {"command": time_server},
+        "broken": {"command": str(base / "no-such-server")},
+    }
+    many.write_text(json.dumps({"mcpServers": servers}))
+    return {"one": one, "many": many}
+
+
+def test_the_git_servers_verdict_range_and_pairs_agree_with_measurement(git_config):
+    from toolsearch_lab.catalog.mcp_config import load_mcp_config
+    from toolsearch_lab.eval.doctor.payoff import payoff, recommend
+    from toolsearch_lab.eval.metrics import rank_queries
+    from toolsearch_lab.index.factory import make_index
+
+    report = diagnose(load_mcp_config(git_config["one"]))  # the doctor starts the servers and stops them
+    assert report.tools == 12 and set(report.servers.values()) == {"git"}
+    pay, rec = report.payoff, report.recommendation
+    # 672 tokens of tools: searching before each call costs more than it saves (a real run of a 3-step
+    # task measured 24 % more prompt tokens with search), and the verdict says by how much.
+    assert pay.saved_share < 0.25 and not rec.use_tool_search
+    how_much = f"{abs(pay.saved_per_task):,} tokens ({abs(pay.saved_share):.0%})"
+    assert how_much in rec.reasons["tool_search"], rec.reasons["tool_search"]
+    # With one search per task (the old assumption) search saves a few percent: still a no, saying so.
+    one = payoff(report.cost, TokenCounter("o200k_base"), rec.max_results, pay.calls_per_task, 1)
+    assert 0 < one.saved_share < 0.25 and one.saved_per_task < 1000
+    verdict = recommend((rec.index, ""), (rec.max_results, ""), one, report.tools)
+    assert not verdict.use_tool_search
+    assert (
+        f"saves only {one.saved_per_task:,} tokens ({one.saved_share:.0%}) per task"
+        in verdict.reasons["tool_search"]
+    )
+    accumulated = pay.calls_per_task * pay.discovered_tokens
+    assert accumulated > pay.catalog_tokens and "more than sending everything" in rec.reasons["accumulation"]
+
+    index = make_index(rec.index)
+    with ToolCatalog.from_mcp_config(git_config["one"]) as catalog:
+        index.index_tools("plain", catalog.tools)
+    ranked = rank_queries(index, "plain", [q for q, _ in GIT_REQUESTS], report.k)
+    found = sum(bool(want & set(names)) for (_, want), (names, _) in zip(GIT_REQUESTS, ranked, strict=True))
+    low, high = report.findable_range
+    assert low <= found / len(GIT_REQUESTS) <= high, (low, found, high)
+
+    pairs = {frozenset((p.a, p.b)) for p in report.confusable}
+    assert frozenset(("git_diff_staged", "git_diff_unstaged")) in pairs
+    assert frozenset(("git_diff", "git_diff_unstaged")) in pairs
+    for p in report.confusable:
+        assert p.a_swapped_to_b + p.b_swapped_to_a > 0 or "words" in p.signals, p
+
+
+def test_two_git_servers_and_time_merge_like_the_catalog_and_name_the_failed_server(git_config):
+    from toolsearch_lab.catalog.mcp_config import load_mcp_config
+
+    report = diagnose(load_mcp_config(git_config["many"]), indexes=["lucene"])
+    assert report.tools == 2 * 12 + 2  # none lost
+    assert set(report.servers.values()) == {"git alpha", "git-beta", "time"}
+    assert list(report.failed_servers) == ["broken"]
+    failed = next(f for f in report.findings if f.kind == "server-failed")
+    assert "'broken'" in failed.problem
+    collisions = [f for f in report.findings if f.kind == "name-collision"]
+    assert len(collisions) == 12
+    status = next(f for f in collisions if f.evidence["name"] == "git_status")
+    assert status.tools == ["git_alpha__git_status", "git-beta__git_status"]
+    assert status.evidence["servers"] == ["git alpha", "git-beta"] and status.evidence["identical"]

@@ -105,6 +105,7 @@ def test_evaluate_looping_path_matches_metrics():
     assert "recall@5" in result.summary()
 
 
-def test_evaluate_rejects_bad_k():
-    with pytest.raises(ValueError):
-        evaluate(BM25ToolIndex(), tiny(), k=0)
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "5"])
+def test_evaluate_rejects_bad_k(bad):
+    with pytest.raises(ValueError, match="evaluate: k must be a positive integer"):
+        evaluate(BM25ToolIndex(), tiny(), k=bad)

@@ -175,3 +175,67 @@ def test_a_tool_built_in_code_with_a_bad_schema_is_never_exported(parameters, fr
         with pytest.raises(ValueError, match=rf"tools\[1\] 'hot': {fragment}.*cannot be exported"):
             export([Tool("fine", "ok"), bad])
     json.dumps(to_openai_tools([Tool("fine", "ok")]), allow_nan=False)
+
+
+DROP = Tool(
+    "drop_table",
+    "Drop a table from the database.",
+    {"type": "object", "properties": {"table": {"type": "string"}}, "required": ["table"]},
+    title="Drop a table",
+    annotations={"title": "Drop table", "destructiveHint": True, "readOnlyHint": False, "x-vendor": {"a": 1}},
+    output_schema={"type": "object", "properties": {"dropped": {"type": "string"}}, "required": ["dropped"]},
+)
+MCP_KEYS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
+
+
+def test_mcp_export_carries_title_annotations_and_output_schema_losslessly():
+    record = {
+        "name": "drop_table",
+        "title": "Drop a table",
+        "description": "Drop a table from the database.",
+        "inputSchema": DROP.parameters,
+        "outputSchema": DROP.output_schema,
+        "annotations": DROP.annotations,
+    }
+    # MCP JSON -> catalog -> MCP JSON gives back the same record, key order included.
+    catalog = tools_from_json({"tools": [record]})
+    assert list(catalog) == [DROP]
+    exported = to_mcp_tools(catalog)
+    assert json.dumps(exported) == json.dumps({"tools": [record]})
+    assert list(tools_from_json(exported)) == [DROP]
+    # A tool without them exports without the keys.
+    assert list(to_mcp_tools([WEATHER])["tools"][0]) == ["name", "description", "inputSchema"]
+
+
+def test_shipped_mcp_snapshots_round_trip_through_the_mcp_export():
+    from toolsearch_lab.catalog.container import load_catalog
+    from toolsearch_lab.datafiles import data_path
+
+    folder = data_path("mcp_catalogs", "github-mcp-server", "toolsnaps")
+    snaps = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.snap"))]
+    exported = to_mcp_tools(load_catalog("github-mcp"))["tools"]
+    # icons and _meta are not part of the tool model; every field it keeps comes back unchanged.
+    assert exported == [{k: s[k] for k in MCP_KEYS if k in s} for s in snaps]
+    assert sum("annotations" in r for r in exported) == 117
+
+
+def test_openai_and_anthropic_shapes_and_their_token_counts_ignore_mcps_fields():
+    from toolsearch_lab.tokens import TokenCounter
+
+    bare = Tool(DROP.name, DROP.description, DROP.parameters)
+    for export in (to_openai_tools, to_anthropic_tools, lambda t: to_openai_responses_tools(t)[1:]):
+        assert export([DROP]) == export([bare])
+        assert "annotations" not in json.dumps(export([DROP]))
+    assert openai_tool_search_output("c", [DROP]) == openai_tool_search_output("c", [bare])
+    counter = TokenCounter()
+    assert counter.tool_tokens(DROP) == counter.tool_tokens(bare)
+    assert counter.count_json([DROP]) == counter.count_json([bare])
+
+
+def test_a_bad_output_schema_or_annotation_built_in_code_is_never_exported():
+    hot = Tool("hot", "x", output_schema={"type": "object", "properties": {"t": {"maximum": float("nan")}}})
+    with pytest.raises(ValueError, match=r"tools\[0\] 'hot': output_schema.properties.t.maximum is nan"):
+        to_mcp_tools([hot])
+    odd = Tool("odd", "x", annotations={"x-score": float("inf")})
+    with pytest.raises(ValueError, match=r"tools\[0\] 'odd': annotations.x-score is inf"):
+        to_mcp_tools([odd])

@@ -400,6 +400,8 @@ def test_three_429s_in_a_row_are_retried_and_every_retry_is_in_the_trace():
         (3, 429, "RateLimitError", 0.02),
     ]
     assert "Rate limit reached" in retries[0].message and "sk-fault-test" not in trace.to_json()
+    # Each record describes an attempt that was retried: none of them may claim the model gave up.
+    assert all("gave up" not in r.message.lower() and "retrying" in r.message for r in retries)
 
 
 def test_a_run_that_finally_fails_still_carries_its_retries():
@@ -410,4 +412,5 @@ def test_a_run_that_finally_fails_still_carries_its_retries():
     assert trace.stop_reason == "error" and len(server.requests) == 3
     assert [(r.attempt, r.status) for r in trace.iterations[0].retries] == [(1, 503), (2, 503)]
     assert "Gave up after 2 retries" in trace.errors[0]
+    assert all("Retrying." in r.message and "Gave up" not in r.message for r in trace.iterations[0].retries)
     assert trace.summary()["retries"] == 2 and len(trace.summary()["errors"]) == 1

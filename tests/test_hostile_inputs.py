@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from toolsearch_lab.catalog.container import CatalogError, load_catalog
+from toolsearch_lab.catalog.mcp import McpToolError
 from toolsearch_lab.index.regex import RegexToolIndex
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.model import Tool
@@ -239,6 +240,146 @@ def test_hostile_messages_session_ids_contexts_and_tool_lists_raise_clear_errors
             else:
                 COUNTS["accepted"] += 1
                 assert result.trace.stop_reason == "answered", (label, where, result.trace.errors)
+
+
+# ---- issue 23: failures inside tools, forged session ids, NaN in schemas -----------------------------------
+class _HostileBase(BaseException):
+    pass
+
+
+class _HostileExit(SystemExit):
+    pass
+
+
+def hostile_failures(rng: random.Random) -> list[tuple[str, BaseException]]:
+    """(label, exception) pairs a tool may raise: huge messages of several kinds and BaseException
+    subclasses, plus random combinations of the two."""
+    texts = [
+        ("3 MB ascii", "x" * 3_000_000),
+        ("1 MB quotes", '"' * 1_000_000),
+        ("500 KB control characters", "\x07" * 500_000),
+        ("1 MB surrogates", "\ud800" * 1_000_000),
+        ("empty", ""),
+    ]
+    classes: list[type[BaseException]] = [
+        RuntimeError,
+        ValueError,
+        SystemExit,
+        GeneratorExit,
+        _HostileBase,
+        _HostileExit,
+        McpToolError,
+    ]
+    failures: list[tuple[str, BaseException]] = [
+        (f"{cls.__name__}({label})", cls(text)) for cls in classes for label, text in texts[:2]
+    ]
+    failures += [("SystemExit(code 3)", SystemExit(3)), ("unprintable", _UnprintableError())]
+    for i in range(30):
+        cls = rng.choice(classes)
+        label, text = rng.choice(texts)
+        failures.append((f"random #{i}: {cls.__name__}({label})", cls(text)))
+    return failures
+
+
+class _UnprintableError(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
+def test_hostile_failures_inside_tools_become_bounded_error_results():
+    rng = random.Random(SEED + 5)
+    limit = 2_000
+    advisor = ToolSearchAdvisor(RegexToolIndex(), max_tool_result_chars=limit)
+    for label, failure in hostile_failures(rng):
+
+        def fail(failure=failure, **_):
+            raise failure
+
+        tool = Tool("failing_tool", "A tool that fails", function=fail)
+        turns = [
+            AssistantTurn(None, [ToolCall("s", "toolSearchTool", '{"query": "failing tool"}')]),
+            AssistantTurn(None, [ToolCall("f", "failing_tool", "{}")]),
+            AssistantTurn("done"),
+        ]
+        COUNTS["advisor failure cases"] += 1
+        result = _run(advisor, turns, tools=[tool])
+        assert result.trace.stop_reason == "answered", (label, result.trace.errors)
+        record = result.trace.iterations[1].tool_calls[0]
+        assert len(record.result) <= limit + 60, (label, len(record.result))
+        assert record.error.startswith(f"failing_tool raised {type(failure).__name__}"), label
+        COUNTS["answered as error results"] += 1
+
+
+class _ForgedId(str):
+    def __hash__(self) -> int:
+        return 0
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __str__(self) -> str:
+        return "someone-else"
+
+    def strip(self, *args: Any) -> str:
+        return "x"
+
+
+class _PlainSubclass(str):
+    pass
+
+
+def test_str_subclass_session_ids_become_plain_strings():
+    rng = random.Random(SEED + 6)
+    advisor = ToolSearchAdvisor(RegexToolIndex())
+    for cls in (_ForgedId, _PlainSubclass):
+        for text in ["alice", "bob", "\ud800", "x" * 1_000, "  ", ""] + [
+            str(rng.random()) for _ in range(10)
+        ]:
+            for where in ("session_id", "context"):
+                COUNTS["advisor caller-side cases"] += 1
+                value = cls(text)
+                kwargs: dict[str, Any] = (
+                    {"session_id": value} if where == "session_id" else {"context": {KEY: value}}
+                )
+                try:
+                    result = advisor.run(
+                        ScriptedModel([AssistantTurn("ok")]),
+                        [{"role": "user", "content": "x"}],
+                        _tools(),
+                        kwargs.get("context"),
+                        session_id=kwargs.get("session_id"),
+                    )
+                except ValueError as exc:
+                    assert not text.strip(), (cls.__name__, text[:20])  # only blank ids are refused
+                    _clear(exc, ("session_id", KEY))
+                    COUNTS["raised clear errors"] += 1
+                else:
+                    assert type(result.trace.session_id) is str and result.trace.session_id == text
+                    COUNTS["accepted"] += 1
+
+
+def test_non_finite_numbers_in_schemas_are_refused_naming_the_tool_and_field():
+    rng = random.Random(SEED + 7)
+    advisor = ToolSearchAdvisor(RegexToolIndex())
+    for i in range(40):
+        bad = rng.choice([float("nan"), float("inf"), float("-inf")])
+        path = [rng.choice(["minimum", "maximum", "default", "multipleOf"])]
+        schema: dict = {"type": "number", path[0]: bad}
+        for _ in range(rng.randrange(4)):
+            name = rng.choice(["a", "b", "nested"])
+            schema = {"type": "object", "properties": {name: schema}}
+            path = ["properties", name, *path]
+        parameters = {"type": "object", "properties": {"p": schema}}
+        field = "parameters.properties.p." + ".".join(path)
+        tool = Tool(f"nan_tool_{i}", "d", parameters)
+        COUNTS["advisor caller-side cases"] += 1
+        try:
+            _run(advisor, [AssistantTurn("ok")], tools=[*_tools(), tool])
+        except ValueError as exc:
+            _clear(exc, (f"tools[2] 'nan_tool_{i}': {field} is {bad!r}",))
+            COUNTS["raised clear errors"] += 1
+        else:
+            raise AssertionError(f"a schema with {bad!r} at {field} was accepted")
 
 
 # ---- load_catalog ------------------------------------------------------------------------------------------

@@ -10,15 +10,14 @@ import numpy as np
 import pytest
 
 from toolsearch_lab.cli.main import main as cli_main
+from toolsearch_lab.eval.ranker_training import DEFAULT_FEATURES, fit_ranker
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.index.learned import (
-    DEFAULT_FEATURES,
     FEATURES,
     SHIPPED_MODEL,
     LearnedToolIndex,
     RankerError,
     RankerModel,
-    fit_ranker,
 )
 from toolsearch_lab.model import SearchRequest, Tool
 
@@ -93,6 +92,22 @@ def test_model_json_round_trip(tmp_path, index):
     np.testing.assert_array_equal(again.scores(x), model.scores(x))
     assert json.loads(path.read_text())["format"] == "toolsearch-lab-ranker-1"
     assert RankerModel.load() == RankerModel.load(SHIPPED_MODEL)
+
+
+def test_save_replaces_a_model_file_whole(tmp_path, index, monkeypatch):
+    path = tmp_path / "m.json"
+    path.write_text("an older model", encoding="utf-8")
+    index.model.save(path)
+    assert RankerModel.load(path) == index.model and sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]
+
+    def fail(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr("toolsearch_lab.atomic.os.replace", fail)
+    with pytest.raises(OSError, match="disk full"):
+        index.model.save(path)
+    # the failed save left the previous file as it was, and no temporary file beside it
+    assert RankerModel.load(path) == index.model and sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]
 
 
 @pytest.mark.parametrize(

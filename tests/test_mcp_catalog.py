@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -122,3 +123,23 @@ def test_server_that_exits_during_startup_fails_fast_despite_the_long_startup_ti
             sys.executable, ["-c", "import sys; sys.stderr.write('exit code 5 here\\n'); sys.exit(5)"]
         )
     assert time.monotonic() - started < 15  # hang guard: the default startup_timeout is 30 s
+
+
+def test_live_import_keeps_title_annotations_and_output_schema_and_exports_them_unchanged():
+    from toolsearch_lab.catalog.export import to_mcp_tools
+
+    env = {"TOOLSEARCH_LAB_TEST_ANNOTATED": "1"}
+    with ToolCatalog.from_mcp_stdio(sys.executable, [SERVER], env, timeout=10) as cat:
+        drop = cat.get("drop_table")
+        assert drop.title == "Drop a table"
+        assert drop.annotations == {"title": "Drop table", "readOnlyHint": False, "destructiveHint": True}
+        assert (
+            drop.output_schema is not None and drop.output_schema["properties"]["dropped"]["type"] == "string"
+        )
+        assert drop.destructive and not cat.get("add").destructive
+        # The SDK gives every typed tool an output schema; the import keeps it too.
+        assert cat.get("add").output_schema["properties"]["result"]["type"] == "integer"
+        assert json.loads(drop.function(table="users")) == {"dropped": "users"}
+        # What the server sent is what the MCP export writes: the round trip is lossless.
+        sent, _ = cat.connection.tool_records()
+        assert to_mcp_tools(cat)["tools"] == sent

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from openai_fake_server import (
@@ -171,11 +170,13 @@ def test_scripted_tool_search_flow_branches_on_request(server):
 
 def test_429_with_retry_after_ms_then_success(server):
     server.enqueue(rate_limited(retry_after_ms=10), chat_response("after the wait"))
-    start = time.monotonic()
-    turn = make_model(server).complete(USER, [])
+    model = make_model(server)
+    waits: list[float] = []
+    model._sleep = waits.append
+    turn = model.complete(USER, [])
     assert turn.content == "after the wait"
     assert len(server.requests) == 2
-    assert time.monotonic() - start < 2  # retry-after-ms honoured, not the default backoff
+    assert waits == [0.01]  # retry-after-ms honoured, not the default backoff
 
 
 def test_500_then_success(server):
@@ -217,11 +218,13 @@ def test_non_retryable_status_is_raised_at_once(server):
 
 def test_timeout_is_bounded(server):
     server.enqueue(slow(chat_response("too late"), 3), slow(chat_response("too late"), 3))
-    start = time.monotonic()
-    with pytest.raises(ModelTimeout, match="no answer within 0.3 s"):
-        make_model(server, timeout=0.3, max_retries=1).complete(USER, [])
-    assert time.monotonic() - start < 2.5
+    model = make_model(server, timeout=0.3, max_retries=1)
+    model._sleep = lambda seconds: None
+    # Both replies would arrive after 3 s: an answer here would mean the timeout was not applied.
+    with pytest.raises(ModelTimeout, match="no answer within 0.3 s") as info:
+        model.complete(USER, [])
     assert len(server.requests) == 2
+    assert [(r.attempt, r.error) for r in info.value.retries] == [(1, "APITimeoutError")]
 
 
 def test_not_configured_is_helpful():
@@ -350,6 +353,28 @@ def test_retries_are_ours_and_recorded_on_the_turn(server):
     ]
     assert waits == [0.03, 1.0]
     assert FAKE_KEY not in repr(turn.retries)
+    # Each record tells what happened to its attempt: it was retried; none claims the model gave up.
+    assert [r.message.split(": ", 1)[1] for r in turn.retries] == [
+        "HTTP 429: slow down. Rate limited; retrying.",
+        "HTTP 500: hiccup. Retrying.",
+    ]
+
+
+@pytest.mark.parametrize(
+    "status, final", [(429, "Rate limited; gave up after 2 retries."), (502, "Gave up after 2 retries.")]
+)
+def test_only_the_attempt_given_up_on_says_gave_up_with_the_real_count(server, status, final):
+    server.enqueue(*[error_response(status, "busy", headers={"retry-after-ms": "1"})] * 3)
+    model = make_model(server, max_retries=2)
+    model._sleep = lambda seconds: None
+    with pytest.raises(ModelError) as info:
+        model.complete(USER, [])
+    assert len(server.requests) == 3 and info.value.message.endswith(f"HTTP {status}: busy. {final}")
+    assert [r.attempt for r in info.value.retries] == [1, 2]
+    assert all(r.message.endswith("etrying.") and "ave up" not in r.message for r in info.value.retries)
+    server.enqueue(error_response(status, "busy"))
+    with pytest.raises(ModelError, match=r"after 0 retries\.$"):
+        make_model(server, max_retries=0).complete(USER, [])
 
 
 def test_retry_after_forms_and_caps():
@@ -386,5 +411,5 @@ def test_connection_failure_after_retries_carries_them(server):
 
 @pytest.mark.parametrize("bad", [-1, 1.5, True, "2"])
 def test_max_retries_is_validated(bad):
-    with pytest.raises(ValueError, match="max_retries must be an integer >= 0"):
+    with pytest.raises(ValueError, match=r"max_retries must be a non-negative integer \(>= 0\)"):
         OpenAIChatModel(max_retries=bad)

@@ -373,3 +373,75 @@ def test_every_credential_parameter_form_is_redacted_and_can_be_scrubbed(name, w
     assert "s3cr" not in scrub(f"failed: s3cr+et-0123456789 at {url}", secrets)
     base, params = split_url_query("https://host/v1?" + name + "=" + value)
     assert base == "https://host/v1" and params == {name: "s3cr+et-0123456789"}
+
+
+def _echo_path_responder(request):
+    """A careless proxy: its error messages quote the request line, query string included."""
+    if "please fail" in json.dumps((request.json or {}).get("messages", [])):
+        return error_response(401, f"Bad key in POST {request.path} (http://127.0.0.1{request.path})")
+    if request.path.split("?")[0].endswith("/embeddings"):
+        return echo_server_responder(request)
+    return chat_response("Sunny.")
+
+
+@pytest.mark.parametrize(
+    "suffix, sent_query",
+    [
+        (f"?api-key={KEY}", f"api-key={KEY}"),
+        (f"?api-version=2024-06-01&api_key={KEY}", f"api-version=2024-06-01&api_key={KEY}"),
+        (f"?token={KEY}#frag", f"token={KEY}"),
+        (f"#key={KEY}", None),  # a fragment is never sent over HTTP
+        (f"#{KEY}", None),
+    ],
+    ids=["api-key", "second-parameter", "token-and-fragment", "fragment-parameter", "bare-fragment"],
+)
+def test_chat_model_key_in_the_base_url_query_or_fragment_reaches_the_server_and_shows_nowhere(
+    suffix, sent_query, debug_logs, tmp_path
+):
+    with FakeOpenAIServer(default=_echo_path_responder) as srv:
+        url = srv.base_url.replace("http://", "http://proxyuser:" + KEY + "@") + suffix
+        model = OpenAIChatModel(model="m", base_url=url, max_retries=1, record=True)
+        model._sleep = lambda seconds: None
+        for text, where in (
+            (repr(model), "repr(model)"),
+            (str(model), "str(model)"),
+            (model.name, "model.name"),
+            (str(model.base_url), "model.base_url"),
+            (repr(vars(model)), "vars(model)"),
+        ):
+            _no_key(text, where)
+        assert "127.0.0.1" in repr(model) and "***" in repr(model)
+        assert model.complete([{"role": "user", "content": "hi"}], []).content == "Sunny."
+        path, _, query = srv.requests[0].path.partition("?")
+        assert path == "/v1/chat/completions"  # the SDK's path is not appended after the query
+        assert query == (sent_query or "")
+        with pytest.raises(ModelError) as info:
+            model.complete([{"role": "user", "content": "please fail"}], [])
+        assert "Bad key in POST /v1/chat/completions" in info.value.message
+        for e in _chain(info.value):
+            _no_key(_exception_texts(e), "error with a key in the URL query")
+        tools = [Tool("get_weather", "Get the weather", function=lambda **kw: "sunny")]
+        failed = ToolSearchAdvisor(RegexToolIndex()).run(
+            model, [{"role": "user", "content": "please fail"}], tools, session_id="s"
+        )
+        assert failed.trace.stop_reason == "error" and "Bad key" in failed.trace.errors[0]
+        _no_key(failed.trace.to_json(indent=2), "trace JSON")
+        _no_key(json.dumps(failed.trace.summary()), "trace summary")
+        model.save_recording(tmp_path / "rec.json")
+        _no_key((tmp_path / "rec.json").read_text(encoding="utf-8"), "recording")
+    _no_key(debug_logs.text, "logs")
+
+
+def test_cli_output_holds_no_key_from_the_base_url_query(monkeypatch, capsys):
+    from toolsearch_lab.cli.main import main
+
+    with FakeOpenAIServer(default=_echo_path_responder) as srv:
+        srv.enqueue(error_response(503, f"overloaded at {srv.base_url}?api-key={KEY}"))
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{srv.base_url}?api-key={KEY}")
+        monkeypatch.setenv("OPENAI_MODEL", "m")
+        code = main(["demo", "--model", "openai", "--max-retries", "0"])
+        out, err = capsys.readouterr()
+        assert srv.requests[0].path == f"/v1/chat/completions?api-key={KEY}"
+    assert code == 1 and "overloaded" in out
+    _no_key(out + err, "CLI output")

@@ -14,8 +14,10 @@ from toolsearch_lab.index.bm25.index import BM25ToolIndex
 from toolsearch_lab.index.vector import VectorToolIndex
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, Tool
+from toolsearch_lab.models.factory import MODEL_NAMES, make_model
 from toolsearch_lab.models.glossary import Glossary
-from toolsearch_lab.models.simulated import SimulatedAgent, semantic_fit
+from toolsearch_lab.models.openai import ModelNotConfigured
+from toolsearch_lab.models.simulated import LiteralAgent, SemanticAgent, SimulatedAgent, semantic_fit
 
 # What the unit tests' agent knows of everyday words (the shipped glossary is tested on its own).
 GLOSSARY = Glossary.from_entries([(["pr"], ["pull request"]), (["ticket"], ["issue"])])
@@ -63,8 +65,9 @@ def scenario(*steps):
 def run(sc, mode, **options):
     embedder = ConceptEmbedder()
     advisor = ToolSearchAdvisor(VectorToolIndex(embedder=embedder), reference_tool_name_accumulation=True)
-    options.setdefault("glossary", GLOSSARY)
-    agent = SimulatedAgent(sc.agent_steps(), mode=mode, embedder=embedder, **options)
+    if mode == "semantic":  # the literal agent has neither: it reads words as written
+        options = {"embedder": embedder, "glossary": GLOSSARY, **options}
+    agent = SimulatedAgent(sc.agent_steps(), mode=mode, **options)
     return run_scenario(sc, model=agent, advisor=advisor)
 
 
@@ -198,8 +201,10 @@ def test_fit_reads_the_need_through_the_glossary():
     assert read.fit(read.steps[0], merge) == pytest.approx(
         semantic_fit("check the pull request", merge, embedder)
     )
-    literal = SimulatedAgent([{"need": "check the PR"}], mode="literal", glossary=GLOSSARY)
+    literal = SimulatedAgent([{"need": "check the PR"}], mode="literal")
     assert literal.reading(literal.steps[0]) == "check the PR"  # the literal agent reads words as written
+    with pytest.raises(TypeError, match="glossary"):  # and has no glossary to be given
+        SimulatedAgent([{"need": "check the PR"}], mode="literal", glossary=GLOSSARY)
 
 
 def test_the_glossary_is_what_finds_a_tool_named_in_other_words():
@@ -218,8 +223,9 @@ def test_the_glossary_is_what_finds_a_tool_named_in_other_words():
     )
     knows = Glossary.from_entries([(["ticket"], ["issue"]), (["bring up"], ["read"])])
 
-    def outcome(mode, glossary):
-        agent = SimulatedAgent(sc.agent_steps(), mode=mode, embedder=ConceptEmbedder(), glossary=glossary)
+    def outcome(mode, glossary=None):
+        options = {} if mode == "literal" else {"embedder": ConceptEmbedder(), "glossary": glossary}
+        agent = SimulatedAgent(sc.agent_steps(), mode=mode, **options)
         result = run_scenario(sc, model=agent, advisor=ToolSearchAdvisor(BM25ToolIndex()))
         return result.trace.called_tools(), [s.query for s in result.trace.searches()]
 
@@ -227,7 +233,7 @@ def test_the_glossary_is_what_finds_a_tool_named_in_other_words():
     assert outcome("semantic", knows) == (["issue_read"], ["bring ticket 42", "read issue 42"])
     called, queries = outcome("semantic", Glossary())
     assert called == [] and queries[0] == "bring ticket 42" and "issue" not in " ".join(queries)
-    assert outcome("literal", knows)[0] == []  # the literal agent reads words as written
+    assert outcome("literal")[0] == []  # the literal agent reads words as written
 
 
 def test_unknown_mode_is_rejected():
@@ -235,3 +241,43 @@ def test_unknown_mode_is_rejected():
         SimulatedAgent([{"need": "x"}], mode="clever")
     with pytest.raises(ValueError, match="unknown model 'psychic'"):
         run_scenario("spring-demo", model="psychic")
+
+
+def test_simulated_agent_builds_the_agent_of_its_mode():
+    steps = [{"need": "x"}]
+    assert type(SimulatedAgent(steps)) is SemanticAgent  # the default, as the README's snippet uses it
+    assert type(SimulatedAgent(steps, mode="literal")) is LiteralAgent
+    assert (LiteralAgent(steps).name, SemanticAgent(steps).name) == ("simulated", "simulated-semantic")
+    assert (LiteralAgent(steps).max_searches_per_step, SemanticAgent(steps).max_searches_per_step) == (2, 3)
+    with pytest.raises(ValueError, match="LiteralAgent: mode is 'literal', got mode='semantic'"):
+        LiteralAgent(steps, mode="semantic")
+    with pytest.raises(ValueError, match="at least one step"):
+        SemanticAgent([])
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "agent_name"),
+    [
+        ("simulated", SemanticAgent, "simulated-semantic"),
+        ("semantic", SemanticAgent, "simulated-semantic"),
+        ("semantic-no-glossary", SemanticAgent, "simulated-semantic-no-glossary"),
+        ("literal", LiteralAgent, "simulated"),
+    ],
+)
+def test_make_model_names_the_simulated_agents(name, kind, agent_name):
+    model = make_model(name, [{"need": "x"}], max_results=3)
+    assert type(model) is kind and model.name == agent_name and model.max_results == 3
+    assert name in MODEL_NAMES
+
+
+def test_make_model_passes_a_model_through_and_refuses_what_it_cannot_build(monkeypatch):
+    agent = LiteralAgent([{"need": "x"}])
+    assert make_model(agent) is agent
+    with pytest.raises(ValueError, match="unknown model 'psychic'"):
+        make_model("psychic", [{"need": "x"}])
+    with pytest.raises(ValueError, match="simulated agents only"):
+        make_model("openai", max_results=3)
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    with pytest.raises(ModelNotConfigured):
+        make_model("openai")

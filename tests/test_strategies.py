@@ -143,7 +143,7 @@ def test_pre_retrieval_binds_top_k_before_the_first_call_and_offers_no_search():
     assert len(model.calls[0]["tools"]) == 2
     first = result.trace.iterations[0]
     assert first.searches[0].query == "weather in Paris" and first.discovered == model.calls[0]["tools"]
-    with pytest.raises(ValueError, match="k must be an integer from 1 to 10"):
+    with pytest.raises(ValueError, match="max_results must be an integer from 1 to 10"):
         PreRetrieval(50)
 
 
@@ -181,7 +181,7 @@ def test_bad_strategy_settings_name_the_problem():
         make_strategy("fastest")
     with pytest.raises(ValueError, match="strategy must be a Strategy"):
         ToolSearchAdvisor(make_index("lucene"), strategy="inline-references")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="limit must be an integer from 1 to 10"):
+    with pytest.raises(ValueError, match="max_results must be an integer from 1 to 10"):
         RetrieveThenBind(0)
 
 

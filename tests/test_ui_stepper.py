@@ -252,3 +252,52 @@ def test_agent_switch_shows_per_step_grade_on_user_worded_scenario():
     assert f"Steps 0/{n}" in literal_text and literal_text.count("✗") == n
     app.model_dropdown.value = "semantic"  # from the cache
     assert f"Steps {k}/{n}" in visible_text(app.steps.value)
+
+
+# ---- notebook 04's failure demonstrations (toolsearch_lab.ui.stepper_demos) ------------------------------
+def test_accumulation_off_refuses_a_tool_found_two_searches_ago():
+    from toolsearch_lab.ui.stepper_demos import REMEMBERED_CALLS, rejected_calls, remembering_runs, runs_table
+
+    runs = remembering_runs()
+    assert rejected_calls(runs["accumulation on"]) == []
+    lost = rejected_calls(runs["accumulation off"])
+    assert lost and set(lost) < set(REMEMBERED_CALLS), lost
+    last_search = runs["accumulation off"].iterations[2].searches[0]
+    assert not set(lost) & {h.name for h in last_search.hits}  # only what the latest search missed is lost
+    text = repr(runs_table(runs))
+    assert "not exposed" in text and len(text.splitlines()) <= 30
+
+
+def test_max_results_left_unset_gets_the_index_default_and_the_model_wins():
+    from toolsearch_lab.model import DEFAULT_MAX_RESULTS
+    from toolsearch_lab.ui.stepper_demos import SPRING_DESCRIBED_DEFAULT, max_results_cases
+
+    unset, configured, model_wins = max_results_cases()
+    assert unset.returned == DEFAULT_MAX_RESULTS != SPRING_DESCRIBED_DEFAULT
+    assert configured.returned == configured.advisor
+    assert model_wins.returned == model_wins.model_asks != model_wins.advisor
+
+
+def test_spring_yaml_reads_back_as_the_same_config():
+    from datetime import timedelta
+
+    from toolsearch_lab.loop.config import ToolSearchConfig
+    from toolsearch_lab.ui.stepper_demos import config_side_by_side, spring_properties, spring_yaml
+
+    config = ToolSearchConfig(
+        enabled=True, index_type="lucene", max_results=5, lru_max_sessions=50, ttl=timedelta(seconds=90)
+    )
+    properties = spring_properties(config)
+    assert ToolSearchConfig.from_spring_properties(properties) == config
+    assert properties["spring.ai.chat.client.tool-search-advisor.eviction.ttl"] == "90s"
+    yaml = spring_yaml(properties)
+    assert yaml.splitlines()[:5] == [
+        "spring:",
+        "  ai:",
+        "    chat:",
+        "      client:",
+        "        tool-search-advisor:",
+    ]
+    assert "reads back as the same configuration" in config_side_by_side(config)._repr_html_()
+    with pytest.raises(ValueError, match="strict has no Spring Boot property"):
+        spring_properties(ToolSearchConfig(strict=True))

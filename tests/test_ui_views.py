@@ -10,8 +10,11 @@ from toolsearch_lab.eval.metrics import evaluate
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.model import Tool
 from toolsearch_lab.ui import CatalogView, RetrievalExplorer, TraceViewer, theme
-from toolsearch_lab.ui.charts import line_chart
+from toolsearch_lab.ui.charts import line_chart, rank_table
+from toolsearch_lab.ui.display import Html, Prose, Table
+from toolsearch_lab.ui.retrieval_explorer import metrics_table, ranking_table
 from toolsearch_lab.ui.sample import sample_trace
+from toolsearch_lab.ui.trace_viewer import grade_table, usage_table
 
 TOOLS = [
     Tool("get_weather", "Get the weather forecast for a city"),
@@ -108,3 +111,93 @@ def test_line_chart_uses_the_shared_colours_and_decade_log_ticks():
     )
     assert [tr.line.color for tr in fig.data] == [theme.BASELINE, theme.SEARCH]
     assert fig.layout.xaxis.type == "log" and fig.layout.xaxis.dtick == 1
+
+
+def test_spring_hashset_order_rebills_the_same_run_with_tools_in_no_fixed_order():
+    """Spring collects the exposed tools in a HashSet: same tools, an order fixed per JVM (its hash codes),
+    buckets reshuffled as the set grows. Re-billing a search-only run in that order keeps its requests'
+    tool sets and its grade; only the cache split moves."""
+    from toolsearch_lab.eval.compare import compare
+    from toolsearch_lab.eval.cost import hashset_order
+    from toolsearch_lab.ui.strategy_lab import SPRING_ORDER, spring_order_run, table_html
+
+    names = ["toolSearchTool", *(f"tool_{i}" for i in range(20))]
+    orders = {tuple(hashset_order(names, jvm)) for jvm in range(5)}
+    assert all(sorted(o) == sorted(names) for o in orders) and len(orders) > 1
+    assert hashset_order(names, 3) == hashset_order(names, 3)
+    assert any(o[0] != "toolSearchTool" for o in orders)  # the meta-tool is not pinned first
+
+    run = next(r for r in compare("livemcpbench", strategies=["search-only"]) if r.index == "lucene")
+    spring = [spring_order_run(run, jvm) for jvm in range(10)]
+    for other in spring:
+        assert [sorted(t["function"]["name"] for t in tools) for _, tools in other.requests] == [
+            sorted(t["function"]["name"] for t in tools) for _, tools in run.requests
+        ]
+        assert other.row()["success"] == run.row()["success"] and other.row()["strategy"] == SPRING_ORDER
+    assert min(s.row()["cached_tokens"] for s in spring) < run.row()["cached_tokens"]
+    assert SPRING_ORDER in table_html([run.row(), spring[0].row()])
+    with pytest.raises(ValueError, match="needs a search-only run"):
+        spring_order_run(compare("livemcpbench", strategies=["all-tools"])[0])
+
+
+def test_trace_viewer_draws_each_runs_baseline_over_its_own_bars():
+    """Two runs of one scenario have near-identical "all tools" lines: each is drawn on its own side of the
+    iteration number, with its own dash and marker, so neither hides the other."""
+    trace = sample_trace(True)
+    app = TraceViewer(trace, trace, labels=("a", "b"))
+    bars, lines = app.fig.data[:2], app.fig.data[2:]
+    assert list(lines[0].y) == list(lines[1].y)  # the same run twice: identical baselines
+    assert all(r - left > 0.3 for left, r in zip(lines[0].x, lines[1].x, strict=True))
+    assert lines[0].line.dash != lines[1].line.dash and lines[0].marker.symbol != lines[1].marker.symbol
+    for bar, line in zip(bars, lines, strict=True):  # a line runs through the middle of its run's bars
+        assert bar.offset + bar.width / 2 == pytest.approx(line.x[0] - bar.x[0])
+
+
+def test_tables_show_html_and_aligned_text_never_a_raw_repr(results):
+    table = Table(["name", "n", "ok"], [["a <b>", 1234, True], [Html("<i>x</i>", "x"), None, False]], "note")
+    html = table._repr_html_()
+    assert "a &lt;b&gt;" in html and "<i>x</i>" in html and "1,234" in html and "note" in html
+    assert repr(table).splitlines() == ["name   n      ok", "a <b>  1,234  ✓", "x      –      ✗", "note"]
+    with pytest.raises(ValueError, match="row 0 has 1 cells, the table has 3 columns"):
+        Table(["name", "n", "ok"], [["a"]])
+    with pytest.raises(ValueError, match="Prose needs some Markdown text"):
+        Prose("  ")
+    assert Prose("**3** tools")._repr_markdown_() == "**3** tools"
+
+    metrics = metrics_table(results, sizes={"tiny": len(TOOLS)})
+    assert [row[0] for row in metrics.rows] == ["tiny", "tiny"]
+    assert metrics.columns[2:4] == ["tools", "queries"]
+    best = max(r.metrics["mrr"] for r in results.values())
+    assert any(cell == Html(f"<b>{best:.3f}</b>") for row in metrics.rows for cell in row)
+    q4 = next(q for q in results["tiny", "lucene"].per_query if q.id == "q4")
+    ranking = ranking_table(q4)
+    marked = [row[1] for row in ranking.rows if row[2]]
+    assert sorted(marked) == sorted(n for n in q4.ranked if n in q4.relevant)
+
+
+def test_grade_usage_and_rank_tables_read_a_run():
+    from toolsearch_lab.eval.scenarios import run_scenario
+
+    run = run_scenario("spring-demo", index="lucene")
+    grade = grade_table(run.grade, label="demo")
+    assert grade.caption.startswith("demo: task completed, 3 of 3 steps") and all(r[3] for r in grade.rows)
+    usage = usage_table(run)
+    assert [r[0] for r in usage.rows] == [it.number for it in run.trace.iterations]
+    assert all(r[3] is None for r in usage.rows)  # the simulated agent reports no usage
+    measured = {("lucene", 10): {"ranks": {"a": 1, "b": None}}, ("lucene", 100): {"ranks": {"a": 3, "b": 2}}}
+    ranks = rank_table(measured, [10, 100, 1000])
+    assert [[c.text if isinstance(c, Html) else c for c in r[1:]] for r in ranks.rows] == [
+        ["a", "#1", "#3", None],
+        ["b", "✗", "#2", None],
+    ]
+
+
+def test_strategy_lab_reuses_runs_from_the_cell_above_and_refuses_other_runs():
+    from toolsearch_lab.eval.compare import compare
+    from toolsearch_lab.ui import StrategyLab
+
+    runs = compare("spring-demo", max_results=5)
+    lab = StrategyLab("spring-demo", runs=runs)
+    assert [r.run for r in lab.runs] == [r.run for r in runs]  # re-priced, not re-run
+    with pytest.raises(ValueError, match="maxResults 5 and nothing unloaded"):
+        StrategyLab("spring-demo", runs=compare("spring-demo", max_results=3))
