@@ -1,4 +1,5 @@
-"""Line charts in the project's look, for notebook cells that plot measured numbers (notebook 06).
+"""Line charts in the project's look, and the table beside them, for notebook cells that show measured
+numbers (notebook 08).
 
 They are FigureWidgets, like every other figure of the kit: JupyterLab and Voila render them through the
 widget manager that the other views already need, with zoom and hover.
@@ -10,11 +11,13 @@ every other view, an index kind ("regex", "lucene", ...) has the colour the Inde
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import plotly.graph_objects as go
 
 from toolsearch_lab.ui import theme as t
-from toolsearch_lab.ui.index_explorer import KIND_COLOURS
+from toolsearch_lab.ui.display import Html, Table
+from toolsearch_lab.ui.index_explorer import KIND_COLOURS, kind_label
 
 SERIES_COLOURS = {"all tools": t.BASELINE, "tool search": t.SEARCH, **KIND_COLOURS}
 
@@ -52,3 +55,30 @@ def line_chart(
         yaxis=log_axis(y_title) if log_y else t.axis(y_title, rangemode="tozero"),
     )
     return go.FigureWidget(data=data, layout=layout)
+
+
+def rank_table(
+    measured: Mapping[tuple[str, int], Mapping], sizes: Sequence[int], max_results: int = 10
+) -> Table:
+    """``measured`` maps (index kind, catalog size) to a ``measure_index`` row: one table row per index and
+    target tool, one column per size, each cell the target's rank (green at #1, amber lower, red when it
+    is not among the ``max_results`` the model would see; – when that size was not measured)."""
+    kinds = list(dict.fromkeys(kind for kind, _ in measured))
+    targets = list(dict.fromkeys(name for row in measured.values() for name in row["ranks"]))
+    rows = []
+    for kind in kinds:
+        for target in targets:
+            cells: list[Any] = [kind_label(kind), target]
+            for size in sizes:
+                row = measured.get((kind, size))
+                cells.append(None if row is None else _rank_cell(row["ranks"].get(target), max_results))
+            rows.append(cells)
+    caption = f"rank of each target tool; ✗ = not in the top {max_results}, so the model never sees it"
+    return Table(["index", "target", *(f"{size:,} tools" for size in sizes)], rows, caption=caption)
+
+
+def _rank_cell(rank: int | None, max_results: int) -> Html:
+    if rank is None:
+        return Html(f"<b style='color:{t.BAD}'>✗</b>", "✗")
+    colour = t.GOOD if rank == 1 else t.NEW
+    return Html(f"<b style='color:{colour}'>#{rank}</b>", f"#{rank}")

@@ -24,6 +24,9 @@ SORTS = {
 SEVERITY_COLOURS = {"error": (t.BAD, "#FEE2E2"), "warning": (t.NEW, t.NEW_LIGHT), "info": (t.MUTED, t.GRID)}
 MAX_ROWS = 40
 MAX_PAIR_TOOLS = 14
+CELL_PX = 64  # height of one row of the confusion view
+MIN_FIX_WORDS = 6  # a rewritten description: one sentence that says what, to what and what comes back
+MIN_FIX_DISTINCT = 0.6  # share of distinct words: a keyword list repeated is not a description
 
 
 def summary_html(report: DoctorReport) -> str:
@@ -123,7 +126,12 @@ def confusion_spec(report: DoctorReport, limit: int = MAX_PAIR_TOOLS) -> dict:
     title = "Closest pairs: probes of the row tool that the column tool outranked"
     if not names:
         title = "No confusable pairs found"
-    height = max(320, 120 + 34 * len(names))
+    # Rows get a fixed height so a few pairs still read as a grid (a fixed figure height squashed them into
+    # slivers); the bottom margin holds the slanted tool names of the x axis and its title.
+    label = max((len(n) for n in names), default=8)
+    bottom = 50 + round(label * t.FONT_SIZE * 0.35)
+    height = 100 + bottom + max(CELL_PX * len(names), 2 * CELL_PX)
+    top = max((v for row in z for v in row if v is not None), default=0)
     return {
         "data": [
             {
@@ -131,19 +139,31 @@ def confusion_spec(report: DoctorReport, limit: int = MAX_PAIR_TOOLS) -> dict:
                 "x": names,
                 "y": names,
                 "z": z,
+                "zmin": 0,
+                "zmax": max(top, 1),
                 "text": text,
+                "texttemplate": "%{z}",
+                "textfont": {"size": t.FONT_SIZE + 1},
                 "hovertemplate": "%{text}<extra></extra>",
                 "colorscale": [[0.0, t.NEW_LIGHT], [1.0, t.BAD]],
                 "hoverongaps": False,
-                "colorbar": {"title": {"text": "probes lost"}},
+                "xgap": 2,
+                "ygap": 2,
+                "colorbar": {
+                    "title": {"text": "probes lost", "side": "right"},
+                    "dtick": 1,
+                    "thickness": 16,
+                    "outlinewidth": 0,
+                },
             }
         ],
         "layout": t.base_layout(
             title,
             height,
-            xaxis=t.axis("outranking tool", tickangle=-35),
-            yaxis=t.axis("tool whose probes lost", autorange="reversed"),
-            margin={"l": 260, "r": 30, "t": 90, "b": 200},
+            xaxis=t.axis("outranking tool", tickangle=-30, showgrid=False, side="bottom"),
+            yaxis=t.axis("tool whose probes lost", autorange="reversed", showgrid=False),
+            margin={"l": 40, "r": 40, "t": 70, "b": bottom},
+            plot_bgcolor="#F9FAFB",  # an empty cell (no pair) reads as a cell, not as missing plot
         ),
     }
 
@@ -260,7 +280,7 @@ class CatalogDoctor(Displayable):
 
 
 def judge_description_fixes(fixes: Any, *, catalog: Any, report: DoctorReport, **_: Any) -> tuple[bool, str]:
-    """The self-check of notebook 08's doctor exercise: ``fixes`` ({tool name: new description}) must rewrite
+    """The self-check of notebook 10's doctor exercise: ``fixes`` ({tool name: new description}) must rewrite
     the report's two worst descriptions, leave no description finding on them and raise the findability
     score. Everything is recomputed from ``catalog`` and ``report`` at run time."""
     if not isinstance(fixes, dict) or not all(
@@ -277,6 +297,19 @@ def judge_description_fixes(fixes: Any, *, catalog: Any, report: DoctorReport, *
             f"the two worst descriptions are {' and '.join(worst)} (the first description findings in the "
             f"table); {', '.join(missing)} is not rewritten yet"
         )
+    for name in worst:
+        words = fixes[name].split()
+        if len(words) < MIN_FIX_WORDS:
+            return False, (
+                f"the new description of {name} ({fixes[name].strip()!r}) is too short: say what it does, to "
+                f"what and what it returns, in at least {MIN_FIX_WORDS} words"
+            )
+        if len({w.lower().strip(".,;:!?") for w in words}) < MIN_FIX_DISTINCT * len(words):
+            return False, f"the new description of {name} repeats its words: write a sentence, not a list"
+        if fixes[name].strip() in {fixes[o].strip() for o in worst if o != name} | {
+            tool.description.strip() for tool in catalog.tools if tool.name != name
+        }:
+            return False, f"the new description of {name} is another tool's: say what {name} alone does"
     after = diagnose(rewrite_descriptions(catalog, fixes), indexes=report.indexes, k=report.k)
     left = [f for f in after.findings if f.kind in DESCRIPTION_KINDS and set(f.tools) & set(worst)]
     if left:

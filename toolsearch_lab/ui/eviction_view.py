@@ -1,10 +1,16 @@
 """EvictionSimulator: many sessions, one advisor, one eviction strategy; watch indexes being built, reused
-and evicted over simulated time. The simulation itself is toolsearch_lab.eval.eviction_simulation."""
+and evicted over simulated time. The simulation itself is toolsearch_lab.eval.eviction_simulation.
+
+Also the tables of notebook 06: what ``initialize_session`` did request by request, and the fingerprint
+cache defeated when the advisor is rebuilt for every request."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import ipywidgets as widgets
 
+from toolsearch_lab import LruEviction
 from toolsearch_lab.eval.eviction_simulation import (
     EVENT_KINDS,
     EVICT,
@@ -17,40 +23,62 @@ from toolsearch_lab.eval.eviction_simulation import (
     SimulationResult,
     simulate,
 )
+from toolsearch_lab.index.factory import make_index
+from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
+from toolsearch_lab.ui.display import Table
 
 # First index in ink, not teal: next to the green "reuse" dots a teal square was hard to tell apart.
-STYLE = {
+STYLE: dict[str, dict[str, Any]] = {
     FIRST_INDEX: {"symbol": "square", "size": 16, "color": t.INK},
     REINDEX_EVICTED: {"symbol": "diamond", "size": 18, "color": t.NEW},
     REINDEX_CHANGED: {"symbol": "diamond", "size": 18, "color": t.SEARCH},
     REUSE: {"symbol": "circle", "size": 11, "color": t.GOOD},
     EVICT: {"symbol": "x-thin-open", "size": 16, "color": t.BAD, "line": {"width": 4}},
 }
-EVICT_OFFSET = 0.3  # evictions sit just above the session's line so they never hide an index marker
-DODGE = 0.2  # events of one session closer than a marker's width alternate below and above its line
+# Each session's row has three lanes a marker's height apart (above the line, on it, below it).
+LANE = 0.34  # in rows; ROW_PX * LANE must be at least the largest marker (18 px)
+EVICT_OFFSET = LANE
+DODGE = LANE
+ROW_PX = 64  # height of one session's row in pixels
+MARGIN_TOP, MARGIN_BOTTOM = 130, 60
 PLOT_PX = 840  # plot-area width in pixels (figure width minus margins), to turn a marker's width into seconds
+
+
+# A dense timeline draws smaller markers rather than overlapping ones.
+MARKER_SCALES = (1.0, 0.8, 0.65, 0.5, 0.4)
 
 
 def dodged_rows(
     result: SimulationResult, rows: dict[str, int], span: float, marker_px: float = 18
-) -> list[float]:
-    """The y of every event (same order as ``result.events``): its session's row, nudged off the line when it
-    would overlap the previous marker of that row, so two events a moment apart stay two markers."""
+) -> tuple[list[float], bool]:
+    """The y of every event (same order as ``result.events``): its session's row has three lanes, evictions
+    prefer the one above the line and index or reuse events the line itself; an event that would overlap the
+    previous marker in its lane takes the next free lane, so two events a moment apart stay two markers.
+    The flag says whether every event found a free lane."""
     gap = marker_px * span / PLOT_PX
     last: dict[tuple[str, float], float] = {}  # (session, offset) -> time of the last marker placed there
-    ys = []
+    ys, fits = [], True
     for e in result.events:
-        if e.kind == EVICT:
-            ys.append(rows[e.session] - EVICT_OFFSET)
-            continue
-        for offset in (0.0, DODGE, -DODGE):
-            if e.time - last.get((e.session, offset), float("-inf")) >= gap:
-                break
+        lanes = (-EVICT_OFFSET, DODGE, 0.0) if e.kind == EVICT else (0.0, DODGE, -EVICT_OFFSET)
+        free = [o for o in lanes if e.time - last.get((e.session, o), float("-inf")) >= gap]
+        # every lane busy (a burst of one session's events within a marker's width): the least recent one
+        offset = free[0] if free else min(lanes, key=lambda o: last[(e.session, o)])
+        fits = fits and bool(free)
         last[(e.session, offset)] = e.time
         ys.append(rows[e.session] + offset)
-    return ys
+    return ys, fits
+
+
+def placed_markers(result: SimulationResult, rows: dict[str, int], span: float) -> tuple[list[float], float]:
+    """The events' y (see :func:`dodged_rows`) at the largest marker scale at which every event has a lane."""
+    largest = max(style["size"] for style in STYLE.values())
+    for scale in MARKER_SCALES:
+        ys, fits = dodged_rows(result, rows, span, largest * scale)
+        if fits:
+            return ys, scale
+    return ys, scale
 
 
 def strategy_label(config: SimulationConfig) -> str:
@@ -69,7 +97,8 @@ def timeline_spec(result: SimulationResult) -> dict:
     names = [f"session-{i + 1}" for i in range(cfg.sessions)]
     row = {n: i for i, n in enumerate(names)}
     end = result.request_times[-1] if result.request_times else 1.0
-    y_of = dict(zip(map(id, result.events), dodged_rows(result, row, end * 1.05), strict=True))
+    ys, scale = placed_markers(result, row, end * 1.05)
+    y_of = dict(zip(map(id, result.events), ys, strict=True))
     data = []
     for kind in EVENT_KINDS:
         events = [e for e in result.events if e.kind == kind]
@@ -87,7 +116,7 @@ def timeline_spec(result: SimulationResult) -> dict:
                     for e in events
                 ],
                 "hovertemplate": "%{text}<extra></extra>",
-                "marker": STYLE[kind],
+                "marker": {**STYLE[kind], "size": round(STYLE[kind]["size"] * scale)},
                 "cliponaxis": False,
             }
         )
@@ -100,17 +129,17 @@ def timeline_spec(result: SimulationResult) -> dict:
     )
     layout = t.base_layout(
         title,
-        height=220 + 46 * cfg.sessions,
+        height=MARGIN_TOP + MARGIN_BOTTOM + round(ROW_PX * (cfg.sessions + 2 * LANE)),
         xaxis=t.axis("simulated time (seconds)", range=[-0.02 * end, end * 1.03], rangemode="tozero"),
         yaxis=t.axis(
             "",
             tickmode="array",
             tickvals=list(range(cfg.sessions)),
             ticktext=names,
-            range=[cfg.sessions - 0.5, -0.7],
+            range=[cfg.sessions - 1 + LANE * 1.5, -LANE * 1.5],
             tickfont={"family": t.MONO},
         ),
-        margin={"l": 110, "r": 30, "t": 130, "b": 60},
+        margin={"l": 110, "r": 30, "t": MARGIN_TOP, "b": MARGIN_BOTTOM},
     )
     return {"data": data, "layout": layout}
 
@@ -256,3 +285,66 @@ class EvictionSimulator(Displayable):
         self.result = simulate(self.config())
         update_figure(self.timeline_fig, timeline_spec(self.result))
         self.counts.value = counts_html(self.result)
+
+
+# ---- notebook 06: session events request by request, and the advisor rebuilt per request ------------------
+def _event_label(event, evicted_before: set[str], seen: bool = False) -> str:
+    """An advisor event in words; a re-index of a session evicted earlier says so (the advisor itself only
+    knows it holds no index for the session), and so does one of a session indexed before (``seen``) by
+    another advisor."""
+    if event.kind == "evicted":
+        return f"evicted {event.session_id}"
+    if event.kind == "reused":
+        return f"reused {event.session_id}'s index"
+    if event.detail == "catalog changed":
+        why = "catalog changed"
+    elif event.session_id in evicted_before:
+        why = REINDEX_EVICTED
+    elif seen:
+        why = "again: this advisor's fingerprint map is empty"
+    else:
+        why = FIRST_INDEX
+    return f"indexed {event.session_id} ({why})"
+
+
+def session_events_table(advisor, requests) -> Table:
+    """Run ``requests`` ((session, catalog label, tools) triples) through ``advisor.initialize_session`` and
+    show what each did."""
+    evicted: set[str] = set()
+    rows = []
+    for number, (session, label, tools) in enumerate(requests, start=1):
+        events = advisor.initialize_session(session, tools)
+        rows.append([number, session, label, "; ".join(_event_label(e, evicted) for e in events)])
+        evicted |= {e.session_id for e in events if e.kind == "evicted"}
+    return Table(["request", "session", "catalog", "what initialize_session did"], rows)
+
+
+def index_builds(events) -> int:
+    return sum(e.kind == "indexed" for e in events)
+
+
+def rebuilt_advisor_runs(tools, requests: int = 3, index: str = "lucene") -> dict[str, list]:
+    """The events of ``requests`` requests of one session with an unchanged catalog, two ways: one advisor
+    kept for the application's lifetime, and a new advisor per request sharing the index and the eviction
+    strategy, which is what Spring Boot's auto-configuration does (``builder.copy().build()`` on every
+    ``call()``): its fingerprint map starts empty each time."""
+    kept = ToolSearchAdvisor(make_index(index))
+    shared_index, shared_eviction = make_index(index), LruEviction()
+    out: dict[str, list] = {"one advisor, kept": [], "a new advisor per request (Spring Boot)": []}
+    for _ in range(requests):
+        out["one advisor, kept"].append(kept.initialize_session("alice", tools))
+        fresh = ToolSearchAdvisor(shared_index, eviction=shared_eviction)
+        out["a new advisor per request (Spring Boot)"].append(fresh.initialize_session("alice", tools))
+    return out
+
+
+def rebuilt_advisor_table(runs: dict[str, list]) -> Table:
+    rows = []
+    for label, per_request in runs.items():
+        cells = [
+            "; ".join(_event_label(e, set(), n > 0) for e in events) for n, events in enumerate(per_request)
+        ]
+        rows.append([label, *cells, index_builds(e for events in per_request for e in events)])
+    count = len(next(iter(runs.values())))
+    columns = ["advisor", *(f"request {n + 1}" for n in range(count)), "index builds"]
+    return Table(columns, rows, caption="one session, the same catalog in every request")

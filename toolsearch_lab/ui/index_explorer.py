@@ -11,11 +11,12 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from toolsearch_lab.catalog.container import SHIPPED_CATALOGS, load_catalog
+from toolsearch_lab import SHIPPED_CATALOGS, load_catalog
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.model import Explanation, SearchRequest
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.base import Displayable, html_sink
+from toolsearch_lab.ui.display import Html
 
 SESSION = "index-explorer"
 KIND_TITLES = {
@@ -30,6 +31,11 @@ KIND_TITLES = {
 KIND_COLOURS = {"regex": t.NEW, "lucene": t.SEARCH, "vector": t.FOUND, "hybrid": t.INK}
 COLUMN_WIDTH = (t.FIG_WIDTH - 10) // 2
 COMPONENT_ROLES = ("keyword", "char", "vector")  # the hybrid's components, shown after it
+
+
+def kind_label(kind: str) -> Html:
+    """An index kind as a table cell, in the colour every view gives that index."""
+    return Html(f"<b style='color:{KIND_COLOURS.get(kind, t.INK)}'>{t.esc(kind)}</b>", kind)
 
 
 # ---- "why" renderers: explanation objects in, escaped HTML out -----

@@ -12,10 +12,11 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from toolsearch_lab.eval.metrics import recall_at_k
+from toolsearch_lab.eval.metrics import QueryResult, recall_at_k
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, resync, update_figure
-from toolsearch_lab.ui.index_explorer import KIND_COLOURS
+from toolsearch_lab.ui.display import Html, Table
+from toolsearch_lab.ui.index_explorer import KIND_COLOURS, kind_label
 
 Results = Mapping[tuple[str, str], Any]  # (dataset name, index kind) -> EvalResult
 
@@ -70,6 +71,48 @@ def curves_spec(results: Results, dataset: str, k: int) -> dict:
         margin={"l": 80, "r": 30, "t": 120, "b": 60},
     )
     return {"data": data, "layout": layout}
+
+
+def metrics_table(results: Results, sizes: Mapping[str, int] | None = None) -> Table:
+    """One row per (dataset, index) evaluation: its query count and every metric, best per dataset in bold.
+    ``sizes`` (dataset name -> tools) adds a column for the catalog each index searched."""
+    first = next(iter(results.values()), None)
+    if first is None:
+        raise ValueError("metrics_table needs at least one evaluation result: {(dataset, kind): EvalResult}")
+    names = list(first.metrics)
+    best = {
+        (ds, m): max(r.metrics[m] for (d, _), r in results.items() if d == ds)
+        for ds, _ in results
+        for m in names
+    }
+    rows = []
+    for (ds, kind), result in results.items():
+        cells: list[Any] = [ds, kind_label(kind)]
+        if sizes is not None:
+            cells.append(sizes[ds])
+        cells.append(len(result.per_query))
+        for m in names:
+            value = result.metrics[m]
+            text = f"{value:.3f}"
+            cells.append(Html(f"<b>{text}</b>", text + " *") if value == best[ds, m] else value)
+        rows.append(cells)
+    columns = ["dataset", "index", *(["tools"] if sizes is not None else []), "queries", *names]
+    return Table(columns, rows, caption="bold (* in text): the best index on that dataset for that metric")
+
+
+def ranking_table(result: QueryResult, depth: int = 10) -> Table:
+    """Where one query's ranking put each tool, the needed ones marked: the data recall@k and MRR are
+    computed from. Needed tools the index did not return are listed in the caption."""
+    needed = set(result.relevant)
+    mark = Html(f"<b style='color:{t.GOOD}'>✓ needed</b>", "✓ needed")
+    rows = [
+        [rank, name, mark if name in needed else ""] for rank, name in enumerate(result.ranked[:depth], 1)
+    ]
+    missing = [name for name in result.relevant if name not in result.ranked[:depth]]
+    caption = f"needed: {', '.join(result.relevant)}"
+    if missing:
+        caption += f"; not in the top {depth}: {', '.join(missing)}"
+    return Table(["rank", "tool", "the task needs it"], rows, caption=caption)
 
 
 def _rank_cell(rank: int | None, k: int) -> str:

@@ -10,29 +10,36 @@ scenario; changing the scenario, index, maxResults or unload policy does (result
 from __future__ import annotations
 
 from collections.abc import Sequence
+from copy import copy
 from dataclasses import replace
 from typing import Any
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
+from toolsearch_lab import TokenCounter
 from toolsearch_lab.eval.compare import StrategyRun, compare, comparison_rows
-from toolsearch_lab.eval.cost import Price, PriceTable, load_prices
+from toolsearch_lab.eval.cost import Price, PriceTable, in_hashset_order, load_prices, request_costs
 from toolsearch_lab.eval.scenarios import list_scenarios
 from toolsearch_lab.index.factory import INDEX_KINDS
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
 
+SPRING_ORDER = "search-only, HashSet order"  # the search-only run as Spring orders its tools array
+
 # One colour per strategy, in the shared meaning where there is one: all tools grey, Spring's search violet.
 STRATEGY_COLOURS = {
     "all-tools": t.BASELINE,
     "search-only": t.SEARCH,
+    SPRING_ORDER: "#3B0764",
     "search-only-no-accumulation": t.SEARCH_LIGHT,
     "listed-names": "#2563EB",
     "inline-references": t.FOUND,
     "pre-retrieval": t.NEW,
     "retrieve-then-bind": "#DB2777",
 }
+GOOD_TINT = "#DCFCE7"  # the winning row: ink on pale green
+NUDGE = 0.012  # vertical offset between strategies in the Pareto plot, so equal points stay visible
 INDEX_SYMBOLS = {"regex": "square", "lucene": "circle", "vector": "diamond", "hybrid": "triangle-up"}
 UNLOAD_POLICIES: dict[str, dict[str, int | None]] = {
     "keep everything": {"idle_turns": None, "max_loaded": None},
@@ -51,11 +58,33 @@ def _colour(name: str) -> str:
     return STRATEGY_COLOURS.get(_base(name), t.INK)
 
 
+def _name_cell(name: str) -> str:
+    """A strategy's name in ink beside a swatch of its colour: some strategy colours are too light for
+    text on white."""
+    swatch = (
+        f"<span style='display:inline-block;width:12px;height:12px;border-radius:3px;margin-right:6px;"
+        f"vertical-align:-1px;background:{_colour(name)};border:1px solid {t.INK}'></span>"
+    )
+    return f"{swatch}<b style='color:{t.INK}'>{t.esc(name)}</b>"
+
+
+class HtmlPanel:
+    """Rendered HTML for a notebook cell (tables and bar views); a one-line text form for logs."""
+
+    def __init__(self, html: str, text: str) -> None:
+        self.html, self.text = html, text
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __repr__(self) -> str:
+        return self.text
+
+
 # ---- pure render functions ---------------------------------------------------------------------------------
-def table_html(rows: Sequence[dict], width: int = t.PANEL_WIDTH) -> str:
-    """The comparison table; the cheapest successful row is marked."""
-    ok = [r for r in rows if r["success"]]
-    best = min(ok, key=lambda r: r["cost_usd"]) if ok else None
+def table_html(rows: Sequence[dict], width: int = t.PANEL_WIDTH, mark_best: bool = True) -> str:
+    """The comparison table; with ``mark_best`` the cheapest successful row is marked (★, tinted green)."""
+    best = cheapest_successful(rows) if mark_best else None
     head = [
         "strategy",
         "index",
@@ -74,7 +103,7 @@ def table_html(rows: Sequence[dict], width: int = t.PANEL_WIDTH) -> str:
         mark = " ★" if r is best else ""
         colour = t.GOOD if r["success"] else t.BAD
         values = [
-            f"<b style='color:{_colour(r['strategy'])}'>{t.esc(r['strategy'])}</b>{mark}",
+            _name_cell(r["strategy"]) + mark,
             t.esc(r["index"]),
             str(r["requests"]),
             t.fmt_int(r["prompt_tokens"]),
@@ -86,15 +115,17 @@ def table_html(rows: Sequence[dict], width: int = t.PANEL_WIDTH) -> str:
             f"{r['steps_succeeded']}/{r['steps']}</span>",
             "-" if r["first_unexposed_request"] is None else str(r["first_unexposed_request"]),
         ]
+        tint = f"background:{GOOD_TINT};" if r is best else ""
         out.append(
-            "<tr>"
+            f"<tr style='{tint}'>"
             + "".join(f"<td style='padding:3px 8px;border-top:1px solid {t.GRID}'>{v}</td>" for v in values)
             + "</tr>"
         )
     out.append("</table>")
     note = t.muted(
-        "cached = prompt tokens a prompt cache serves (priced at the cache-read rate); ★ cheapest run that "
-        "completed the task; 1st miss = first request whose step needed a tool the strategy had not exposed."
+        "cached = prompt tokens a prompt cache serves (priced at the cache-read rate); "
+        + ("★ cheapest run that completed the task; " if mark_best else "")
+        + "1st miss = first request whose step needed a tool the strategy had not exposed."
     )
     return t.panel("".join(out) + f"<div style='margin-top:6px'>{note}</div>", width)
 
@@ -103,17 +134,20 @@ def pareto_spec(rows: Sequence[dict], priced: str = "") -> dict:
     """Cost (x) vs step success rate (y): one point per strategy x index, hover for the details. Lower
     right is worse; the frontier is the upper left."""
     data = []
-    for name in dict.fromkeys(_base(r["strategy"]) for r in rows):
+    names = list(dict.fromkeys(_base(r["strategy"]) for r in rows))
+    for i, name in enumerate(names):
         mine = [r for r in rows if _base(r["strategy"]) == name]
+        nudge = (i - (len(names) - 1) / 2) * NUDGE
         data.append(
             {
                 "type": "scatter",
                 "mode": "markers",
                 "name": name,
                 "x": [r["cost_usd"] for r in mine],
-                "y": [r["steps_succeeded"] / r["steps"] for r in mine],
+                "y": [r["steps_succeeded"] / r["steps"] + nudge for r in mine],
                 "marker": {
-                    "size": 16,
+                    "size": 15,
+                    "opacity": 0.9,
                     "color": STRATEGY_COLOURS.get(name, t.INK),
                     "symbol": [INDEX_SYMBOLS.get(r["index"], "circle") for r in mine],
                     "line": {"width": 1, "color": t.INK},
@@ -125,11 +159,13 @@ def pareto_spec(rows: Sequence[dict], priced: str = "") -> dict:
                         r["prompt_tokens"],
                         r["cached_tokens"],
                         r["mean_tools_per_request"],
+                        r["steps_succeeded"] / r["steps"],
                     ]
                     for r in mine
                 ],
                 "hovertemplate": (
-                    f"<b>{t.esc(name)}</b> · %{{customdata[0]}}<br>$%{{x:.4f}} · %{{y:.0%}} of steps<br>"
+                    f"<b>{t.esc(name)}</b> · %{{customdata[0]}}<br>"
+                    "$%{x:.4f} · %{customdata[5]:.0%} of steps<br>"
                     "%{customdata[1]} requests · %{customdata[2]:,} prompt tokens, "
                     "%{customdata[3]:,} cached<br>"
                     "%{customdata[4]:.1f} tools per request<extra></extra>"
@@ -140,20 +176,26 @@ def pareto_spec(rows: Sequence[dict], priced: str = "") -> dict:
     layout = t.base_layout(
         f"Cost vs success on {t.esc(scenario)}: one point per strategy × index<br>"
         f"<span style='font-size:{t.FONT_SIZE - 1}px;color:{t.MUTED}'>priced as {t.esc(priced)}, "
-        "prompt caching counted · marker shape = index (○ lucene, □ regex, ◇ vector, △ hybrid) · "
-        "best is top left</span>",
-        height=480,
-        xaxis=t.axis("cost of the run (USD)", rangemode="tozero", tickformat="$.3f"),
-        yaxis=t.axis("steps succeeded", tickformat=".0%", range=[-0.05, 1.08]),
-        margin={"l": 80, "r": 30, "t": 130, "b": 60},
+        "caching counted · shape = index (○ lucene, □ regex, ◇ vector, △ hybrid) · best is top left<br>"
+        "strategies are nudged apart vertically so equal points stay visible; hover for exact figures</span>",
+        height=520,
+        # Log scale: the all-tools run costs an order of magnitude more, which crowds every other point
+        # into one corner on a linear axis.
+        xaxis=t.axis("cost of the run (USD, log scale)", type="log", tickformat="$.3f", dtick="D2"),
+        yaxis=t.axis("steps succeeded", tickformat=".0%", range=[-0.08, 1.12]),
+        margin={"l": 80, "r": 30, "t": 150, "b": 60},
     )
     return {"data": data, "layout": layout}
+
+
+PREFIX_LABEL_PX = 300  # the figures beside each bar; long tool names wrap inside it instead of overflowing
 
 
 def prefix_html(run: StrategyRun, width: int = t.PANEL_WIDTH) -> str:
     """Per request of one run: cached (hatched), written to the cache (amber) and plain input (solid)."""
     rows = run.costs
-    scale = (width - 330) / max((r.prompt_tokens for r in rows), default=1)
+    bar_px = width - 24 - 36 - PREFIX_LABEL_PX - 16
+    scale = bar_px / max((r.prompt_tokens for r in rows), default=1)
     colour = _colour(run.strategy.name)
     hatch = (
         f"repeating-linear-gradient(45deg,{t.BASELINE_LIGHT},{t.BASELINE_LIGHT} 6px,#FFFFFF 6px,#FFFFFF 9px)"
@@ -162,7 +204,8 @@ def prefix_html(run: StrategyRun, width: int = t.PANEL_WIDTH) -> str:
         t.heading(
             f"{t.esc(run.strategy.name)} · {t.esc(run.index)}: what a prompt cache serves, request by request"
         ),
-        "<table style='border-collapse:collapse'>",
+        "<table style='border-collapse:collapse;table-layout:fixed'>",
+        f"<col style='width:36px'><col style='width:{bar_px}px'><col style='width:{PREFIX_LABEL_PX}px'>",
     ]
     for r, it in zip(rows, run.trace.iterations, strict=False):
         parts = [
@@ -172,22 +215,59 @@ def prefix_html(run: StrategyRun, width: int = t.PANEL_WIDTH) -> str:
         ]
         bar = "".join(
             f"<div title='{n:,} tokens {label}' "
-            f"style='width:{max(round(n * scale), 1 if n else 0)}px;height:16px;{style}'></div>"
+            f"style='flex:none;width:{max(round(n * scale), 1 if n else 0)}px;height:16px;{style}'></div>"
             for n, style, label in parts
         )
-        added = ", ".join(it.newly_exposed[:3]) + ("…" if len(it.newly_exposed) > 3 else "")
-        note = f" <span style='color:{t.MUTED}'>+{t.esc(added)}</span>" if added else ""
+        figures = f"{r.cached_tokens:,}/{r.prompt_tokens:,} cached"
         if r.reported_cached is not None:  # the server's own figure, beside the model's
-            note = f" (server: {r.reported_cached:,}){note}"
+            figures += f" (server: {r.reported_cached:,})"
+        more = len(it.newly_exposed) - 2
+        added = ", ".join(it.newly_exposed[:2]) + (f" +{more} more" if more > 0 else "")
+        note = (
+            f"<div style='color:{t.MUTED};font-size:{t.FONT_SIZE - 4}px;overflow-wrap:anywhere'>"
+            f"+ {t.esc(added)}</div>"
+            if it.newly_exposed
+            else ""
+        )
         out.append(
-            f"<tr><td style='padding:2px 8px 2px 0;font-weight:700'>{r.number}</td>"
-            f"<td><div style='display:flex'>{bar}</div></td>"
-            f"<td style='padding:2px 8px;font-family:{t.MONO};font-size:{t.FONT_SIZE - 3}px;"
-            "white-space:nowrap'>"
-            f"{r.cached_tokens:,}/{r.prompt_tokens:,} cached{note}</td></tr>"
+            f"<tr><td style='padding:2px 8px 2px 0;font-weight:700;vertical-align:top'>{r.number}</td>"
+            f"<td style='vertical-align:top;padding-top:3px'><div style='display:flex'>{bar}</div></td>"
+            f"<td style='padding:2px 0 2px 12px;font-family:{t.MONO};font-size:{t.FONT_SIZE - 3}px'>"
+            f"{figures}{note}</td></tr>"
         )
     out.append("</table>")
     return t.panel("".join(out), width)
+
+
+def spring_order_run(run: StrategyRun, jvm: int = 0) -> StrategyRun:
+    """A search-only run re-billed with each tools array in the order Spring's advisor sends it (a Java
+    HashSet's, :func:`~toolsearch_lab.eval.cost.hashset_order`) instead of discovery order. The model sees
+    the same tools, so the run and its grade are unchanged; only what a prompt cache can reuse differs.
+    ``jvm`` picks one JVM's hash codes: another JVM start gives another order."""
+    if run.strategy.name not in ("search-only", "search-only-no-accumulation"):
+        raise ValueError(f"spring_order_run needs a search-only run, got {run.strategy.name!r}")
+    requests = in_hashset_order(run.requests, jvm)
+    completions = [c.completion_tokens for c in run.costs]
+    reported = [it.tokens.api_usage for it in run.trace.iterations]
+    costs = request_costs(requests, completions, run.price, TokenCounter(run.trace.encoding), reported)
+    strategy = copy(run.strategy)
+    strategy.name = SPRING_ORDER if run.strategy.name == "search-only" else f"{SPRING_ORDER}, no accumulation"
+    return replace(run, strategy=strategy, requests=requests, costs=costs)
+
+
+def comparison_table(rows: Sequence[dict], mark_best: bool = True) -> HtmlPanel:
+    """:func:`table_html` for a notebook cell."""
+    return HtmlPanel(table_html(rows, mark_best=mark_best), f"comparison table: {len(rows)} runs")
+
+
+def prefix_view(*runs: StrategyRun) -> HtmlPanel:
+    """:func:`prefix_html` of each run, one under the other, for a notebook cell."""
+    return HtmlPanel("".join(prefix_html(r) for r in runs), f"cache prefix of {len(runs)} run(s)")
+
+
+def pareto_figure(rows: Sequence[dict], priced: str = "") -> go.FigureWidget:
+    """:func:`pareto_spec` as a figure."""
+    return new_figure(pareto_spec(rows, priced))
 
 
 # ---- the exercise judge ------------------------------------------------------------------------------------
@@ -197,9 +277,9 @@ def cheapest_successful(rows: Sequence[dict]) -> dict | None:
 
 
 def judge_cheapest(answer: Any, *, rows: Sequence[dict], **_: Any) -> tuple[bool, str]:
-    """Notebook 09's exercise: which strategy that completes the task is cheapest, caching counted."""
+    """Notebook 11's exercise: which strategy that completes the task is cheapest, caching counted."""
     by_name = {r["strategy"]: r for r in rows}
-    if answer not in by_name:
+    if not isinstance(answer, str) or answer not in by_name:
         return False, f"my_cheapest must be one of {sorted(by_name)}, not {answer!r}"
     best = cheapest_successful(rows)
     if best is None:
@@ -235,12 +315,18 @@ class StrategyLab(Displayable):
         indexes: Sequence[str] = ("lucene",),
         prices: PriceTable | None = None,
         price_model: str | None = None,
+        runs: Sequence[StrategyRun] | None = None,
     ) -> None:
+        """``runs``: runs already made of ``scenario`` with ``indexes`` (maxResults 5, nothing unloaded),
+        e.g. by :func:`~toolsearch_lab.eval.compare.compare` in the cell above, so the lab does not repeat
+        them."""
         self.prices = prices or load_prices()
         self._build_controls(scenario, indexes, self.prices.price(price_model))
         self.table, self.prefix = html_sink(), html_sink()
         self.figure: go.FigureWidget | None = None
         self._cache: dict[tuple, list[StrategyRun]] = {}
+        if runs is not None:
+            self._cache[self._key()] = self._checked_seed(list(runs))
         self.runs: list[StrategyRun] = []
         self._rerun()
         for w in (self.scenario, self.indexes, self.max_results, self.unload):
@@ -300,13 +386,34 @@ class StrategyLab(Displayable):
             output=self.output_price.value,
         )
 
-    def _rerun(self) -> None:
-        key = (
+    def _key(self) -> tuple:
+        return (
             self.scenario.value,
             tuple(self.indexes.value) or ("lucene",),
             self.max_results.value,
             self.unload.value,
         )
+
+    def _checked_seed(self, runs: list[StrategyRun]) -> list[StrategyRun]:
+        scenario, indexes, max_results, _ = self._key()
+        wrong = [
+            f"{r.strategy.name} · {r.index}"
+            for r in runs
+            if r.run.scenario.name != scenario
+            or r.index not in indexes
+            or r.trace.config.get("max_results", max_results) not in (max_results, None)
+            or r.strategy.name.endswith("+unload")
+        ]
+        if not runs or wrong:
+            raise ValueError(
+                f"StrategyLab(runs=...) must be runs of {scenario!r} with indexes {list(indexes)}, "
+                f"maxResults {max_results} and nothing unloaded; these are not: "
+                f"{', '.join(wrong) or 'none given'}"
+            )
+        return runs
+
+    def _rerun(self) -> None:
+        key = self._key()
         if key not in self._cache:
             self._cache[key] = compare(
                 key[0],

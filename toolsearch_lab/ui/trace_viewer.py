@@ -16,6 +16,7 @@ from toolsearch_lab.loop.search_tool import TOOL_SEARCH_TOOL_NAME
 from toolsearch_lab.trace import RunTrace
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
+from toolsearch_lab.ui.display import Table
 from toolsearch_lab.ui.stepper_render import highlight, trace_of
 
 COLUMN_WIDTH = (t.FIG_WIDTH - 10) // 2
@@ -37,6 +38,49 @@ def load_trace(path: str | Path) -> RunTrace:
         raise ValueError(f"{str(file)!r} is not a saved RunTrace JSON: {exc}") from exc
 
 
+BAR_WIDTH = 0.34
+# Each run's bar sits on one side of its iteration number, and that run's "all tools" line runs through the
+# middle of its own bars: two runs of one scenario have near-identical baselines, which drawn at the same x
+# would lie exactly on top of each other.
+SIDE_OFFSET = {"left": -BAR_WIDTH / 2 - 0.01, "right": BAR_WIDTH / 2 + 0.01}
+BASELINE_STYLE = {
+    "left": {
+        "line": {"color": t.BASELINE, "dash": "dot", "width": 3},
+        "marker": {"symbol": "circle", "size": 9},
+    },
+    "right": {
+        "line": {"color": t.INK, "dash": "dash", "width": 2},
+        "marker": {"symbol": "diamond-open", "size": 10, "line": {"width": 2}},
+    },
+}
+
+
+def grade_table(grade: Any, label: str = "run") -> Table:
+    """A graded run (``ScenarioRun.grade``) as a table: each step's need, the tools it expected, what ran for
+    it and whether it was done; the caption gives the all-or-nothing task grade."""
+    rows = [[s.need, ", ".join(s.expected), ", ".join(s.called) or None, s.success] for s in grade.steps]
+    outcome = "task completed" if grade.success else "task failed"
+    caption = f"{label}: {outcome}, {grade.steps_succeeded} of {len(grade.steps)} steps done"
+    if grade.missing:
+        caption += f"; never called: {', '.join(grade.missing)}"
+    return Table(["step", "expected", "called", "done"], rows, caption=caption)
+
+
+def usage_table(trace: Any) -> Table:
+    """Per model request: the tools it exposed, this project's prompt estimate and the API's own
+    ``usage.prompt_tokens`` with the difference (– when the model reported no usage, as the simulated
+    agent never does)."""
+    trace = trace_of(trace)
+    rows = []
+    for it in trace.iterations:
+        theirs = (it.tokens.api_usage or {}).get("prompt_tokens")
+        ours = it.tokens.tool_search.total
+        delta = None if theirs is None else f"{theirs - ours:+,}"
+        rows.append([it.number, len(it.exposed_tools), ours, theirs, delta])
+    caption = "ours = the prompt as this project counts it (tokens.tool_search.total); API = what it billed"
+    return Table(["request", "tools exposed", "ours", "API usage", "API − ours"], rows, caption=caption)
+
+
 def tokens_spec(traces: dict[str, RunTrace], labels: dict[str, str], selected: int | None) -> dict:
     """Prompt tokens per model request for both runs, and what sending every tool would have cost."""
     n = max(len(tr.iterations) for tr in traces.values())
@@ -49,30 +93,32 @@ def tokens_spec(traces: dict[str, RunTrace], labels: dict[str, str], selected: i
                 "name": f"{labels[side]}: tool search",
                 "x": list(range(1, len(its) + 1)),
                 "y": [it.tokens.tool_search.total for it in its],
+                "width": BAR_WIDTH,
+                "offset": SIDE_OFFSET[side] - BAR_WIDTH / 2,
                 "marker": SIDE_STYLE[side],
                 "hovertemplate": f"{t.esc(labels[side])}, iteration %{{x}}: %{{y:,}} prompt tokens"
                 "<extra></extra>",
             }
         )
-    for side, dash in zip(SIDES, ("dot", "dash"), strict=True):
+    for side in SIDES:
         its = traces[side].iterations
         data.append(
             {
                 "type": "scatter",
                 "mode": "lines+markers",
                 "name": f"{labels[side]}: all {traces[side].catalog_size} tools",
-                "x": list(range(1, len(its) + 1)),
+                "x": [i + SIDE_OFFSET[side] for i in range(1, len(its) + 1)],
                 "y": [it.tokens.baseline.total for it in its],
-                "line": {"color": t.BASELINE, "dash": dash, "width": 3},
-                "hovertemplate": "iteration %{x}: %{y:,} prompt tokens sending every tool<extra></extra>",
+                **BASELINE_STYLE[side],
+                "hovertemplate": f"{t.esc(labels[side])}: %{{y:,}} prompt tokens sending every tool"
+                "<extra></extra>",
             }
         )
     top = max((max(d["y"], default=0) for d in data), default=0)
     layout = t.base_layout(
         "Prompt tokens per model request, both runs",
         height=400,
-        barmode="group",
-        bargap=0.3,
+        barmode="overlay",  # the bars carry their own offsets (SIDE_OFFSET)
         xaxis=t.axis(
             "Iteration (one model request each)", dtick=1, range=[0.4, max(n, 1) + 0.6], showgrid=False
         ),

@@ -1,0 +1,107 @@
+"""The wording lesson's heavy tables, shipped as data: every scenario run by every index and simulated agent,
+the user-worded tasks with and without example requests, and where each step's tool stands before any search.
+
+Computing them takes minutes (a few hundred runs, and the example requests must be embedded), so
+``tools/build_wording_matrix.py`` writes them to ``data/course/wording_matrix.json`` and notebook 05 loads
+that file; ``load_wording_matrix(recompute=True)`` computes the same tables live. The file records a digest of
+the inputs it was computed from (the scenario files, the glossary, the example requests and the package
+version): a shipped file whose digest no longer matches is refused, naming the script that rebuilds it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from toolsearch_lab.datafiles import data_dir
+from toolsearch_lab.eval.ceiling import step_ranks
+from toolsearch_lab.eval.scenarios import (
+    buildable_indexes,
+    list_scenarios,
+    load_scenario,
+    scenario_matrix,
+)
+
+FORMAT = 1
+RELATIVE_PATH = ("course", "wording_matrix.json")
+EXAMPLES_INDEX = "hybrid"  # the one index the example-request and ceiling tables use
+EXAMPLES_AGENT = "semantic"
+_INPUT_DIRS = ("scenarios", "agent", "examples")
+
+
+def shipped_path() -> Path:
+    return data_dir().joinpath(*RELATIVE_PATH)
+
+
+def inputs_digest() -> str:
+    """SHA-256 over the data the tables are computed from, and the package version."""
+    from toolsearch_lab import __version__
+
+    digest = hashlib.sha256(__version__.encode())
+    for folder in _INPUT_DIRS:
+        for path in sorted((data_dir() / folder).glob("*.json")):
+            digest.update(f"{folder}/{path.name}\0".encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def build_wording_matrix(names: list[str] | None = None) -> dict[str, Any]:
+    """Compute every table (``names``: a subset of the scenarios, for a quick look or a test)."""
+    names = list(names) if names is not None else list_scenarios()
+    indexes, left_out = buildable_indexes()
+    users = [n for n in names if load_scenario(n).wording == "user"]
+    ceiling: list[dict[str, Any]] = []
+    for examples in (False, True):
+        for name in names:
+            ranks = step_ranks(load_scenario(name, examples=examples), index=EXAMPLES_INDEX)
+            ceiling.extend(asdict(r) for r in ranks)
+    return {
+        "format": FORMAT,
+        "inputs": inputs_digest(),
+        "indexes": indexes,
+        "left_out": left_out,
+        "matrix": scenario_matrix(names, indexes=indexes),
+        "examples": scenario_matrix(users, [EXAMPLES_INDEX], [EXAMPLES_AGENT], examples=(False, True)),
+        "ceiling": ceiling,
+    }
+
+
+def load_wording_matrix(recompute: bool = False) -> dict[str, Any]:
+    """The shipped tables, or (``recompute``) the same tables computed now, which takes minutes."""
+    if recompute:
+        return build_wording_matrix()
+    path = shipped_path()
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"toolsearch-lab: {path} is missing; build it with `python tools/build_wording_matrix.py`"
+        )
+    tables = json.loads(path.read_text(encoding="utf-8"))
+    if tables.get("format") != FORMAT or tables.get("inputs") != inputs_digest():
+        raise ValueError(
+            f"toolsearch-lab: {path} was computed from other scenarios, glossary or example requests than "
+            "the ones shipped now; rebuild it with `python tools/build_wording_matrix.py` "
+            "(or pass recompute=True)"
+        )
+    return tables
+
+
+def write_wording_matrix(tables: dict[str, Any], path: Path | None = None) -> Path:
+    """Write ``tables`` as JSON atomically (a temporary file renamed into place)."""
+    target = path or shipped_path()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(tables, handle, ensure_ascii=False, indent=1, sort_keys=True)
+            handle.write("\n")
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; a shipped data file is readable by all
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
