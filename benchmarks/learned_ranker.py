@@ -32,15 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from retrieval_quality import header, metrics_from_scores, peer_bm25s, peer_tfidf, row
 
 from toolsearch_lab.eval.datasets import Dataset, load_dataset
-from toolsearch_lab.index.learned import (
-    DEFAULT_FEATURES,
-    FEATURES,
-    RankerModel,
-    RankingSignals,
-    combine,
-    fit_model,
-    pairs_from_features,
-)
+from toolsearch_lab.eval.ranker_training import DEFAULT_FEATURES, combine, fit_model, pairs_from_features
+from toolsearch_lab.index.learned import FEATURES, RankerModel, RankingSignals
 
 
 def dataset_features(dataset: Dataset) -> np.ndarray:
