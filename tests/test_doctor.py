@@ -391,6 +391,7 @@ def test_cli_github_mcp_json(capsys, indexes):
     assert any(f.kind == "confusable-pair" for f in report.findings)
     # 117 tools: most of every request is the tool list, and search saves most of it.
     assert report.recommendation.use_tool_search and report.payoff.saved_share >= 0.25
+    assert report.payoff.bill_saved_share >= 0.25  # billed with prompt caching, too
 
 
 @pytest.mark.slow
@@ -577,6 +578,7 @@ def test_the_git_servers_verdict_range_and_pairs_agree_with_measurement(git_conf
     # 672 tokens of tools: searching before each call costs more than it saves (a real run of a 3-step
     # task measured 24 % more prompt tokens with search), and the verdict says by how much.
     assert pay.saved_share < 0.25 and not rec.use_tool_search
+    assert pay.priced_as and pay.bill_saved_share < 0.25 and pay.bill_all_usd > 0
     how_much = f"{abs(pay.saved_per_task):,} tokens ({abs(pay.saved_share):.0%})"
     assert how_much in rec.reasons["tool_search"], rec.reasons["tool_search"]
     # With one search per task (the old assumption) search saves a few percent: still a no, saying so.
@@ -617,6 +619,14 @@ def test_two_git_servers_and_time_merge_like_the_catalog_and_name_the_failed_ser
     assert "'broken'" in failed.problem
     collisions = [f for f in report.findings if f.kind == "name-collision"]
     assert len(collisions) == 12
+    # 26 tools save tokens, but billed with prompt caching (the all-tools list is served from the cache
+    # after the first request) search costs more: a real run measured 108-125 % of the all-tools bill.
+    pay = report.payoff
+    assert pay.saved_share > 0 and pay.bill_saved_share < 0 and not report.recommendation.use_tool_search
+    assert (
+        f"billed at {pay.priced_as} prices with prompt caching, search costs"
+        in (report.recommendation.reasons["tool_search"])
+    )
     status = next(f for f in collisions if f.evidence["name"] == "git_status")
     assert status.tools == ["git_alpha__git_status", "git-beta__git_status"]
     assert status.evidence["servers"] == ["git alpha", "git-beta"] and status.evidence["identical"]

@@ -31,6 +31,7 @@ MIN_FIX_DISTINCT = 0.6  # share of distinct words: a keyword list repeated is no
 
 def summary_html(report: DoctorReport) -> str:
     cost, pay, rec = report.cost, report.payoff, report.recommendation
+    low, high = report.findable_range
     first = cost.encodings[0]
     scores = " · ".join(
         f"{t.esc(s.index)} <b>{s.found_at_k:.0%}</b> ({s.tools_never_found} never found)"
@@ -47,9 +48,10 @@ def summary_html(report: DoctorReport) -> str:
         f"<b>{t.esc(report.source)}</b>: {report.tools} tools, <b>{cost.total[first]:,}</b> prompt tokens "
         f"per request with every tool ({first}).<br>"
         f"Findability score <b>{report.score:.0%}</b> (the tools' own queries that find their tool in the "
-        f"top {report.k}): {scores}.<br>"
+        f"top {report.k}): {scores}. Plain requests expected in the top {report.k} with "
+        f"{t.esc(rec.index)}: <b>{low:.0%}-{high:.0%}</b> (user-style to own-words probes).<br>"
         f"A {pay.calls_per_task}-call task: {pay.tokens_per_task_all:,} tokens sending everything vs "
-        f"{pay.tokens_per_task_search:,} with search. Advice: {advice}.<br>"
+        f"{pay.tokens_per_task_search:,} with search ({pay.saved_share:+.0%} saved). Advice: {advice}.<br>"
         f"{t.muted(t.esc(rec.reasons['tool_search']))}<br>Findings: {counts}."
     )
 

@@ -34,7 +34,7 @@ from toolsearch_lab.eval.doctor.report import (
     ToolFindability,
 )
 from toolsearch_lab.index.factory import INDEX_KINDS, make_index
-from toolsearch_lab.model import Tool
+from toolsearch_lab.model import Tool, check_positive_int
 from toolsearch_lab.tokens import ENCODINGS, TokenCounter
 
 DEFAULT_INDEXES = ("lucene", "vector")
@@ -49,7 +49,7 @@ def diagnose(
     *,
     encodings: Sequence[str] = DEFAULT_ENCODINGS,
     calls_per_task: int = 4,
-    searches_per_task: int = 1,
+    searches_per_task: int | None = None,
     similarity_threshold: float = SIMILARITY_THRESHOLD,
     progress: bool = False,
 ) -> DoctorReport:
@@ -58,6 +58,8 @@ def diagnose(
 
     ``catalog``: anything :func:`~toolsearch_lab.eval.doctor.inputs.resolve` accepts (a shipped name, a JSON
     path, a ToolCatalog, Tools or functions, or ``{server: catalog}`` to check several servers merged).
+    ``searches_per_task``: the searches a task makes; None (default) is one before each tool call but
+    the last (the final answer), as Spring's loop searches whenever a step needs a tool it has not found.
     ``indexes``: index kinds for :func:`~toolsearch_lab.index.factory.make_index`, or ``{label: index}`` with
     ready-made indexes. ``k``: a probe succeeds when its tool is in the top k. ``progress``: a tqdm bar on
     stderr. Findings come ranked: errors first, then by impact.
@@ -72,7 +74,7 @@ def diagnose(
     m = _measure(tools, built, counters, k, similarity_threshold, _bar(progress, resolved.source), timings)
     index_choice = pick_index(m.scores, m.findability, k)
     max_results = pick_max_results(m.findability, index_choice[0], m.pairs, k)
-    pay = payoff(m.cost, counters[0], max_results[0], calls_per_task, searches_per_task)
+    pay = payoff(m.cost, counters[0], max_results[0], calls_per_task, searches_per_task, tools)
     rec = recommend(index_choice, max_results, pay, len(tools))
     quality = description_findings(tools, counters[0]) + name_findings(tools)
     blank = {f.tool for f in quality if f.kind == "blank-description"}
@@ -81,6 +83,7 @@ def diagnose(
         + quality
         + findability_findings(m.findability, m.pairs, k, blank, similarity_threshold)
         + cost_findings(m.cost)
+        + destructive_findings(tools)
         + [payoff_finding(pay, rec, len(tools))]
     )
     return DoctorReport(
@@ -97,6 +100,7 @@ def diagnose(
         recommendation=rec,
         findings=rank_findings(findings, {f.name: f.score for f in m.findability}),
         servers=resolved.servers,
+        failed_servers=resolved.failed,
         seconds={stage: round(s, 3) for stage, s in timings.items()},
     )
 
@@ -136,6 +140,38 @@ def _measure(
     return _Measured(cost, findability, scores, pairs, depth)
 
 
+def destructive_findings(tools: Sequence[Tool]) -> list[Finding]:
+    """One "destructive" finding (information) listing the tools whose MCP annotations declare them
+    destructive (``Tool.destructive``), with the tools that say nothing either way in its evidence: MCP
+    assumes those may be destructive too."""
+    declared = [t.name for t in tools if t.destructive]
+    if not declared:
+        return []
+    unstated = [
+        t.name for t in tools if not t.read_only and (t.annotations or {}).get("destructiveHint") is None
+    ]
+    also = (
+        f"; {len(unstated)} more {'says' if len(unstated) == 1 else 'say'} nothing either way, which MCP "
+        "treats as possibly destructive"
+        if unstated
+        else ""
+    )
+    return [
+        Finding(
+            "info",
+            "destructive",
+            declared[0],
+            f"{len(declared)} tool{'s' if len(declared) != 1 else ''} declared destructive "
+            f"(annotations destructiveHint: true): {', '.join(declared)}{also}",
+            'to keep them out of search results unless the query asks for them, use destructive="ask" '
+            '(or "exclude") on ToolSearchAdvisor / ToolSearchConfig',
+            0.05,
+            declared,
+            {"declared": declared, "unstated": unstated},
+        )
+    ]
+
+
 def rank_findings(findings: list[Finding], scores: Mapping[str, float]) -> list[Finding]:
     """Errors, then warnings, then information; within a severity by impact, where a tool-level defect
     weighs more the less findable its tool measured (so a short description on a tool nobody finds comes
@@ -150,18 +186,15 @@ def rank_findings(findings: list[Finding], scores: Mapping[str, float]) -> list[
     return sorted(weighted, key=lambda f: (rank[f.severity], -f.impact, f.kind, f.tool))
 
 
-def _check_arguments(k: int, encodings: Sequence[str], calls: int, searches: int, threshold: float) -> None:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"diagnose: k must be an integer >= 1, got {k!r}")
+def _check_arguments(
+    k: int, encodings: Sequence[str], calls: int, searches: int | None, threshold: float
+) -> None:
+    check_positive_int(k, "diagnose: k")
     if isinstance(encodings, str) or not encodings:
         raise ValueError(f"diagnose: encodings must be a non-empty list of {ENCODINGS}, got {encodings!r}")
-    for value, name in ((calls, "calls_per_task"), (searches, "searches_per_task")):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int)
-            or value < (1 if name == "calls_per_task" else 0)
-        ):
-            raise ValueError(f"diagnose: {name} must be a positive integer, got {value!r}")
+    check_positive_int(calls, "diagnose: calls_per_task")
+    if searches is not None:
+        check_positive_int(searches, "diagnose: searches_per_task", allow_zero=True)
     if not -1.0 <= threshold <= 1.0:
         raise ValueError(f"diagnose: similarity_threshold must be a cosine within [-1, 1], got {threshold!r}")
 

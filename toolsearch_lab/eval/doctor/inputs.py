@@ -6,17 +6,21 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from toolsearch_lab.catalog.container import CatalogProblem, ToolCatalog, load_catalog, tools_from_json
-from toolsearch_lab.eval.doctor.report import Finding
+from toolsearch_lab.catalog.mcp_config import McpConfig
+from toolsearch_lab.catalog.merge import merge_catalogs
+from toolsearch_lab.eval.doctor.report import Finding, plural
 from toolsearch_lab.model import Tool
 
-CatalogLike = Any  # ToolCatalog | str | PathLike | Iterable[Tool | Callable] | Mapping[str, CatalogLike]
+CatalogLike = Any  # ToolCatalog | McpConfig | str | PathLike | Iterable[Tool | Callable] | Mapping[str, ...]
 
 # The loaders say "also on server 'X'; kept the first occurrence" when one name exists on several servers.
 _ALSO_ON_SERVER = re.compile(r"^also on server (?P<server>'.*?'|\".*?\")")
+# merge_catalogs says "on server 'X' renamed 'X__t' (...)"; the collision finding reports those renames.
+_RENAMED = re.compile(r"^on server .* renamed ")
 _QUOTED_NAME = re.compile(r"^'(?P<name>.*)'")
 # Keys that make a mapping a tool JSON document rather than {server name: catalog}.
 _JSON_KEYS = frozenset({"tools", "name", "function", "jsonrpc", "input_schema", "inputSchema"})
@@ -31,28 +35,29 @@ class Resolved:
     source: str
     servers: dict[str, str] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)  # server -> why it did not start
 
 
 def resolve(catalog: CatalogLike) -> Resolved:
     """A shipped catalog name, a JSON file or directory, parsed tool JSON, a :class:`ToolCatalog` (from JSON,
-    functions or a live MCP server), a list of ``Tool`` objects or Python functions, or a mapping
-    ``{server name: any of those}`` to check several servers merged into one catalog (a mapping with a
+    functions, a live MCP server or an MCP config), an :class:`~toolsearch_lab.catalog.mcp_config.McpConfig`
+    (its servers started concurrently, and stopped once their tools are read), a list of ``Tool`` objects
+    or Python functions, or a mapping ``{server name: any of those}`` to check several servers merged into
+    one catalog as :func:`~toolsearch_lab.catalog.merge.merge_catalogs` merges them (a mapping with a
     "tools" or "name" key is read as tool JSON instead)."""
     if isinstance(catalog, Mapping) and not _JSON_KEYS.intersection(catalog):
         if not catalog:
             raise ValueError("diagnose: the mapping of servers is empty; expected {server name: catalog}")
-        parts = [(str(server), _single(part)) for server, part in catalog.items()]
-        return _merge(parts, source=" + ".join(server for server, _ in parts))
+        return _merged([(str(server), _as_catalog(part)) for server, part in catalog.items()])
     if isinstance(catalog, list) and catalog and all(isinstance(c, ToolCatalog) for c in catalog):
-        parts = [(c.source or f"catalog {i + 1}", _single(c)) for i, c in enumerate(catalog)]
-        return _merge(parts, source=" + ".join(server for server, _ in parts))
-    resolved = _single(catalog)
+        return _merged([(c.source or f"catalog {i + 1}", c) for i, c in enumerate(catalog)])
+    resolved = _single(_as_catalog(catalog))
     if not resolved.tools:
         left_out = [f.problem for f in resolved.findings if f.severity == "error"]
         raise ValueError(
             f"diagnose: {resolved.source}: no tools to diagnose"
             + (
-                f"; the loader reported {len(left_out)} problem(s), the first: {left_out[0]}"
+                f"; the loader reported {plural(len(left_out), 'problem')}, the first: {left_out[0]}"
                 if left_out
                 else ""
             )
@@ -60,27 +65,50 @@ def resolve(catalog: CatalogLike) -> Resolved:
     return resolved
 
 
-def _single(catalog: CatalogLike) -> Resolved:
+def _merged(parts: list[tuple[str, ToolCatalog]]) -> Resolved:
+    merged = merge_catalogs(parts, namespace="auto", source=" + ".join(server for server, _ in parts))
+    for _, part in parts:
+        merged.failures.update(part.failures)
+    if not len(merged):
+        raise ValueError(f"diagnose: {merged.source}: no tools to diagnose (the catalog is empty)")
+    return _single(merged)
+
+
+def _as_catalog(catalog: CatalogLike) -> ToolCatalog:
     if isinstance(catalog, ToolCatalog):
-        return Resolved(catalog.tools, catalog.source or "catalog", findings=_loader_findings(catalog))
+        return catalog
+    if isinstance(catalog, McpConfig):
+        with ToolCatalog.from_mcp_config(catalog) as live:
+            return live
     if isinstance(catalog, (str, os.PathLike)):
-        return _single(load_catalog(catalog, strict=False))
+        return load_catalog(catalog, strict=False)
     if isinstance(catalog, Mapping) or (
         isinstance(catalog, list) and any(isinstance(c, dict) for c in catalog)
     ):
         # Parsed tool JSON (OpenAI, Anthropic, MCP or dataset records, or a document holding them).
-        return _single(tools_from_json(catalog, strict=False, source="json"))
+        return tools_from_json(catalog, strict=False, source="json")
     if isinstance(catalog, Tool) or callable(catalog):
         catalog = [catalog]
     if isinstance(catalog, Iterable) and not isinstance(catalog, bytes):
         items = list(catalog)
         if not items:
             raise ValueError("diagnose: the catalog is empty; expected at least one tool")
-        tools = [_as_tool(item, i) for i, item in enumerate(items)]
-        return _merge([("", Resolved(tools, "tools"))], source="tools")
+        return ToolCatalog([_as_tool(item, i) for i, item in enumerate(items)], source="tools")
     raise TypeError(
         "diagnose: expected a ToolCatalog, a shipped catalog name or JSON path, a list of Tool objects or "
-        f"functions, or a mapping {{server: catalog}}; got {type(catalog).__name__}"
+        f"functions, an McpConfig, or a mapping {{server: catalog}}; got {type(catalog).__name__}"
+    )
+
+
+def _single(catalog: ToolCatalog) -> Resolved:
+    # A catalog of live servers or merged catalogs knows each tool's server (catalog.origins).
+    servers = {name: server for name, (server, _) in catalog.origins.items()}
+    return Resolved(
+        catalog.tools,
+        catalog.source or "catalog",
+        servers,
+        _collision_findings(catalog) + _loader_findings(catalog),
+        dict(catalog.failures),
     )
 
 
@@ -94,47 +122,38 @@ def _as_tool(item: Any, index: int) -> Tool:
     )
 
 
-def _merge(parts: list[tuple[str, Resolved]], source: str) -> Resolved:
-    """One catalog from several servers: the first definition of a name wins, every later one is an error
-    finding (a provider rejects duplicate names, and a client that dedupes silently hides a tool)."""
-    tools: list[Tool] = []
-    servers: dict[str, str] = {}
-    findings: list[Finding] = []
-    seen: dict[str, tuple[str, Tool]] = {}
-    for server, part in parts:
-        findings.extend(part.findings)
-        for t in part.tools:
-            if t.name in seen:
-                findings.append(_collision(t, server, *seen[t.name]))
-                continue
-            seen[t.name] = (server, t)
-            tools.append(t)
-            if server:
-                servers[t.name] = part.servers.get(t.name, server)
-    if not tools:
-        raise ValueError(f"diagnose: {source}: no tools to diagnose (the catalog is empty)")
-    return Resolved(tools, source, servers if len(parts) > 1 else {}, findings)
-
-
-def _collision(later: Tool, server: str, first_server: str, first: Tool) -> Finding:
-    same = later == first
-    where = f"servers {first_server!r} and {server!r}" if server != first_server else "the catalog twice"
-    return Finding(
-        "error",
-        "name-collision",
-        later.name,
-        f"the name {later.name!r} is defined by {where}"
-        + (" (identical definitions)" if same else " with different definitions")
-        + "; merged, one hides the other and providers reject duplicate names",
-        f"prefix each server's tool names (e.g. '{_slug(first_server) or 'a'}_{later.name}') or rename one",
-        1.0,
-        [later.name],
-        {"servers": [first_server, server], "identical": same},
-    )
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()[:20]
+def _collision_findings(catalog: ToolCatalog) -> list[Finding]:
+    """One finding per name several servers define, from what the merge did (``catalog.origins``): the
+    qualified names it gave them, and whether the definitions are the same tool twice."""
+    by_original: dict[str, list[tuple[str, str]]] = {}
+    for name, (server, original) in catalog.origins.items():
+        if name != original:
+            by_original.setdefault(original, []).append((server, name))
+    out = []
+    for original, where in by_original.items():
+        if len(where) < 2:
+            continue  # namespace="always" qualified a name no other server has
+        servers = [server for server, _ in where]
+        names = [name for _, name in where]
+        bodies = [replace(catalog.get(name), name=original) for name in names]
+        same = all(body == bodies[0] for body in bodies)
+        out.append(
+            Finding(
+                "warning",
+                "name-collision",
+                names[0],
+                f"the name {original!r} is defined by servers {', '.join(map(repr, servers))}"
+                + (" (identical definitions)" if same else " with different definitions")
+                + f"; merged, they are qualified as {', '.join(names)}. A client that does not qualify "
+                "names hides all but one of them, and providers reject duplicate names",
+                "keep the qualified names (merge_catalogs / --namespace auto does this), or rename the tool "
+                "on one server so each name says which server it works on",
+                0.6,
+                names,
+                {"name": original, "servers": servers, "names": names, "identical": same},
+            )
+        )
+    return out
 
 
 def _loader_findings(catalog: ToolCatalog) -> list[Finding]:
@@ -157,7 +176,7 @@ def _loader_findings(catalog: ToolCatalog) -> list[Finding]:
                     {"loader_note": note.message},
                 )
             )
-        else:
+        elif not _RENAMED.match(note.message):
             out.append(_from_problem(note, "info", "load-note"))
     return out
 
@@ -169,11 +188,16 @@ def _from_problem(problem: CatalogProblem, severity: str, kind: str) -> Finding:
         if severity == "error"
         else "nothing to do unless the normalisation is wrong"
     )
+    message = problem.message
+    if problem.tool.startswith("server ") and message.startswith("failed to start"):
+        # ToolCatalog.from_mcp_config: a server of the config did not start, so none of its tools is here.
+        kind, name, message = "server-failed", "", f"{problem.tool} {message}"
+        fix = "run the server's command by hand to see why (command, args, env); its tools are missing"
     return Finding(
         severity,
         kind,
         name,
-        problem.message,
+        message,
         fix,
         1.0 if severity == "error" else 0.0,
         [name] if name else [],

@@ -1,13 +1,29 @@
 """Does tool search pay off for this catalog, and with which settings?
 
 The search side is counted from the real pieces: the ``toolSearchTool`` definition the advisor exposes
-(``loop/search_tool.py``) and the system-message suffix it appends (``loop/advisor.py``).
+(``loop/search_tool.py``) and the system-message suffix it appends (``loop/advisor.py``). The task has the
+shape of the runs ``eval.compare.headline`` measures: the all-tools agent never searches, so it makes
+``calls_per_task`` requests (tool calls, then the answer); the tool-search agent makes ``searches_per_task``
+more, by default one search before each tool call (``calls_per_task - 1``), as Spring's loop does when each
+step needs a tool it has not found yet.
+
+The verdict rule: tool search is recommended only when a typical task saves at least ``MIN_SAVED_SHARE``
+(25 %) of its tokens **and** of its bill, billed with the provider's prompt caching (``eval.cost``, at the
+shipped price table's default model), **and** at least ``MIN_SAVED_TOKENS`` (1,000) tokens, on a catalog
+of at least ``MIN_TOOLS_FOR_SEARCH`` tools. Why: the all-tools requests repeat one identical tool list,
+which a prompt cache serves at a discount once the prefix reaches 1,024 tokens, while the tool-search
+requests change their tools as tools are found and mostly miss the cache, so a token saving can vanish
+(or turn into a loss) on the bill; and every search is an extra model round-trip and a chance to miss the
+right tool, which a saving of a few hundred tokens, or of a few percent, does not pay for. On the 12
+tools of ``mcp-server-git`` (672 tokens a request) search costs more than it saves: the verdict is no.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
+from toolsearch_lab.eval.cost import Price, load_prices, request_costs, totals
 from toolsearch_lab.eval.doctor.report import (
     ConfusablePair,
     CostReport,
@@ -16,19 +32,33 @@ from toolsearch_lab.eval.doctor.report import (
     Payoff,
     Recommendation,
     ToolFindability,
+    plural,
 )
 from toolsearch_lab.loop.advisor import DEFAULT_SYSTEM_MESSAGE_SUFFIX
 from toolsearch_lab.loop.search_tool import MAX_RESULTS_RANGE, ToolSearchTool
+from toolsearch_lab.model import Tool
 from toolsearch_lab.tokens import TokenCounter
 
 MIN_TOOLS_FOR_SEARCH = 10  # Claude Code's guidance: below about 10 tools, loading everything is faster
+MIN_SAVED_SHARE = 0.25  # see the module docstring: the verdict rule
+MIN_SAVED_TOKENS = 1_000
 RANK_COVERAGE = 0.9  # maxResults covers this share of the probes that find their tool
 _MAX_CALLS = 10_000
+_SYSTEM = "You are a helpful assistant."
 
 
 def payoff(
-    cost: CostReport, counter: TokenCounter, max_results: int, calls_per_task: int, searches_per_task: int
+    cost: CostReport,
+    counter: TokenCounter,
+    max_results: int,
+    calls_per_task: int,
+    searches_per_task: int | None = None,
+    tools: Sequence[Tool] = (),
+    price: Price | None = None,
 ) -> Payoff:
+    """The task's tokens both ways (module docstring) and, when ``tools`` are given, its bill both ways
+    under ``price`` (default: the shipped price table's default model) with that provider's prompt caching,
+    from :func:`~toolsearch_lab.eval.cost.request_costs` (the one implementation of the caching rules)."""
     enc = counter.encoding_name
     catalog = cost.total[enc]
     meta = counter.tool_tokens(ToolSearchTool(None, max_results=max_results).as_tool())
@@ -37,8 +67,11 @@ def payoff(
     mean = sum(t.tokens[enc] for t in cost.tools) / max(len(cost.tools), 1)
     discovered = round(min(max_results, len(cost.tools)) * mean)
 
+    def searches(calls: int) -> int:
+        return max(calls - 1, 0) if searches_per_task is None else searches_per_task
+
     def with_search(calls: int) -> int:
-        return (calls + searches_per_task) * overhead + calls * discovered
+        return (calls + searches(calls)) * overhead + calls * discovered
 
     all_tokens = calls_per_task * catalog
     search_tokens = with_search(calls_per_task)
@@ -46,6 +79,12 @@ def payoff(
     # Smallest catalog (at this mean tool cost) whose per-task cost exceeds the search's.
     per_call_needed = search_tokens / calls_per_task - counter.tool_format.func_end
     break_even_tools = max(1, math.floor(per_call_needed / mean) + 1) if mean > 0 else None
+    price = price or load_prices().price()
+    bill_all, bill_search = (
+        _bills(list(tools), counter, max_results, calls_per_task, searches(calls_per_task), price)
+        if tools
+        else (0.0, 0.0)
+    )
     return Payoff(
         encoding=enc,
         catalog_tokens=catalog,
@@ -56,13 +95,47 @@ def payoff(
         max_results=max_results,
         discovered_tokens=discovered,
         calls_per_task=calls_per_task,
-        searches_per_task=searches_per_task,
+        searches_per_task=searches(calls_per_task),
+        search_every_call=searches_per_task is None,
+        priced_as=price.model if tools else "",
+        bill_all_usd=bill_all,
+        bill_search_usd=bill_search,
+        bill_saved_share=round(1 - bill_search / bill_all, 4) if bill_all else 0.0,
         tokens_per_task_all=all_tokens,
         tokens_per_task_search=search_tokens,
         saved_per_task=all_tokens - search_tokens,
+        saved_share=round((all_tokens - search_tokens) / all_tokens, 4) if all_tokens else 0.0,
         break_even_calls=break_even,
         break_even_tools=break_even_tools,
     )
+
+
+def _bills(
+    tools: list[Tool], counter: TokenCounter, max_results: int, calls: int, searches: int, price: Price
+) -> tuple[float, float]:
+    """The task's prompt bill (USD) sending every tool, and with tool search: the same system and user
+    message in every request (the conversation a task adds is the same both ways), every tool in each
+    all-tools request; with search, a request exposing only toolSearchTool before each of the first
+    ``searches`` calls, and each call exposing toolSearchTool plus ``max_results`` tools, different ones
+    per call (a task's steps need different tools), so the tools array changes as a real run's does."""
+    user = {"role": "user", "content": "Do the task."}
+    plain = [{"role": "system", "content": _SYSTEM}, user]
+    searching = [{"role": "system", "content": _SYSTEM + DEFAULT_SYSTEM_MESSAGE_SUFFIX}, user]
+    meta = ToolSearchTool(None, max_results=max_results).as_tool()
+    shown = min(max_results, len(tools))
+    every = [(plain, tools) for _ in range(calls)]
+    with_search: list[tuple[list[dict], list[Tool]]] = [(searching, [meta])] * max(searches - calls, 0)
+    for call in range(calls):
+        if call < searches:
+            with_search.append((searching, [meta]))
+        found = [tools[(call * shown + i) % len(tools)] for i in range(shown)]
+        with_search.append((searching, [meta, *found]))
+
+    def bill(requests: list[tuple[list[dict], list[Tool]]]) -> float:
+        rows = request_costs(requests, [0] * len(requests), price, counter)  # type: ignore[arg-type]
+        return float(totals(rows)["cost_usd"])
+
+    return bill(every), bill(with_search)
 
 
 def pick_index(scores: list[IndexScore], findability: list[ToolFindability], k: int) -> tuple[str, str]:
@@ -101,32 +174,72 @@ def pick_max_results(
     return value, reason
 
 
+def pays_off(pay: Payoff, n_tools: int) -> bool:
+    """The verdict rule (module docstring)."""
+    billed = pay.bill_saved_share if pay.priced_as else pay.saved_share
+    return (
+        n_tools >= MIN_TOOLS_FOR_SEARCH
+        and pay.saved_per_task >= MIN_SAVED_TOKENS
+        and pay.saved_share >= MIN_SAVED_SHARE
+        and billed >= MIN_SAVED_SHARE
+    )
+
+
 def recommend(
     index: tuple[str, str], max_results: tuple[int, str], pay: Payoff, n_tools: int
 ) -> Recommendation:
-    use = pay.saved_per_task > 0 and n_tools >= MIN_TOOLS_FOR_SEARCH
+    use = pays_off(pay, n_tools)
+    # The tokens would do; the bill, with the all-tools requests served from the prompt cache, does not.
+    small_bill_only = pay.saved_per_task >= MIN_SAVED_TOKENS and pay.saved_share >= MIN_SAVED_SHARE
+    task = (
+        f"a {pay.calls_per_task}-call task costs {pay.tokens_per_task_search:,} tokens with search vs "
+        f"{pay.tokens_per_task_all:,} sending all {plural(n_tools, 'tool')} ({pay.encoding})"
+    )
+    if pay.priced_as:
+        share = pay.bill_saved_share
+        task += f"; billed at {pay.priced_as} prices with prompt caching, search " + (
+            f"saves {share:.0%} of the bill" if share >= 0 else f"costs {-share:.0%} more"
+        )
     if n_tools < MIN_TOOLS_FOR_SEARCH:
-        why_use = f"only {n_tools} tools: below about {MIN_TOOLS_FOR_SEARCH}, sending them all is simpler"
+        why_use = (
+            f"only {plural(n_tools, 'tool')}: below about {MIN_TOOLS_FOR_SEARCH}, sending them all is simpler"
+        )
+    elif use:
+        why_use = (
+            f"saves {pay.saved_per_task:,} tokens ({pay.saved_share:.0%}) per task: {task}; search pays off "
+            f"from {plural(pay.break_even_calls or 0, 'call')} per task"
+        )
     elif pay.saved_per_task > 0:
         why_use = (
-            f"a {pay.calls_per_task}-call task costs {pay.tokens_per_task_search:,} tokens with search vs "
-            f"{pay.tokens_per_task_all:,} sending all {n_tools} tools ({pay.encoding}); search pays off from "
-            f"{pay.break_even_calls} call(s) per task"
+            f"{'saves' if small_bill_only else 'saves only'} {pay.saved_per_task:,} tokens "
+            f"({pay.saved_share:.0%}) per task: {task}; it takes "
+            f"{MIN_SAVED_SHARE:.0%} of the tokens and of the bill, and {MIN_SAVED_TOKENS:,} tokens, to pay "
+            "for the extra search round-trips"
         )
     else:
         why_use = (
-            f"sending all {n_tools} tools ({pay.catalog_tokens:,} tokens) is cheaper than the search "
-            f"overhead and discovered tools at {pay.calls_per_task} calls per task"
+            f"search costs {-pay.saved_per_task:,} tokens ({-pay.saved_share:.0%}) more per task than "
+            f"sending every tool ({pay.catalog_tokens:,} tokens a request): {task}"
         )
     accumulated = pay.calls_per_task * pay.discovered_tokens
     accumulate = accumulated < pay.catalog_tokens / 2
-    why_acc = (
-        f"even if every call searched, the kept tools would cost {accumulated:,} tokens, under half of "
-        f"sending everything ({pay.catalog_tokens:,}); keeping them saves repeat searches"
-        if accumulate
-        else f"kept tools could reach {accumulated:,} tokens, close to sending everything "
-        f"({pay.catalog_tokens:,}); turn accumulation off or evict (LRU)"
-    )
+    if accumulate:
+        why_acc = (
+            f"even if every call searched, the kept tools would cost {accumulated:,} tokens, under half of "
+            f"sending everything ({pay.catalog_tokens:,}); keeping them saves repeat searches"
+        )
+    else:
+        than = (
+            "more than sending everything"
+            if accumulated > pay.catalog_tokens
+            else "as much as sending everything"
+            if accumulated == pay.catalog_tokens
+            else "more than half of sending everything"
+        )
+        why_acc = (
+            f"kept tools could reach {accumulated:,} tokens, {than} ({pay.catalog_tokens:,}); turn "
+            "accumulation off or evict (LRU)"
+        )
     reasons = {
         "tool_search": why_use,
         "index": index[1],
@@ -142,22 +255,29 @@ def payoff_finding(pay: Payoff, rec: Recommendation, n_tools: int) -> Finding:
             "info",
             "payoff",
             "",
-            f"tool search saves {pay.saved_per_task:,} tokens per {pay.calls_per_task}-call task "
-            f"({pay.saved_per_task / max(pay.tokens_per_task_all, 1):.0%}); {rec.reasons['tool_search']}",
+            f"tool search pays off: {rec.reasons['tool_search']}",
             f"use {rec.index} with maxResults {rec.max_results}, accumulation "
             f"{'on' if rec.accumulation else 'off'}",
             0.0,
             [],
-            {"saved_per_task": pay.saved_per_task, "break_even_calls": pay.break_even_calls},
+            {
+                "saved_per_task": pay.saved_per_task,
+                "saved_share": pay.saved_share,
+                "break_even_calls": pay.break_even_calls,
+            },
         )
     return Finding(
         "warning" if n_tools >= MIN_TOOLS_FOR_SEARCH else "info",
         "payoff",
         "",
         f"tool search does not pay off here: {rec.reasons['tool_search']}",
-        "send every tool; revisit when the catalog grows past "
-        + (f"{pay.break_even_tools} tools" if pay.break_even_tools else "a few dozen tools"),
+        "send every tool; revisit when the catalog grows"
+        + (f" well past {plural(pay.break_even_tools, 'tool')}" if pay.break_even_tools else ""),
         0.5 if n_tools >= MIN_TOOLS_FOR_SEARCH else 0.0,
         [],
-        {"saved_per_task": pay.saved_per_task, "break_even_tools": pay.break_even_tools},
+        {
+            "saved_per_task": pay.saved_per_task,
+            "saved_share": pay.saved_share,
+            "break_even_tools": pay.break_even_tools,
+        },
     )

@@ -7,7 +7,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 
-from toolsearch_lab.eval.doctor.report import Finding
+from toolsearch_lab.eval.doctor.report import Finding, plural
 from toolsearch_lab.model import Tool
 from toolsearch_lab.text.identifiers import split_identifiers
 from toolsearch_lab.tokens import TokenCounter
@@ -77,8 +77,8 @@ def _description_checks(t: Tool, counter: TokenCounter) -> Iterator[Finding]:
             "warning",
             "short-description",
             t.name,
-            f"the description is only {len(summary_words)} word(s) ({summary[:60]!r}): too little text for "
-            "a search to match and for the model to choose between similar tools",
+            f"the description is only {plural(len(summary_words), 'word')} ({summary[:60]!r}): too little "
+            "text for a search to match and for the model to choose between similar tools",
             "say what it does, when to use it (and when not), and what it returns: two to four sentences",
             0.6,
             [t.name],
@@ -140,7 +140,8 @@ def _undocumented(t: Tool, paths: list[str]) -> Finding:
         "warning",
         "undocumented-parameters",
         t.name,
-        f"{len(paths)} of {total} parameter(s) have no description ({shown}): the model guesses their "
+        f"{len(paths)} of {plural(total, 'parameter')} {'has' if len(paths) == 1 else 'have'} no description "
+        f"({shown}): the model guesses their "
         "format from the name alone, the most common cause of wrong arguments",
         "give each parameter a 'description' with its meaning, format and an example value",
         0.3 + 0.4 * len(paths) / total,

@@ -22,6 +22,13 @@ DESCRIPTION_KINDS = (
     "docstring-leak",
     "duplicate-description",
 )
+# Probe kinds written the way users ask (see findability.derive_probes); the others use the tool's own words.
+USER_PROBE_KINDS = ("request", "task")
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``"1 tool"``, ``"2 tools"`` (``many``: an irregular plural)."""
+    return f"{n:,} {word if n == 1 else many or word + 's'}"
 
 
 @dataclass
@@ -85,18 +92,23 @@ class QueryRank:
 
 @dataclass
 class ToolFindability:
-    """All probes of one tool. ``score`` is the share of (query, index) probes that found it in the top k."""
+    """All probes of one tool. ``score`` is the share of its own-words (query, index) probes (``queries``)
+    that found it in the top k; ``user_queries`` are the probes written the way users ask
+    (``USER_PROBE_KINDS``), and ``user_score`` their share."""
 
     name: str
     score: float
     best_rank: int | None
     queries: list[QueryRank]
+    user_queries: list[QueryRank] = field(default_factory=list)
+    user_score: float | None = None
 
 
 @dataclass
 class IndexScore:
-    """How one index did on every probe of the catalog: ``found_at_k`` is the share of probes whose tool
-    came back in the top k, ``mrr`` the mean reciprocal rank within the searched depth."""
+    """How one index did on the own-words probes of the catalog: ``found_at_k`` is the share of probes whose
+    tool came back in the top k, ``mrr`` the mean reciprocal rank within the searched depth;
+    ``user_found_at_k`` the share for the ``user_probes`` written the way users ask (None: none made)."""
 
     index: str
     found_at_k: float
@@ -104,15 +116,18 @@ class IndexScore:
     probes: int
     tools_never_found: int
     seconds: float
+    user_found_at_k: float | None = None
+    user_probes: int = 0
 
 
 @dataclass
 class ConfusablePair:
-    """Two tools a search mixes up. ``a_lost_to_b``: probes of ``a`` where ``b`` ranked above ``a`` within
-    the top k (and the other way round); ``similarity``: cosine of their description vectors (None without
-    an embedder); ``word_overlap``: Jaccard overlap of their name and description words; ``only_a`` /
-    ``only_b``: the words that tell them apart; ``signals``: which tests flagged the pair ("outrank",
-    "words", "vectors"; see ``findability.confusable_pairs``)."""
+    """Two tools a search mixes up. ``a_swapped_to_b``: probes of ``a`` (any kind, any index) that returned
+    ``b`` first, and the other way round; ``a_lost_to_b``: probes of ``a`` where ``b`` ranked above ``a``
+    within the top k; ``similarity``: cosine of their description vectors (None without an embedder; shown,
+    never a signal by itself); ``word_overlap``: Jaccard overlap of their name and description words;
+    ``only_a`` / ``only_b``: the words that tell them apart; ``signals``: which tests flagged the pair
+    ("swapped", "words"; see ``findability.confusable_pairs``)."""
 
     a: str
     b: str
@@ -123,6 +138,8 @@ class ConfusablePair:
     only_a: list[str]
     only_b: list[str]
     signals: list[str] = field(default_factory=list)
+    a_swapped_to_b: int = 0
+    b_swapped_to_a: int = 0
 
 
 @dataclass
@@ -134,7 +151,12 @@ class Payoff:
     (the toolSearchTool definition, the system-message suffix and the tools block end) and the working calls
     also carry ``discovered_tokens`` (``max_results`` tools of average cost). ``break_even_calls`` is the
     fewest calls per task for which search is cheaper (None: never); ``break_even_tools`` the catalog size,
-    at this average tool cost, from which search is cheaper at ``calls_per_task``."""
+    at this average tool cost, from which search is cheaper at ``calls_per_task``; ``saved_share`` the
+    saving as a share of ``tokens_per_task_all`` (the verdict rule is in ``doctor.payoff``);
+    ``search_every_call``: the searches were not given, so a task of n calls makes n - 1 (the break-even
+    counts them so too). ``bill_all_usd`` / ``bill_search_usd``: the task's prompt bill both ways at the
+    price of ``priced_as``, with that provider's prompt caching (the repeated all-tools list is mostly
+    served from the cache); ``bill_saved_share`` the share of the bill search saves ("" / 0: not billed)."""
 
     encoding: str
     catalog_tokens: int
@@ -151,6 +173,12 @@ class Payoff:
     saved_per_task: int
     break_even_calls: int | None
     break_even_tools: int | None
+    saved_share: float = 0.0
+    search_every_call: bool = False
+    priced_as: str = ""
+    bill_all_usd: float = 0.0
+    bill_search_usd: float = 0.0
+    bill_saved_share: float = 0.0
 
 
 @dataclass
@@ -182,14 +210,24 @@ class DoctorReport:
     recommendation: Recommendation
     findings: list[Finding]
     servers: dict[str, str] = field(default_factory=dict)  # tool -> server, when several were merged
+    failed_servers: dict[str, str] = field(default_factory=dict)  # server -> why it did not start
     seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def score(self) -> float:
-        """The findability score: the share of all probes (every derived query, every index) that found
-        their own tool in the top k."""
+        """The findability score: the share of all own-words probes (every index) that found their own
+        tool in the top k."""
         probes = sum(s.probes for s in self.scores)
         return sum(s.found_at_k * s.probes for s in self.scores) / probes if probes else 0.0
+
+    @property
+    def findable_range(self) -> tuple[float, float]:
+        """What share of plain requests to expect in the top k with the recommended index: from its
+        user-style probes' share (the low end: no words of the tool's name) to its own-words probes' share
+        (the high end). A single value when no user-style probe could be made."""
+        chosen = next((s for s in self.scores if s.index == self.recommendation.index), self.scores[0])
+        user = chosen.found_at_k if chosen.user_found_at_k is None else chosen.user_found_at_k
+        return min(user, chosen.found_at_k), max(user, chosen.found_at_k)
 
     def by_severity(self, severity: str) -> list[Finding]:
         if severity not in SEVERITIES:
