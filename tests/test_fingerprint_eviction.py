@@ -132,3 +132,17 @@ def test_item73_composite_union_and_delegation():
     single_lru = LruEviction(1)
     single = CompositeEviction(single_lru)
     assert single.on_access("x") == set() and single.on_access("y") == {"x"}
+
+
+def test_a_reindex_after_an_eviction_says_so_not_first_request():
+    from toolsearch_lab import LruEviction, Tool, ToolSearchAdvisor
+    from toolsearch_lab.index.regex import RegexToolIndex
+
+    tools = [Tool("weather", "Gets the weather"), Tool("clock", "Tells the time")]
+    advisor = ToolSearchAdvisor(RegexToolIndex(), eviction=LruEviction(max_sessions=1))
+    first = advisor.initialize_session("alice", tools)
+    advisor.initialize_session("bob", tools)
+    again = advisor.initialize_session("alice", tools)
+    assert [e.detail for e in first if e.kind == "indexed"] == ["first request"]
+    (detail,) = [e.detail for e in again if e.kind == "indexed"]
+    assert detail.startswith("re-index after eviction (evicted by LruEviction")

@@ -99,13 +99,19 @@ class IndexedSessions:
             if state.fingerprint != current:
                 previous = state.fingerprint
                 self._reindex(session_id, state, tools, current)
-                why = "first request" if previous is None else "catalog changed"
+                why = "catalog changed" if previous is not None else self._first_index_reason(session_id)
                 events.append(SessionEvent("indexed", session_id, current, len(tools), why))
             else:
                 events.append(
                     SessionEvent("reused", session_id, current, len(tools), "fingerprint unchanged")
                 )
         return events
+
+    def _first_index_reason(self, session_id: str) -> str:
+        """A session without an index was never indexed, or was evicted: say which."""
+        with self._lock:
+            evicted = self._evicted_why.get(session_id)
+        return "first request" if evicted is None else f"re-index after eviction ({evicted})"
 
     def restore(
         self, session_id: str, tools: list[Tool], generation: int, reindex: bool
