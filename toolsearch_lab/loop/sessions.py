@@ -97,9 +97,12 @@ class IndexedSessions:
         state = self._state(session_id)
         with state.lock:
             if state.fingerprint != current:
-                previous = state.fingerprint
+                why = (
+                    "catalog changed"
+                    if state.fingerprint is not None
+                    else self._first_index_reason(session_id)
+                )
                 self._reindex(session_id, state, tools, current)
-                why = "catalog changed" if previous is not None else self._first_index_reason(session_id)
                 events.append(SessionEvent("indexed", session_id, current, len(tools), why))
             else:
                 events.append(
