@@ -52,3 +52,13 @@ def test_kill_9_during_a_save_keeps_the_previous_file(tmp_path):
     finally:
         proc.wait(timeout=60)
     assert target.read_text() == "previous\n"
+
+
+def test_a_new_file_is_readable_by_all_and_a_replaced_one_keeps_its_mode(tmp_path):
+    fresh = write_text(tmp_path / "fresh.json", "{}")
+    assert fresh.stat().st_mode & 0o777 == 0o644  # not mkstemp's private 0600
+    private = tmp_path / "private.json"
+    private.write_text("old")
+    private.chmod(0o600)
+    write_text(private, "new")
+    assert private.stat().st_mode & 0o777 == 0o600 and private.read_text() == "new"

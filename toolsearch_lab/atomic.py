@@ -3,18 +3,22 @@
 The content goes to a temporary file in the target's folder, is flushed and fsynced, and ``os.replace``
 moves it over the target, which is atomic on POSIX and Windows. A process killed at any point leaves either
 the previous file or the new one, never a truncated one, and at worst a stray ``.tmp-*`` file beside it.
+The new file keeps the mode of the one it replaces, or is readable by all (0644): ``mkstemp`` would make it
+private.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 TEMP_PREFIX = ".tmp-"
+DEFAULT_MODE = 0o644
 
 
 @contextlib.contextmanager
@@ -25,8 +29,13 @@ def atomic_file(
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_file: mode must be 'w' or 'wb', got {mode!r}")
     target = Path(path)
+    try:
+        permissions = stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        permissions = DEFAULT_MODE
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=TEMP_PREFIX, suffix=target.suffix)
     try:
+        os.chmod(tmp, permissions)
         with os.fdopen(fd, mode, encoding=None if mode == "wb" else encoding) as handle:
             yield handle
             handle.flush()

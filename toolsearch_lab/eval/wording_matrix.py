@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from toolsearch_lab.atomic import write_text
 from toolsearch_lab.datafiles import data_dir
 from toolsearch_lab.eval.ceiling import step_ranks
 from toolsearch_lab.eval.scenarios import (
@@ -91,17 +90,8 @@ def load_wording_matrix(recompute: bool = False) -> dict[str, Any]:
 
 
 def write_wording_matrix(tables: dict[str, Any], path: Path | None = None) -> Path:
-    """Write ``tables`` as JSON atomically (a temporary file renamed into place)."""
+    """Write ``tables`` as JSON atomically (toolsearch_lab.atomic)."""
     target = path or shipped_path()
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(tables, handle, ensure_ascii=False, indent=1, sort_keys=True)
-            handle.write("\n")
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; a shipped data file is readable by all
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text(target, json.dumps(tables, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
     return target
