@@ -1,7 +1,7 @@
 """Real-browser tests: JupyterLab and Voila on 127.0.0.1, driven by Debian Chromium through Playwright.
 
-Every notebook is opened in JupyterLab and Run All: each must show at least one plot or widget, no error
-output, and make no request to a host other than 127.0.0.1 (requests elsewhere are aborted and fail the
+Every notebook is opened in JupyterLab and Run All: each must show at least one plot, widget or table, no
+error output, and make no request to a host other than 127.0.0.1 (requests elsewhere are aborted and fail the
 test). The stepper (04), the retrieval explorer (07) and the Voila app are driven with keyboard and dropdowns.
 
 They skip (with the reason) when Chromium or Playwright is missing, except under CI=true, where a missing
@@ -213,7 +213,7 @@ def _drive_stepper(page, scope, shot) -> None:
 
 
 NOTEBOOK_NAMES = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
-VISUALS = ".js-plotly-plot, .jupyter-widgets"
+VISUALS = ".js-plotly-plot, .jupyter-widgets, table"  # a lesson shows a plot, a widget or a table
 
 
 @pytest.fixture(scope="module")
@@ -243,7 +243,7 @@ def _drive_retrieval_explorer(page, scope, shot) -> None:
 
 @pytest.mark.parametrize("name", NOTEBOOK_NAMES)
 def test_lab_notebook_run_all(lab, name, tmp_path):
-    """Run All in JupyterLab: at least one plot or widget, no error output, no off-machine request."""
+    """Run All in JupyterLab: at least one plot, widget or table, no error output, no off-machine request."""
     server, context = lab
     page = context.new_page()
     page.set_default_timeout(60_000)

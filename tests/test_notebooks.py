@@ -303,9 +303,9 @@ def test_outputs_are_readable(name):
 
 
 # Numbers in prose that a learner would check against the outputs: decimals, percentages and counts of 100
-# or more. Versions ("Spring AI 2.0", "Python 3.10") are names, not measurements.
+# or more. Versions ("Spring AI 2.0", "Python 3.10"), "SHA-256" and arXiv ids are names, not measurements.
 PROSE_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+\.\d+|\d{3,})(?:\s?%)?(?![\w.]*\d)")
-VERSION_BEFORE = re.compile(r"(?:AI|Python|Boot|version|v|mcp|openai|§)\s?$", re.I)
+VERSION_BEFORE = re.compile(r"(?:AI|Python|Boot|Spring|version|v|mcp|openai|§|arXiv:|SHA-)\s?$", re.I)
 
 
 def _prose_numbers(markdown: str) -> list[str]:

@@ -43,15 +43,18 @@ def summary_html(report: DoctorReport) -> str:
         if rec.use_tool_search
         else "<b>send every tool</b>; tool search does not pay off"
     )
-    counts = ", ".join(f"{len(report.by_severity(s))} {s}" for s in SEVERITIES)
+    counts = ", ".join(_count(len(report.by_severity(s)), s) for s in SEVERITIES)
+    saved = (
+        f"{pay.saved_share:.0%} saved" if pay.saved_share >= 0 else f"{-pay.saved_share:.0%} more with search"
+    )
     return t.panel(
-        f"<b>{t.esc(report.source)}</b>: {report.tools} tools, <b>{cost.total[first]:,}</b> prompt tokens "
-        f"per request with every tool ({first}).<br>"
+        f"<b>{t.esc(report.source)}</b>: {_count(report.tools, 'tool')}, <b>{cost.total[first]:,}</b> "
+        f"prompt tokens per request with every tool ({first}).<br>"
         f"Findability score <b>{report.score:.0%}</b> (the tools' own queries that find their tool in the "
         f"top {report.k}): {scores}. Plain requests expected in the top {report.k} with "
         f"{t.esc(rec.index)}: <b>{low:.0%}-{high:.0%}</b> (user-style to own-words probes).<br>"
         f"A {pay.calls_per_task}-call task: {pay.tokens_per_task_all:,} tokens sending everything vs "
-        f"{pay.tokens_per_task_search:,} with search ({pay.saved_share:+.0%} saved). Advice: {advice}.<br>"
+        f"{pay.tokens_per_task_search:,} with search ({saved}). Advice: {advice}.<br>"
         f"{t.muted(t.esc(rec.reasons['tool_search']))}<br>Findings: {counts}."
     )
 
@@ -320,3 +323,8 @@ def judge_description_fixes(fixes: Any, *, catalog: Any, report: DoctorReport, *
         return False, f"the findability score did not rise ({report.score:.0%} → {after.score:.0%})"
     gains = ", ".join(f"{n} {report.tool(n).score:.0%} → {after.tool(n).score:.0%}" for n in worst)
     return True, f"findability score {report.score:.0%} → {after.score:.0%} ({gains})"
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 error``, ``5 warnings``; "info" has no plural."""
+    return f"{n} {noun}" if n == 1 or noun == "info" else f"{n} {noun}s"

@@ -32,7 +32,9 @@ MONO = "JetBrains Mono, Fira Code, Menlo, Consolas, monospace"
 FONT_SIZE = 15  # readable from the back of a room
 TITLE_SIZE = 19
 
-FIG_WIDTH = 980  # every figure and HTML sink uses a fixed width: Voila squeezes flexible ones
+# Every figure and HTML sink has a fixed width (Voila squeezes flexible ones); boxes add 20 px. 940 + 20 fits
+# JupyterLab's output area in a 1400 px window (968 px), where 980 + 20 was cut at the right edge.
+FIG_WIDTH = 940
 PANEL_WIDTH = FIG_WIDTH
 
 
