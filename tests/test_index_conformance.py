@@ -92,6 +92,31 @@ def test_session_isolation(kind):
     assert index.search(SearchRequest(None, "weather")) == empty_response()
 
 
+class _Forged(str):
+    """A session id that claims to equal, and hash like, every other session id."""
+
+    def __eq__(self, other):
+        return True
+
+    def __hash__(self):
+        return hash("victim")
+
+
+def test_a_forged_str_subclass_session_id_reaches_only_its_own_session(kind):
+    index = build(kind)
+    index.index_tools("victim", WEATHER)
+    index.index_tools(_Forged("attacker"), OTHER)
+    assert set(index.search(SearchRequest("victim", "weather forecast", 20)).tool_names) <= {
+        t.name for t in WEATHER
+    }
+    assert set(index.search(SearchRequest("attacker", "weather stock email", 20)).tool_names) <= {
+        t.name for t in OTHER
+    }
+    index.clear_index(_Forged("attacker"))
+    assert index.search(SearchRequest("victim", "weather forecast", 20)).tool_names
+    assert index.search(SearchRequest("attacker", "stock")) == empty_response()
+
+
 def test_clear_index(kind):
     index = filled(kind)
     index.index_tools("keep", WEATHER[:2] + OTHER)

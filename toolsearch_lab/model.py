@@ -405,6 +405,13 @@ class BaseToolIndex:
         return [self.check_tool(t) for t in tools]
 
     @staticmethod
+    def session_key(session_id: Any) -> Any:
+        """The key a session is stored under: a plain ``str`` copy of a ``str`` (a subclass with a forged
+        ``__hash__``/``__eq__`` must not reach another session's index); anything else unchanged, for the
+        caller's own check to refuse."""
+        return str.__str__(session_id) if isinstance(session_id, str) else session_id
+
+    @staticmethod
     def check_session_id(session_id: Any) -> str:
         """See :func:`check_session_id` (kept as a method: indexes call it as ``self.check_session_id``)."""
         return check_session_id(session_id)

@@ -227,6 +227,7 @@ class HybridToolIndex(BaseToolIndex):
     # ------------------------------------------------------------------ indexing
     def index_tools(self, session_id: str, tools: Iterable[Tool]) -> None:
         tools = self.checked_batch(session_id, tools)
+        session_id = self.session_key(session_id)
         if not tools:
             return
         with self._lock:
@@ -237,6 +238,7 @@ class HybridToolIndex(BaseToolIndex):
             self._tools.setdefault(session_id, []).extend(tools)
 
     def clear_index(self, session_id: str) -> None:
+        session_id = self.session_key(session_id)
         with self._lock:
             for component in self.components.values():
                 component.clear_index(session_id)

@@ -372,10 +372,12 @@ class LearnedToolIndex(BaseToolIndex):
 
     def index_tools(self, session_id: str, tools: Iterable[Tool]) -> None:
         tools = self.checked_batch(session_id, tools)
+        session_id = self.session_key(session_id)
         if tools:
             self.signals.index_tools(session_id, tools)
 
     def clear_index(self, session_id: str) -> None:
+        session_id = self.session_key(session_id)
         self.signals.clear(session_id)
 
     def features(self, session_id: str, queries: Sequence[str]) -> tuple[list[Tool], np.ndarray]:

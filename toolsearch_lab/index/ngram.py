@@ -77,6 +77,7 @@ class CharNgramToolIndex(BaseToolIndex):
 
     def index_tools(self, session_id: str, tools: Iterable[Tool]) -> None:
         tools = self.checked_batch(session_id, tools)
+        session_id = self.session_key(session_id)
         if not tools:
             return
         raw = _HASHER.transform([tool_text(t, "full") for t in tools]).tocsr()
@@ -87,6 +88,7 @@ class CharNgramToolIndex(BaseToolIndex):
             self._sessions[session_id] = _snapshot(tuple(tools), raw)
 
     def clear_index(self, session_id: str) -> None:
+        session_id = self.session_key(session_id)
         with self._lock:
             self._sessions.pop(session_id, None)
 

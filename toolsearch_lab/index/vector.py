@@ -129,6 +129,7 @@ class VectorToolIndex(BaseToolIndex):
     # ------------------------------------------------------------------ indexing
     def index_tools(self, session_id: str, tools: Iterable[Tool]) -> None:
         tools = self.checked_batch(session_id, tools)
+        session_id = self.session_key(session_id)
         if not tools:
             return  # Spring: an empty batch makes no store (embedding) call
         texts = [[tool_text(t, view) for t in tools] for view in self.views]
@@ -158,6 +159,7 @@ class VectorToolIndex(BaseToolIndex):
                 self._sessions[session_id] = _Snapshot(old.documents + docs, matrices)
 
     def clear_index(self, session_id: str) -> None:
+        session_id = self.session_key(session_id)
         with self._lock:
             session = self._sessions.pop(session_id, None)
         if session is None:

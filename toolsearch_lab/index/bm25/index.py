@@ -254,6 +254,7 @@ class BM25ToolIndex(BaseToolIndex):
 
     def _add(self, session_id: str, tools: Iterable[Tool], build: bool) -> None:
         tools = self.checked_batch(session_id, tools)
+        session_id = self.session_key(session_id)
         if not tools:
             return
         # Analyse outside the lock: it is the expensive part and touches no shared state.
@@ -272,6 +273,7 @@ class BM25ToolIndex(BaseToolIndex):
             session.snapshot = self._build_snapshot(session) if build else None
 
     def clear_index(self, session_id: str) -> None:
+        session_id = self.session_key(session_id)
         with self._sessions_lock:
             self._sessions.pop(session_id, None)
 

@@ -108,12 +108,14 @@ class RegexToolIndex(BaseToolIndex):
     def index_tools(self, session_id: str, tools: Iterable[Tool]) -> None:
         """Append in order, in one copy. Duplicates are kept (Spring does not de-duplicate)."""
         entries = tuple(Entry.of(t) for t in self.checked_batch(session_id, tools))
+        session_id = self.session_key(session_id)
         with self._lock:
             old = self._sessions.get(session_id)
             self._sessions[session_id] = Session((old.entries if old else ()) + entries)
 
     def clear_index(self, session_id: str) -> None:
         """Drop the session's tools; unknown sessions are a no-op."""
+        session_id = self.session_key(session_id)
         with self._lock:
             self._sessions.pop(session_id, None)
 
