@@ -445,3 +445,21 @@ def test_cli_output_holds_no_key_from_the_base_url_query(monkeypatch, capsys):
         assert srv.requests[0].path == f"/v1/chat/completions?api-key={KEY}"
     assert code == 1 and "overloaded" in out
     _no_key(out + err, "CLI output")
+
+
+def test_one_base_url_parser_serves_both_clients():
+    from toolsearch_lab.secrets import BaseUrl
+
+    url = BaseUrl.parse("http://proxy:pw-0123456789@host:8/v1?api-key=K-0123456789&region=eu#tok-0123456789")
+    assert url.wire == "http://host:8/v1"  # what the SDK appends paths to
+    assert url.default_query() == {"api-key": "K-0123456789", "region": "eu"}
+    assert url.auth() == ("proxy", "pw-0123456789")
+    assert url.shown == "http://host:8/v1?api-key=***&region=eu#***"
+    assert {s.reveal() for s in url.secrets} >= {"pw-0123456789", "K-0123456789", "tok-0123456789"}
+    plain = BaseUrl.parse("http://localhost:11434/v1")
+    assert (plain.shown, plain.wire, plain.auth(), plain.default_query()) == (
+        "http://localhost:11434/v1",
+        "http://localhost:11434/v1",
+        None,
+        None,
+    )

@@ -14,10 +14,12 @@ from __future__ import annotations
 import logging
 import re
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 __all__ = [
     "REDACTED",
+    "BaseUrl",
     "RedactingFilter",
     "Secret",
     "install_log_redaction",
@@ -159,3 +161,43 @@ def install_log_redaction(logger_names: Iterable[str] = HTTP_LOGGERS) -> None:
         logger = logging.getLogger(name)
         if _FILTER not in logger.filters:
             logger.addFilter(_FILTER)
+
+
+@dataclass(frozen=True)
+class BaseUrl:
+    """An OpenAI-compatible base URL taken apart once, for every client that sends to one.
+
+    ``wire`` is what the SDK gets as ``base_url``: no userinfo (it goes as Basic auth, :meth:`auth`), no
+    query (the SDK appends paths as text, which would land inside the query; it goes as
+    :meth:`default_query`) and no fragment (never sent over HTTP). ``shown`` is the URL for reprs, names and
+    messages, every credential as ``***``; ``secrets`` is everything to :func:`scrub` from text a server
+    or the SDK sends back."""
+
+    shown: str
+    wire: str
+    user: Secret | None = None
+    password: Secret | None = None
+    query: Mapping[str, Secret] = field(default_factory=dict)
+    secrets: tuple[Secret, ...] = ()
+
+    @classmethod
+    def parse(cls, url: str) -> BaseUrl:
+        bare, user, password = split_url_credentials(url)
+        secrets = query_credentials(bare)
+        bare, fragment = urllib.parse.urldefrag(bare)
+        if fragment:
+            secrets.append(Secret(fragment))
+        wire, query = split_url_query(bare)
+        shown = (redact_url(bare) or "") + (f"#{REDACTED}" if fragment else "")
+        named = Secret(user) if user is not None else None
+        secrets += [s for s in (named, password) if s]
+        return cls(shown, wire, named, password, {k: Secret(v) for k, v in query.items()}, tuple(secrets))
+
+    def auth(self) -> tuple[str, str] | None:
+        """``(user, password)`` for Basic auth when the URL carried userinfo."""
+        if self.user is None:
+            return None
+        return self.user.reveal(), self.password.reveal() if self.password is not None else ""
+
+    def default_query(self) -> dict[str, str] | None:
+        return {name: value.reveal() for name, value in self.query.items()} or None

@@ -13,13 +13,10 @@ import numpy as np
 
 from toolsearch_lab.embed.base import EmbeddingError, check_texts, l2_normalise
 from toolsearch_lab.secrets import (
+    BaseUrl,
     Secret,
     install_log_redaction,
-    query_credentials,
-    redact_url,
     scrub,
-    split_url_credentials,
-    split_url_query,
 )
 from toolsearch_lab.trace import RetryRecord, note_retry
 
@@ -65,21 +62,10 @@ class OpenAIEmbedder:
             raise ValueError(f"OpenAIEmbedder: batch_size must be >= 1, got {batch_size}")
         self.model = model
         url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        # Credentials inside the URL (http://user:KEY@host/v1) leave it: name, repr and logs show the bare
-        # URL, and they go on the wire as the same Basic auth header (see toolsearch_lab.secrets).
-        # A key in the query string (…/v1?api-key=KEY) stays on the wire URL only: the shown one is redacted.
-        self._url_user: Secret | None = None
-        self._url_password: Secret | None = None
-        self._query_secrets: list[Secret] = []
-        self._wire_url: str | None = None
-        self._wire_query: dict[str, Secret] = {}
-        if url is not None:
-            url, user, self._url_password = split_url_credentials(url)
-            self._url_user = Secret(user) if user is not None else None
-            self._query_secrets = query_credentials(url)
-            self._wire_url, query = split_url_query(url)
-            self._wire_query = {name: Secret(value) for name, value in query.items()}
-            url = redact_url(url)
+        # Credentials, query and fragment leave the URL the SDK gets (see toolsearch_lab.secrets.BaseUrl):
+        # name, repr and logs show the redacted URL.
+        self._url = BaseUrl.parse(url) if url is not None else None
+        url = self._url.shown if self._url is not None else None
         self.base_url = url
         key = api_key or os.environ.get("OPENAI_API_KEY") or None
         self._api_key = Secret(key) if key else None
@@ -117,7 +103,7 @@ class OpenAIEmbedder:
         return self.base_url or "api.openai.com"
 
     def _redact(self, message: str) -> str:
-        return scrub(message, (self._api_key, self._url_user, self._url_password, *self._query_secrets))
+        return scrub(message, (self._api_key, *(self._url.secrets if self._url is not None else ())))
 
     def _get_client(self) -> Any:
         with self._lock:
@@ -134,17 +120,16 @@ class OpenAIEmbedder:
                 options: dict[str, Any] = {
                     "event_hooks": {"request": [self._on_request], "response": [self._on_response]}
                 }
-                if self._url_user is not None:
-                    password = self._url_password.reveal() if self._url_password is not None else ""
-                    options["auth"] = (self._url_user.reveal(), password)
+                auth = self._url.auth() if self._url is not None else None
+                if auth is not None:
+                    options["auth"] = auth
                 http_client = openai.DefaultHttpxClient(**options)
                 problem = None
                 try:
                     self._client = openai.OpenAI(
                         api_key=key,
-                        base_url=self._wire_url,
-                        default_query={name: value.reveal() for name, value in self._wire_query.items()}
-                        or None,
+                        base_url=self._url.wire if self._url is not None else None,
+                        default_query=self._url.default_query() if self._url is not None else None,
                         max_retries=self.max_retries,
                         timeout=self.timeout,
                         http_client=http_client,

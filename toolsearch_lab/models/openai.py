@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urldefrag, urlparse
+from urllib.parse import urlparse
 
 from toolsearch_lab.atomic import write_text
 from toolsearch_lab.jsonlimits import JsonLimitError, loads_checked
@@ -39,13 +39,10 @@ from toolsearch_lab.model import check_positive_int
 from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall, Usage
 from toolsearch_lab.secrets import (
     REDACTED,
+    BaseUrl,
     Secret,
     install_log_redaction,
-    query_credentials,
-    redact_url,
     scrub,
-    split_url_credentials,
-    split_url_query,
 )
 from toolsearch_lab.trace import RetryRecord
 
@@ -166,28 +163,11 @@ class OpenAIChatModel:
         check_positive_int(max_retries, "OpenAIChatModel: max_retries", allow_zero=True)
         self.model = model or _env("OPENAI_MODEL") or DEFAULT_MODEL
         url = (base_url or _env("OPENAI_BASE_URL") or "").rstrip("/") or None
-        self._url_user: Secret | None = None
-        self._url_password: Secret | None = None
-        self._query_secrets: list[Secret] = []
-        self._wire_url: str | None = None
-        self._wire_query: dict[str, Secret] = {}
-        if url is not None:
-            url, user, password = split_url_credentials(url)
-            self._url_user = Secret(user) if user is not None else None
-            self._url_password = password
-            self._query_secrets = query_credentials(url)
-            url, fragment = urldefrag(url)
-            if fragment:
-                # Never sent over HTTP, so it leaves the wire URL; a key may still hide in it.
-                self._query_secrets.append(Secret(fragment))
-            # The SDK appends "/chat/completions" to the base URL as text, which would put the path inside
-            # the query; so the query travels as default query parameters (see toolsearch_lab.secrets).
-            self._wire_url, query = split_url_query(url)
-            self._wire_query = {name: Secret(value) for name, value in query.items()}
-            url = redact_url(url)
-            if fragment:
-                url = f"{url}#{REDACTED}"
-        # base_url is the URL as shown (credentials redacted); the client gets _wire_url and _wire_query.
+        # The SDK appends "/chat/completions" to the base URL as text: BaseUrl takes credentials, query and
+        # fragment out of what it gets (see toolsearch_lab.secrets).
+        self._url = BaseUrl.parse(url) if url is not None else None
+        url = self._url.shown if self._url is not None else None
+        # base_url is the URL as shown (credentials redacted); the client gets _url.wire and its query.
         self.base_url = url
         key = api_key or _env("OPENAI_API_KEY")
         self._api_key = Secret(key) if key else None
@@ -220,7 +200,7 @@ class OpenAIChatModel:
     def _shown_url(self) -> str:
         """The base URL as people may see it: credentials that came inside it show as ``***``."""
         url = self.base_url or "https://api.openai.com/v1"
-        if self._url_user is None:
+        if self._url is None or self._url.user is None:
             return url
         scheme, sep, rest = url.partition("://")
         return f"{scheme}{sep}{REDACTED}@{rest}"
@@ -251,16 +231,14 @@ class OpenAIChatModel:
             import openai
 
             install_log_redaction()
-            http_client = None
-            if self._url_user is not None:
-                password = self._url_password.reveal() if self._url_password is not None else ""
-                # A (user, password) tuple is Basic auth in every httpx flavour the SDK may be built on.
-                http_client = openai.DefaultHttpxClient(auth=(self._url_user.reveal(), password))
+            auth = self._url.auth() if self._url is not None else None
+            # A (user, password) tuple is Basic auth in every httpx flavour the SDK may be built on.
+            http_client = openai.DefaultHttpxClient(auth=auth) if auth is not None else None
             # max_retries=0: complete() retries itself, so every retry is visible in the trace.
             self._client = openai.OpenAI(
                 api_key=key,
-                base_url=self._wire_url,
-                default_query={name: value.reveal() for name, value in self._wire_query.items()} or None,
+                base_url=self._url.wire if self._url is not None else None,
+                default_query=self._url.default_query() if self._url is not None else None,
                 timeout=self.timeout,
                 max_retries=0,
                 http_client=http_client,
@@ -345,7 +323,7 @@ class OpenAIChatModel:
 
     def _scrub(self, text: str) -> str:
         """Remove the key, URL credentials and any bearer token from text from the server or the SDK."""
-        return scrub(text, (self._api_key, self._url_user, self._url_password, *self._query_secrets))
+        return scrub(text, (self._api_key, *(self._url.secrets if self._url is not None else ())))
 
     def _status_error(self, exc: Any, retried: int, final: bool = True) -> ModelError:
         """The error for one HTTP failure. Only the attempt given up on says "gave up after N retries": an
