@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+from toolsearch_lab.loop.sessions import REINDEX_AFTER_EVICTION
 from toolsearch_lab.model import BaseToolIndex, SearchResponse, Tool, check_positive_int
 from toolsearch_lab.session.eviction import (
     AlwaysEvict,
@@ -31,7 +32,7 @@ STRATEGIES: tuple[str, ...] = ("LRU", "TTL", "Never", "Always", "Composite")
 
 # Event kinds, in the order the timeline legend lists them.
 FIRST_INDEX = "first index"
-REINDEX_EVICTED = "re-index after eviction"
+REINDEX_EVICTED = REINDEX_AFTER_EVICTION
 REINDEX_CHANGED = "re-index: catalog changed"
 REUSE = "reuse"
 EVICT = "evict"

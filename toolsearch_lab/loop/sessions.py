@@ -29,6 +29,7 @@ __all__ = ["IndexedSessions"]
 # How many evicted sessions keep the reason they were evicted, for the trace of a run that finds its
 # session gone (older reasons are dropped: the event then says "evicted" without who did it).
 _REASONS_KEPT = 4096
+REINDEX_AFTER_EVICTION = "re-index after eviction"  # how an "indexed" event begins after an eviction
 
 
 @dataclass
@@ -114,7 +115,7 @@ class IndexedSessions:
         """A session without an index was never indexed, or was evicted: say which."""
         with self._lock:
             evicted = self._evicted_why.get(session_id)
-        return "first request" if evicted is None else f"re-index after eviction ({evicted})"
+        return "first request" if evicted is None else f"{REINDEX_AFTER_EVICTION} ({evicted})"
 
     def restore(
         self, session_id: str, tools: list[Tool], generation: int, reindex: bool

@@ -288,17 +288,16 @@ class EvictionSimulator(Displayable):
 
 
 # ---- notebook 06: session events request by request, and the advisor rebuilt per request ------------------
-def _event_label(event, evicted_before: set[str], seen: bool = False) -> str:
-    """An advisor event in words; a re-index of a session evicted earlier says so (the advisor itself only
-    knows it holds no index for the session), and so does one of a session indexed before (``seen``) by
-    another advisor."""
+def _event_label(event, seen: bool = False) -> str:
+    """An advisor event in words; a re-index of a session indexed before (``seen``) by another advisor
+    says so (this advisor's own events already say when a re-index follows an eviction)."""
     if event.kind == "evicted":
         return f"evicted {event.session_id}"
     if event.kind == "reused":
         return f"reused {event.session_id}'s index"
     if event.detail == "catalog changed":
         why = "catalog changed"
-    elif event.session_id in evicted_before:
+    elif event.detail.startswith(REINDEX_EVICTED):
         why = REINDEX_EVICTED
     elif seen:
         why = "again: this advisor's fingerprint map is empty"
@@ -310,12 +309,10 @@ def _event_label(event, evicted_before: set[str], seen: bool = False) -> str:
 def session_events_table(advisor, requests) -> Table:
     """Run ``requests`` ((session, catalog label, tools) triples) through ``advisor.initialize_session`` and
     show what each did."""
-    evicted: set[str] = set()
     rows = []
     for number, (session, label, tools) in enumerate(requests, start=1):
         events = advisor.initialize_session(session, tools)
-        rows.append([number, session, label, "; ".join(_event_label(e, evicted) for e in events)])
-        evicted |= {e.session_id for e in events if e.kind == "evicted"}
+        rows.append([number, session, label, "; ".join(_event_label(e) for e in events)])
     return Table(["request", "session", "catalog", "what initialize_session did"], rows)
 
 
@@ -341,9 +338,7 @@ def rebuilt_advisor_runs(tools, requests: int = 3, index: str = "lucene") -> dic
 def rebuilt_advisor_table(runs: dict[str, list]) -> Table:
     rows = []
     for label, per_request in runs.items():
-        cells = [
-            "; ".join(_event_label(e, set(), n > 0) for e in events) for n, events in enumerate(per_request)
-        ]
+        cells = ["; ".join(_event_label(e, n > 0) for e in events) for n, events in enumerate(per_request)]
         rows.append([label, *cells, index_builds(e for events in per_request for e in events)])
     count = len(next(iter(runs.values())))
     columns = ["advisor", *(f"request {n + 1}" for n in range(count)), "index builds"]
