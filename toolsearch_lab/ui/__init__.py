@@ -12,11 +12,11 @@ ipywidgets, plotly and anywidget are default dependencies of toolsearch-lab; an 
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from toolsearch_lab.deferred import defer_iri_grammar
+from toolsearch_lab.lazy import lazy_exports
 
 _WIDGET_PACKAGES = ("ipywidgets", "plotly", "anywidget")
 # find_spec locates a package without importing it: the check costs no start-up time.
@@ -134,20 +134,8 @@ _LAZY: dict[str, str] = {
 _MODULES = frozenset({"theme"})
 
 
-def __getattr__(name: str) -> Any:
-    defer_iri_grammar()  # before any widget module imports plotly (see toolsearch_lab.deferred)
-    if name in _MODULES:
-        return importlib.import_module(f".{name}", __name__)  # the import binds it on this package
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY, *_MODULES})
+# defer_iri_grammar runs before any widget module imports plotly (see toolsearch_lab.deferred).
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY, _MODULES, before=defer_iri_grammar)
 
 
 __all__ = [
