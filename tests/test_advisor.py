@@ -783,7 +783,7 @@ def test_an_index_without_default_max_results_gets_the_documented_fallback_in_th
 
 
 def test_search_arguments_are_parsed_once(monkeypatch):
-    import toolsearch_lab.loop.advisor as advisor_module
+    import toolsearch_lab.loop.calls as calls_module
     import toolsearch_lab.loop.search_tool as search_module
 
     calls = []
@@ -793,7 +793,7 @@ def test_search_arguments_are_parsed_once(monkeypatch):
         calls.append(arguments)
         return real(arguments)
 
-    monkeypatch.setattr(advisor_module, "parse_arguments", counting)
+    monkeypatch.setattr(calls_module, "parse_arguments", counting)
     monkeypatch.setattr(search_module, "parse_arguments", counting)
     run(ToolSearchAdvisor(RegexToolIndex()), [AssistantTurn(None, [search("weather")]), answer()])
     assert len(calls) == 1

@@ -288,16 +288,16 @@ def test_trace_json_nested_too_deep_is_a_clear_error_not_a_recursion_error():
 
 
 def test_the_two_edge_checks_name_the_field_and_refuse_bools():
-    from toolsearch_lab.model import check_positive_int, check_session_id
+    from toolsearch_lab.model import check_positive_int, session_key
 
     class Sid(str):
         pass
 
-    plain = check_session_id(Sid("conv-1"))
+    plain = session_key(Sid("conv-1"))
     assert plain == "conv-1" and type(plain) is str
     for bad in (None, "", "  ", 1, b"conv-1", True):
         with pytest.raises(ValueError, match=r"context\['k'\] must be a non-blank string"):
-            check_session_id(bad, what="context['k']")
+            session_key(bad, what="context['k']")
     assert check_positive_int(3, "limit") == 3 and check_positive_int(0, "n", allow_zero=True) == 0
     for bad in (0, -1, True, 1.0, "3", None):
         with pytest.raises(ValueError, match="limit must be a positive integer"):

@@ -240,25 +240,69 @@ def test_unicode_text_and_queries(kind):
     assert "wetter_de" in index.search(SearchRequest("s", "Wetter München Vorhersage", 20)).tool_names
 
 
-def test_index_tool_is_a_batch_of_one_and_a_bare_subclass_says_what_to_implement():
-    """Each built-in index implements ``index_tools`` only; ``index_tool`` comes from the base class.
-    A subclass that implements neither gets an error naming the class, not a recursion."""
+def test_the_base_class_checks_and_keys_the_session_once_for_every_hook():
+    """``BaseToolIndex`` is a template: the public methods check the arguments and key the session, the
+    hooks get a plain ``str``. ``_index`` and ``_index_tool`` default to each other (Spring: one
+    ``indexTool`` per tool, in order), as do ``_search`` and ``_search_many``."""
 
-    class Batching(BaseToolIndex):
+    class Recording(BaseToolIndex):
         def __init__(self):
-            super().__init__()
-            self.batches = []
+            super().__init__(default_max_results=3)
+            self.calls = []
 
-        def index_tools(self, session_id, tools):
-            self.batches.append((session_id, list(tools)))
+        def _index_tool(self, session, tool):
+            self.calls.append(("index_tool", type(session), session, tool.name))
 
-    index = Batching()
-    tool = Tool("weather", "Current weather for a city")
-    index.index_tool("s", tool)
-    assert index.batches == [("s", [tool])]
+        def _clear(self, session):
+            self.calls.append(("clear", type(session), session))
 
-    class Bare(BaseToolIndex):
-        pass
+        def _search(self, request, limit):
+            self.calls.append(("search", type(request.session_id), request.session_id, limit))
+            return SearchResponse([], 0, None)
 
-    with pytest.raises(NotImplementedError, match="Bare must implement index_tool or index_tools"):
-        Bare().index_tool("s", tool)
+    index = Recording()
+    a, b = Tool("a", "first"), Tool("b", "second")
+    index.index_tools(_Forged("s"), [a, b])
+    index.clear_index(_Forged("s"))
+    index.search(SearchRequest(_Forged("s"), "x"))
+    index.search_many([SearchRequest("s", "x", 7), SearchRequest(" ", "x"), SearchRequest(None, "x")])
+    assert index.calls == [
+        ("index_tool", str, "s", "a"),
+        ("index_tool", str, "s", "b"),
+        ("clear", str, "s"),
+        ("search", str, "s", 3),
+        ("search", str, "s", 7),
+    ]
+    with pytest.raises(TypeError, match="expected a Tool, got dict"):
+        index.index_tools("s", [a, {"name": "b"}])
+    assert len(index.calls) == 5  # the bad entry was found before any tool reached the hook
+
+
+def test_a_subclass_must_implement_a_hook_of_each_pair_and_may_not_bypass_the_checks():
+    with pytest.raises(TypeError, match="Bare must implement _index or _index_tool"):
+
+        class Bare(BaseToolIndex):
+            pass
+
+    with pytest.raises(TypeError, match="Sneaky overrides search, which checks and keys the session"):
+
+        class Sneaky(BaseToolIndex):
+            def _index(self, session, tools):
+                pass
+
+            def _search(self, request, limit):
+                return empty_response()
+
+            def search(self, request):
+                return empty_response()
+
+
+@pytest.mark.parametrize("bad", [None, "", "   ", 7, b"s"])
+def test_a_session_id_that_breaks_the_rule_is_refused_by_every_write_and_finds_nothing(kind, bad):
+    index = filled(kind)
+    for write in (lambda: index.index_tools(bad, OTHER), lambda: index.clear_index(bad)):
+        with pytest.raises(ValueError, match="session_id must be a non-blank string"):
+            write()
+    assert index.search(SearchRequest(bad, "weather")) == empty_response()
+    assert index.search_many([SearchRequest(bad, "weather")]) == [empty_response()]
+    assert index.search(SearchRequest("s", "weather")).tool_names  # the good session is untouched

@@ -86,8 +86,11 @@ def test_item03_base_index_tools_delegates_to_index_tool_in_order():
         def __init__(self):
             self.calls = []
 
-        def index_tool(self, session_id, tool):
+        def _index_tool(self, session_id, tool):
             self.calls.append((session_id, tool.name))
+
+        def _search(self, request, limit):
+            raise AssertionError("not searched")
 
     rec = Recording()
     rec.index_tools("s", [tool("t1"), tool("t2"), tool("t3")])

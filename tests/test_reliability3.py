@@ -19,7 +19,7 @@ from toolsearch_lab.index.regex import RegexToolIndex
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.loop.config import PREFIX, ToolSearchConfig, parse_duration
 from toolsearch_lab.loop.execution import bounded_error, cut_marker
-from toolsearch_lab.model import SearchRequest, Tool, check_session_id
+from toolsearch_lab.model import SearchRequest, Tool, session_key
 from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall
 from toolsearch_lab.session.eviction import (
     AlwaysEvict,
@@ -444,10 +444,8 @@ class ForgedId(str):
 
 
 def test_a_forged_str_session_id_becomes_a_plain_str_at_every_edge():
-    plain = check_session_id(ForgedId("attacker"))
+    plain = session_key(ForgedId("attacker"))
     assert type(plain) is str and plain == "attacker" and plain != "victim"
-    request = SearchRequest(ForgedId("attacker"), "weather")
-    assert type(request.session_id) is str and request.session_id == "attacker"
 
     index = RegexToolIndex()
     advisor = ToolSearchAdvisor(index)
@@ -474,6 +472,8 @@ def test_a_forged_str_session_id_becomes_a_plain_str_at_every_edge():
         assert result.trace.searches()[0].names == ["attacker_tool"]
     assert advisor.fingerprint_of(ForgedId("victim")) == advisor.fingerprint_of("victim")
     assert index.search(SearchRequest("victim", "weather")).tool_names == ["victim_secret_tool"]
+    # A request carrying the forged id is keyed by the index, so it reaches the attacker's session only.
+    assert index.search(SearchRequest(ForgedId("attacker"), "weather")).tool_names == ["attacker_tool"]
 
 
 def test_a_registered_tool_named_like_the_meta_tool_or_twice_is_refused_naming_positions():

@@ -97,7 +97,7 @@ def test_tool_text_is_escaped():
 
 def test_broken_index_only_blanks_its_column():
     class Broken(RegexToolIndex):
-        def search(self, request):
+        def _search(self, request, limit):
             raise RuntimeError("boom <b>")
 
     ix = indexes()

@@ -3,10 +3,13 @@ ToolSearchResponse, ToolIndex)."""
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeGuard, runtime_checkable
+from typing import Any, Protocol, final, runtime_checkable
+
+log = logging.getLogger(__name__)
 
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.:-]{1,128}\Z")  # \Z: "$" would accept a final "\n"
 # The meta-tool's name: models and the loop both need it, so it lives below both.
@@ -49,12 +52,12 @@ class Tool:
 
     name: str
     description: str
-    parameters: dict = field(default_factory=lambda: {"type": "object", "properties": {}})
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
     category: str | None = None
     function: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
     title: str | None = None
-    annotations: dict | None = None
-    output_schema: dict | None = field(default=None, repr=False)
+    annotations: dict[str, Any] | None = None
+    output_schema: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def read_only(self) -> bool:
@@ -115,7 +118,7 @@ class Tool:
                 f'"type": "object" (MCP outputSchema), got {got}'
             )
 
-    def definition(self) -> dict:
+    def definition(self) -> dict[str, Any]:
         """The OpenAI chat-completions ``tools`` entry for this tool."""
         return {
             "type": "function",
@@ -137,7 +140,7 @@ class ToolReference:
         if self.summary is None:
             raise ValueError(f"ToolReference {self.tool_name!r}: summary is required")
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         # Spring serialises with NON_ABSENT: null fields are left out.
         out: dict[str, Any] = {"toolName": self.tool_name}
         if self.relevance_score is not None:
@@ -167,29 +170,18 @@ def check_positive_int(value: Any, name: str, *, allow_zero: bool = False) -> in
     return int(value)
 
 
-def check_max_results(value: Any, owner: str) -> int:
-    """``value`` if it is an integer >= 1 (not a bool), else a ``ValueError`` naming ``owner``."""
-    return check_positive_int(value, owner)
-
-
-def is_session_id(value: Any) -> TypeGuard[str]:
-    """The session-id rule: a non-blank ``str``. Searches use it as is (Spring answers a blank session with
-    the empty response); everything else raises through :func:`check_session_id`."""
-    return isinstance(value, str) and bool(value.strip())
-
-
-def check_session_id(value: Any, *, what: str = "session_id") -> str:
-    """``value`` as a plain ``str`` if it is a non-blank string, else a ``ValueError`` naming ``what``.
-    Other types are refused rather than converted, so ``1`` and ``"1"`` can never silently become the same
-    session; a ``str`` subclass comes back as a plain ``str``, so it cannot change how it compares or
-    hashes later."""
+def session_key(value: Any, *, what: str = "session_id") -> str:
+    """The session rule, stated once: a session id is a non-blank ``str``, and it is used as a plain ``str``
+    copy. Anything else is a ``ValueError`` naming ``what``. Other types are refused rather than converted,
+    so ``1`` and ``"1"`` can never silently become the same session; a ``str`` subclass comes back as a
+    plain ``str``, so it cannot forge how it compares or hashes and reach another session's tools."""
     if not isinstance(value, str):
         raise ValueError(
             f"{what} must be a non-blank string, got {type(value).__name__} {_shown(value)}; convert it "
             "yourself (e.g. str(...)) if ids that print alike really are the same session"
         )
     plain = str.__str__(value)
-    if not is_session_id(plain):
+    if not plain.strip():
         raise ValueError(f"{what} must be a non-blank string, got {_shown(plain)}")
     return plain
 
@@ -197,7 +189,9 @@ def check_session_id(value: Any, *, what: str = "session_id") -> str:
 @dataclass(frozen=True)
 class SearchRequest:
     """One search. ``max_results`` None means "the index's own ``default_max_results``"; this is the one
-    place it is validated, so every index can trust it."""
+    place it is validated, so every index can trust it. The session id is taken as given: a search with a
+    blank or missing one gets Spring's empty response, and :class:`BaseToolIndex` keys it by
+    :func:`session_key`."""
 
     session_id: str | None
     query: str | None
@@ -205,12 +199,16 @@ class SearchRequest:
     category_filter: str | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.session_id, str) and type(self.session_id) is not str:
-            # Indexes key their sessions by this id: a str subclass could forge how it hashes and compares
-            # and reach another session's tools (see check_session_id).
-            object.__setattr__(self, "session_id", str.__str__(self.session_id))
         if self.max_results is not None:
-            check_max_results(self.max_results, "SearchRequest.max_results (None for the index default)")
+            check_positive_int(self.max_results, "SearchRequest.max_results (None for the index default)")
+
+
+@dataclass(frozen=True)
+class KeyedRequest(SearchRequest):
+    """A :class:`SearchRequest` whose session id passed :func:`session_key`: what an index's ``_search``
+    hook receives (a plain, non-blank ``str`` session)."""
+
+    session_id: str
 
 
 @dataclass(frozen=True)
@@ -219,7 +217,7 @@ class SearchMetadata:
     query: str | None
     search_time_ms: float | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"searchType": self.search_type, "query": self.query}
         if self.search_time_ms is not None:
             out["searchTimeMs"] = self.search_time_ms
@@ -236,7 +234,7 @@ class SearchResponse:
     def tool_names(self) -> list[str]:
         return [r.tool_name for r in self.tool_references]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"toolReferences": [r.to_dict() for r in self.tool_references]}
         if self.total_matches is not None:
             out["totalMatches"] = self.total_matches
@@ -258,7 +256,7 @@ class Contribution:
     value: float
     detail: str = ""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"label": self.label, "value": self.value, "detail": self.detail}
 
 
@@ -299,7 +297,7 @@ class Explanation:
     def __str__(self) -> str:
         return self.to_text()
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "index": self.index,
             "toolName": self.tool_name,
@@ -343,87 +341,135 @@ class ToolIndex(Protocol):
 
 
 class BaseToolIndex:
-    """Shared helpers for the built-in indexes. ``index_tools`` delegates to ``index_tool`` in order
-    (Spring's default method) and ``search_many`` loops over ``search``; indexes that batch more cheaply
-    override them. Subclasses call ``super().__init__(default_max_results)`` (validated once, here)."""
+    """The template every built-in index follows (scikit-learn's way: one contract, checked once, here).
+
+    The public methods check their arguments and key the session by :func:`session_key` once, then call
+    the protected hooks a subclass implements:
+
+    - ``_index(session, tools)`` and/or ``_index_tool(session, tool)``: each defaults to the other
+      (Spring's ``indexTools`` is one ``indexTool`` per tool, in order), so implement at least one;
+    - ``_clear(session)``;
+    - ``_search(request, limit)`` and/or ``_search_many(requests, limits)``: each defaults to the other;
+      ``limit`` is the request's ``max_results`` or the index's ``default_max_results``;
+    - ``_explain(session, query, tool_name)`` for an index that explains its scores.
+
+    Hooks receive a plain ``str`` session and a ``request.session_id`` that is one; a search whose session
+    id breaks the rule gets Spring's empty response without reaching them. Subclasses call
+    ``super().__init__(default_max_results)`` (validated once, here).
+    """
 
     default_max_results: int = DEFAULT_MAX_RESULTS  # for subclasses that do not call __init__
 
     def __init__(self, default_max_results: int = DEFAULT_MAX_RESULTS) -> None:
-        self.default_max_results = check_max_results(
+        self.default_max_results = check_positive_int(
             default_max_results, f"{type(self).__name__}: default_max_results"
         )
 
-    def index_tool(self, session_id: str, tool: Tool) -> None:
-        """One tool is a batch of one, for an index that implements ``index_tools``."""
-        if type(self).index_tools is BaseToolIndex.index_tools:
-            raise NotImplementedError(f"{type(self).__name__} must implement index_tool or index_tools")
-        self.index_tools(session_id, [tool])
+    # -- the contract (not overridden: subclasses implement the hooks) --------------------------------
 
+    @final
     def index_tools(self, session_id: str, tools: Iterable[Tool]) -> None:
-        """Spring's default: one ``index_tool`` call per tool, in order."""
-        for tool in tools:
-            self.index_tool(session_id, tool)
+        """Add ``tools`` to the session, in order. Every entry is checked first, so a bad one leaves the
+        session untouched."""
+        session = session_key(session_id)
+        self._index(session, [_checked_tool(t) for t in tools])
 
-    def search(self, request: SearchRequest) -> SearchResponse:
-        raise NotImplementedError(f"{type(self).__name__} must implement search")
+    @final
+    def index_tool(self, session_id: str, tool: Tool) -> None:
+        self._index_tool(session_key(session_id), _checked_tool(tool))
 
+    @final
     def clear_index(self, session_id: str) -> None:
-        raise NotImplementedError(f"{type(self).__name__} must implement clear_index")
+        """Forget the session's tools; an unknown session is a no-op."""
+        self._clear(session_key(session_id))
 
-    def explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
-        raise NotImplementedError(f"{type(self).__name__} does not explain its scores")
+    @final
+    def search(self, request: SearchRequest) -> SearchResponse:
+        keyed = self._keyed(request)
+        if keyed is None:
+            return empty_response()
+        return self._search(keyed, self._limit(keyed))
 
+    @final
     def search_many(self, requests: Sequence[SearchRequest]) -> list[SearchResponse]:
-        """``[search(r) for r in requests]``; batching indexes override it with identical results."""
-        return [self.search(self.check_request(r)) for r in requests]
+        """``[search(r) for r in requests]``; batching indexes answer them together, identically."""
+        out = [empty_response() for _ in requests]
+        keyed = [(i, k) for i, k in enumerate(map(self._keyed, requests)) if k is not None]
+        if keyed:
+            answers = self._search_many([k for _, k in keyed], [self._limit(k) for _, k in keyed])
+            for (i, _), answer in zip(keyed, answers, strict=True):
+                out[i] = answer
+        return out
 
-    def max_results_for(self, request: SearchRequest) -> int:
-        """How many results ``request`` asks for: its own ``max_results``, else the index default (for a
-        direct caller; the meta-tool always sends a resolved number)."""
-        return request.max_results if request.max_results is not None else self.default_max_results
-
-    limit = max_results_for  # the earlier name
-
-    @staticmethod
-    def check_request(request: Any) -> SearchRequest:
-        if not isinstance(request, SearchRequest):
-            raise TypeError(f"expected a SearchRequest, got {type(request).__name__}: {request!r:.80}")
-        if request.query is not None and not isinstance(request.query, str):
-            raise TypeError(f"SearchRequest.query must be a str or None, got {type(request.query).__name__}")
-        return request
-
-    @staticmethod
-    def check_tool(tool: Any) -> Tool:
-        if not isinstance(tool, Tool):
-            raise TypeError(f"expected a Tool, got {type(tool).__name__}: {tool!r:.80}")
-        return tool
-
-    def checked_batch(self, session_id: Any, tools: Iterable[Any]) -> list[Tool]:
-        """Validate an ``index_tools`` call up front, so a bad entry leaves the session untouched."""
-        self.check_session_id(session_id)
-        return [self.check_tool(t) for t in tools]
-
-    @staticmethod
-    def session_key(session_id: Any) -> Any:
-        """The key a session is stored under: a plain ``str`` copy of a ``str`` (a subclass with a forged
-        ``__hash__``/``__eq__`` must not reach another session's index); anything else unchanged, for the
-        caller's own check to refuse."""
-        return str.__str__(session_id) if isinstance(session_id, str) else session_id
-
-    @staticmethod
-    def check_session_id(session_id: Any) -> str:
-        """See :func:`check_session_id` (kept as a method: indexes call it as ``self.check_session_id``)."""
-        return check_session_id(session_id)
-
-    @staticmethod
-    def check_explain_args(session_id: Any, query: Any, tool_name: Any) -> None:
-        """``explain``'s arguments: a session id, a str query and a str tool name (else a clear error)."""
-        BaseToolIndex.check_session_id(session_id)
+    @final
+    def explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
+        """Why ``tool_name`` scored what it did for ``query`` in the session (see :class:`Explanation`)."""
+        session = session_key(session_id)
         if not isinstance(query, str):
             raise TypeError(f"explain: query must be a str, got {type(query).__name__}")
         if not isinstance(tool_name, str):
             raise TypeError(f"explain: tool_name must be a str, got {type(tool_name).__name__}")
+        return self._explain(session, query, tool_name)
+
+    # -- the hooks ---------------------------------------------------------------------------------------
+
+    def _index(self, session: str, tools: list[Tool]) -> None:
+        for tool in tools:
+            self._index_tool(session, tool)
+
+    def _index_tool(self, session: str, tool: Tool) -> None:
+        self._index(session, [tool])
+
+    def _clear(self, session: str) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must implement _clear")
+
+    def _search(self, request: KeyedRequest, limit: int) -> SearchResponse:
+        return self._search_many([request], [limit])[0]
+
+    def _search_many(self, requests: list[KeyedRequest], limits: list[int]) -> list[SearchResponse]:
+        return [self._search(r, k) for r, k in zip(requests, limits, strict=True)]
+
+    def _explain(self, session: str, query: str, tool_name: str) -> Explanation:
+        raise NotImplementedError(f"{type(self).__name__} does not explain its scores")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A subclass that implements neither hook of a pair would recurse forever: say so at definition."""
+        super().__init_subclass__(**kwargs)
+        for pair in (("_index", "_index_tool"), ("_search", "_search_many")):
+            if all(getattr(cls, hook) is getattr(BaseToolIndex, hook) for hook in pair):
+                raise TypeError(f"{cls.__name__} must implement {pair[0]} or {pair[1]}")
+        for public in ("index_tools", "index_tool", "clear_index", "search", "search_many", "explain"):
+            if public in vars(cls):
+                raise TypeError(
+                    f"{cls.__name__} overrides {public}, which checks and keys the session for every index; "
+                    f"implement the hook instead (see BaseToolIndex)"
+                )
+
+    # -- helpers for subclasses ------------------------------------------------------------------------
+
+    def _keyed(self, request: Any) -> KeyedRequest | None:
+        """The request with its session keyed, or None when the session id breaks the rule (Spring answers
+        such a search with the empty response)."""
+        if not isinstance(request, SearchRequest):
+            raise TypeError(f"expected a SearchRequest, got {type(request).__name__}: {_shown(request)}")
+        if request.query is not None and not isinstance(request.query, str):
+            raise TypeError(f"SearchRequest.query must be a str or None, got {type(request.query).__name__}")
+        session = self._session_or_none(request.session_id)
+        if session is None:
+            log.warning("%s.search: no usable session id, returning the empty response", type(self).__name__)
+            return None
+        return KeyedRequest(session, request.query, request.max_results, request.category_filter)
+
+    @staticmethod
+    def _session_or_none(session_id: Any) -> str | None:
+        """:func:`session_key` for lookups that answer "nothing" rather than raise (searches, inspection)."""
+        try:
+            return session_key(session_id)
+        except ValueError:
+            return None
+
+    def _limit(self, request: SearchRequest) -> int:
+        return request.max_results if request.max_results is not None else self.default_max_results
 
     @staticmethod
     def positions_of(tools: Sequence[Tool], session_id: str, tool_name: str) -> list[int]:
@@ -445,3 +491,9 @@ class BaseToolIndex:
         if tool.category is None:
             return True
         return tool.category.casefold() == category_filter.casefold()
+
+
+def _checked_tool(tool: Any) -> Tool:
+    if not isinstance(tool, Tool):
+        raise TypeError(f"expected a Tool, got {type(tool).__name__}: {_shown(tool)}")
+    return tool

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.loop.sessions import REINDEX_AFTER_EVICTION
-from toolsearch_lab.model import BaseToolIndex, SearchResponse, Tool, check_positive_int
+from toolsearch_lab.model import BaseToolIndex, KeyedRequest, SearchResponse, Tool, check_positive_int
 from toolsearch_lab.session.eviction import (
     AlwaysEvict,
     CompositeEviction,
@@ -118,21 +118,16 @@ class _CountingIndex(BaseToolIndex):
         self.index_calls = 0
         self.tools_indexed = 0
 
-    def index_tool(self, session_id: str, tool: Tool) -> None:
-        self.sizes[session_id] = self.sizes.get(session_id, 0) + 1
-        self.tools_indexed += 1
-
-    def index_tools(self, session_id, tools) -> None:
+    def _index(self, session_id: str, tools: list[Tool]) -> None:
         self.index_calls += 1
-        tools = list(tools)
         self.sizes[session_id] = self.sizes.get(session_id, 0) + len(tools)
         self.tools_indexed += len(tools)
 
-    def clear_index(self, session_id: str) -> None:
+    def _clear(self, session_id: str) -> None:
         self.clear_calls += 1
         self.sizes.pop(session_id, None)
 
-    def search(self, request) -> SearchResponse:
+    def _search(self, request: KeyedRequest, limit: int) -> SearchResponse:
         return SearchResponse([], 0, None)
 
 

@@ -18,7 +18,8 @@ class _IndexClasses(Mapping[str, type[BaseToolIndex]]):
 
     def __getitem__(self, kind: str) -> type[BaseToolIndex]:
         module, _, name = self._paths[kind].rpartition(".")
-        return getattr(importlib.import_module(module), name)
+        cls: type[BaseToolIndex] = getattr(importlib.import_module(module), name)
+        return cls
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._paths)

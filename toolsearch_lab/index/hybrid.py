@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -38,13 +39,13 @@ from toolsearch_lab.model import (
     BaseToolIndex,
     Contribution,
     Explanation,
+    KeyedRequest,
     SearchMetadata,
     SearchRequest,
     SearchResponse,
     Tool,
     ToolReference,
     empty_response,
-    is_session_id,
 )
 from toolsearch_lab.text.normalise import STEMMERS
 from toolsearch_lab.text.stopwords import ENGLISH_STOP_WORDS
@@ -83,7 +84,7 @@ def normalise(scores: np.ndarray, method: str = "minmax") -> np.ndarray:
         return np.where(flat, (scores > 0).astype(np.float64), out)
     if method == "zscore":
         std = scores.std(axis=1, keepdims=True)
-        return (scores - scores.mean(axis=1, keepdims=True)) / np.where(std <= 1e-12, 1.0, std)
+        return np.asarray((scores - scores.mean(axis=1, keepdims=True)) / np.where(std <= 1e-12, 1.0, std))
     if method == "rrf":
         ranks = np.argsort(np.argsort(-scores, axis=1, kind="stable"), axis=1) + 1
         return 1.0 / (60.0 + ranks)
@@ -119,7 +120,7 @@ class HybridHit:
     word_normalised: float = 0.0
     char_normalised: float = 0.0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "toolName": self.tool_name,
             "score": round(self.score, 6),
@@ -225,9 +226,7 @@ class HybridToolIndex(BaseToolIndex):
         )
 
     # ------------------------------------------------------------------ indexing
-    def index_tools(self, session_id: str, tools: Iterable[Tool]) -> None:
-        tools = self.checked_batch(session_id, tools)
-        session_id = self.session_key(session_id)
+    def _index(self, session_id: str, tools: list[Tool]) -> None:
         if not tools:
             return
         with self._lock:
@@ -237,16 +236,16 @@ class HybridToolIndex(BaseToolIndex):
                 component.index_tools(session_id, tools)
             self._tools.setdefault(session_id, []).extend(tools)
 
-    def clear_index(self, session_id: str) -> None:
-        session_id = self.session_key(session_id)
+    def _clear(self, session_id: str) -> None:
         with self._lock:
             for component in self.components.values():
                 component.clear_index(session_id)
             self._tools.pop(session_id, None)
 
     def tools(self, session_id: str) -> list[Tool]:
+        key = self._session_or_none(session_id)
         with self._lock:
-            return list(self._tools.get(session_id, []))
+            return list(self._tools.get(key, [])) if key is not None else []
 
     # ------------------------------------------------------------------ scoring
     def _keyword_queries(self, queries: list[str]) -> list[str]:
@@ -258,7 +257,7 @@ class HybridToolIndex(BaseToolIndex):
         """Every component score of every query x tool, raw and normalised, and the fused score. Empty
         (no tools) for an unknown session, or when a concurrent change left the components apart."""
         texts = [q or "" for q in queries]
-        tools = self.tools(session_id) if isinstance(session_id, str) else []
+        tools = self.tools(session_id)
         _, views = self.vector_index.view_similarities(session_id, texts)
         _, keyword = self.keyword_index.score_matrix(session_id, self._keyword_queries(texts))
         char = np.zeros((len(texts), len(tools)))
@@ -279,48 +278,47 @@ class HybridToolIndex(BaseToolIndex):
         return _Scores(tools, views, vector, keyword, char, vector_n, word_n, char_n, keyword_n, fused)
 
     # ------------------------------------------------------------------ search
-    def search(self, request: SearchRequest) -> SearchResponse:
-        return self.search_many([request])[0]
-
-    def search_many(self, requests: Sequence[SearchRequest]) -> list[SearchResponse]:
-        """``search`` for many requests at once (one embedding call per session), identical results."""
-        return [response for response, _ in self._search(requests)]
+    def _search_many(self, requests: list[KeyedRequest], limits: list[int]) -> list[SearchResponse]:
+        """Many searches at once (one embedding call per session), with the results of one each."""
+        return [response for response, _ in self._search_hits(requests, limits)]
 
     def explain_search(self, request: SearchRequest) -> list[HybridHit]:
         """The results of ``search(request)`` with every component score behind each one."""
-        return self._search([request])[0][1]
+        keyed = self._keyed(request)
+        return self._search_hits([keyed], [self._limit(keyed)])[0][1] if keyed is not None else []
 
-    def _search(self, requests: Sequence[SearchRequest]) -> list[tuple[SearchResponse, list[HybridHit]]]:
-        requests = [self.check_request(r) for r in requests]
+    def _search_hits(
+        self, requests: list[KeyedRequest], limits: list[int]
+    ) -> list[tuple[SearchResponse, list[HybridHit]]]:
         out: list[tuple[SearchResponse, list[HybridHit]]] = [(empty_response(), []) for _ in requests]
         by_session: dict[str, list[int]] = {}
         for i, r in enumerate(requests):
-            if is_session_id(r.session_id):
-                by_session.setdefault(r.session_id, []).append(i)
+            by_session.setdefault(r.session_id, []).append(i)
         for session_id, members in by_session.items():
             m = self.score_matrix(session_id, [requests[i].query for i in members])
             if not m.tools:  # unknown session, or cleared while this search started
                 continue
             for row, i in enumerate(members):
-                out[i] = self._ranked(requests[i], m, row)
+                out[i] = self._ranked(requests[i], m, row, limits[i])
         return out
 
-    def _ranked(self, request: SearchRequest, m: _Scores, i: int) -> tuple[SearchResponse, list[HybridHit]]:
+    def _ranked(
+        self, request: KeyedRequest, m: _Scores, i: int, limit: int
+    ) -> tuple[SearchResponse, list[HybridHit]]:
         fused = m.fused[i]
         allowed = np.array([self.category_allows(t, request.category_filter) for t in m.tools], dtype=bool)
         passing = allowed if self.min_score is None else allowed & (fused >= self.min_score)
         keep = np.flatnonzero(passing)
-        ranked = keep[np.argsort(-fused[keep], kind="stable")][: self.limit(request)]
+        ranked = keep[np.argsort(-fused[keep], kind="stable")][:limit]
         hits = _hits(m, i, ranked, self.vector_index.similarity_threshold)
         refs = [ToolReference(m.tools[j].name, float(fused[j]), m.tools[j].description) for j in ranked]
         meta = SearchMetadata(self.search_type, request.query, None)
         return SearchResponse(refs, len(refs), meta), hits
 
     # ------------------------------------------------------------------ explanation
-    def explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
+    def _explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
         """The fused score of ``tool_name`` as its three weighted, normalised parts; ``details`` is the
         :class:`HybridHit` with each component's own raw score and rank."""
-        self.check_explain_args(session_id, query, tool_name)
         m = self.score_matrix(session_id, [query])
         candidates = self.positions_of(m.tools, session_id, tool_name)
         fused = m.fused[0]

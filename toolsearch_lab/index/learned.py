@@ -29,7 +29,7 @@ import json
 import math
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,13 +43,13 @@ from toolsearch_lab.model import (
     BaseToolIndex,
     Contribution,
     Explanation,
+    KeyedRequest,
     SearchMetadata,
     SearchRequest,
     SearchResponse,
     Tool,
     ToolReference,
     empty_response,
-    is_session_id,
 )
 from toolsearch_lab.text.normalise import keyword_tokens, stem_tokens
 from toolsearch_lab.text.stopwords import ENGLISH_STOP_WORDS
@@ -141,7 +141,7 @@ def _check_number(value: Any, what: str, where: str) -> None:
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-np.clip(x, -500.0, 500.0)))
+    return np.asarray(1.0 / (1.0 + np.exp(-np.clip(x, -500.0, 500.0))))
 
 
 @dataclass(frozen=True)
@@ -163,10 +163,10 @@ class RankerModel:
     def standardised(self, x: np.ndarray) -> np.ndarray:
         """Feature rows ``[..., len(FEATURES)]`` -> this model's standardised inputs ``[..., n]``."""
         cols = [FEATURES.index(f) for f in self.features]
-        return (x[..., cols] - np.asarray(self.mean)) / np.asarray(self.scale)
+        return np.asarray((x[..., cols] - np.asarray(self.mean)) / np.asarray(self.scale))
 
     def logits(self, x: np.ndarray) -> np.ndarray:
-        return self.standardised(x) @ np.asarray(self.coef) + self.intercept
+        return np.asarray(self.standardised(x) @ np.asarray(self.coef) + self.intercept)
 
     def scores(self, x: np.ndarray) -> np.ndarray:
         return _sigmoid(self.logits(x))
@@ -209,12 +209,12 @@ class RankerModel:
             dict(info),
         )
 
-    def save(self, path: str | os.PathLike) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the model as JSON, atomically: a reader never sees half a model file."""
         write_text(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
     @classmethod
-    def load(cls, path: str | os.PathLike | None = None) -> RankerModel:
+    def load(cls, path: str | os.PathLike[str] | None = None) -> RankerModel:
         """A model from a JSON file (default: the shipped one)."""
         path = Path(path) if path is not None else SHIPPED_MODEL
         try:
@@ -354,7 +354,7 @@ class LearnedToolIndex(BaseToolIndex):
 
     def __init__(
         self,
-        model: RankerModel | str | os.PathLike | None = None,
+        model: RankerModel | str | os.PathLike[str] | None = None,
         *,
         embedder: Any = None,
         hybrid: HybridToolIndex | None = None,
@@ -370,42 +370,32 @@ class LearnedToolIndex(BaseToolIndex):
         trained = self.model.info.get("trained_on", "?")
         return f"LearnedToolIndex(model trained on {trained}, features={len(self.model.features)})"
 
-    def index_tools(self, session_id: str, tools: Iterable[Tool]) -> None:
-        tools = self.checked_batch(session_id, tools)
-        session_id = self.session_key(session_id)
+    def _index(self, session_id: str, tools: list[Tool]) -> None:
         if tools:
             self.signals.index_tools(session_id, tools)
 
-    def clear_index(self, session_id: str) -> None:
-        session_id = self.session_key(session_id)
+    def _clear(self, session_id: str) -> None:
         self.signals.clear(session_id)
 
     def features(self, session_id: str, queries: Sequence[str]) -> tuple[list[Tool], np.ndarray]:
         """The session's tools and the feature rows of every query x tool, ``[n_queries, n_tools, F]``."""
         return self.signals.features(session_id, queries)
 
-    def search(self, request: SearchRequest) -> SearchResponse:
-        return self.search_many([request])[0]
-
-    def search_many(self, requests: Sequence[SearchRequest]) -> list[SearchResponse]:
-        """``search`` for many requests; requests of one session are scored in one batch."""
-        requests = [self.check_request(r) for r in requests]
-        out: list[SearchResponse | None] = [None] * len(requests)
+    def _search_many(self, requests: list[KeyedRequest], limits: list[int]) -> list[SearchResponse]:
+        """Many searches; those of one session are scored in one batch."""
+        out = [empty_response() for _ in requests]
         groups: dict[str, list[int]] = {}
         for i, r in enumerate(requests):
-            if is_session_id(r.session_id):
-                groups.setdefault(r.session_id, []).append(i)
-            else:
-                out[i] = empty_response()
+            groups.setdefault(r.session_id, []).append(i)
         for session_id, members in groups.items():
             tools, x = self.features(session_id, [requests[i].query or "" for i in members])
             scores = self.model.scores(x) if tools else None
             for row, i in enumerate(members):
-                out[i] = self._respond(requests[i], tools, None if scores is None else scores[row])
-        return [r if r is not None else empty_response() for r in out]
+                out[i] = self._respond(requests[i], tools, None if scores is None else scores[row], limits[i])
+        return out
 
     def _respond(
-        self, request: SearchRequest, tools: list[Tool], scores: np.ndarray | None
+        self, request: SearchRequest, tools: list[Tool], scores: np.ndarray | None, limit: int
     ) -> SearchResponse:
         if scores is None or not tools:
             return empty_response()
@@ -413,14 +403,13 @@ class LearnedToolIndex(BaseToolIndex):
         if self.min_score is not None:
             allowed &= scores >= self.min_score
         keep = np.flatnonzero(allowed)
-        ranked = keep[np.argsort(-scores[keep], kind="stable")][: self.limit(request)]
+        ranked = keep[np.argsort(-scores[keep], kind="stable")][:limit]
         refs = [ToolReference(tools[j].name, float(scores[j]), tools[j].description) for j in ranked]
         return SearchResponse(refs, len(refs), SearchMetadata(self.search_type, request.query, None))
 
-    def explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
+    def _explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
         """Why ``tool_name`` scored what it did: each feature's share of the logit (weight x standardised
         value), the intercept, and the logistic squash that turns the logit into the score."""
-        self.check_explain_args(session_id, query, tool_name)
         tools, x = self.features(session_id, [query])
         positions = self.positions_of(tools, session_id, tool_name)  # NotIndexedError when absent
         scores = self.model.scores(x[0])
@@ -433,7 +422,7 @@ class LearnedToolIndex(BaseToolIndex):
             parts.append(Contribution(name, float(w * zi), f"value {raw:.4g}, weight {w:+.3f} per sd"))
         score = float(scores[j])
         parts.append(Contribution("logistic squash", score - logit, f"sigmoid({logit:.4g}) = {score:.4g}"))
-        response = self._respond(SearchRequest(session_id, query, max(len(tools), 1)), tools, scores)
+        response = self._respond(SearchRequest(session_id, query), tools, scores, max(len(tools), 1))
         names = response.tool_names  # the whole ranking: the rank counts even beyond default_max_results
         rank = names.index(tool_name) + 1 if tool_name in names else None
         details = {"logit": logit, "features": dict(zip(FEATURES, x[0, j].tolist(), strict=True))}

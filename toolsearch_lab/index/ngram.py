@@ -13,7 +13,7 @@ The idf is rebuilt when tools are added (``index_tools``), with sparse array ope
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,8 +27,8 @@ from toolsearch_lab.model import (
     BaseToolIndex,
     Contribution,
     Explanation,
+    KeyedRequest,
     SearchMetadata,
-    SearchRequest,
     SearchResponse,
     Tool,
     ToolReference,
@@ -75,9 +75,7 @@ class CharNgramToolIndex(BaseToolIndex):
         self._sessions: dict[str, _Snapshot] = {}
         self._lock = threading.Lock()
 
-    def index_tools(self, session_id: str, tools: Iterable[Tool]) -> None:
-        tools = self.checked_batch(session_id, tools)
-        session_id = self.session_key(session_id)
+    def _index(self, session_id: str, tools: list[Tool]) -> None:
         if not tools:
             return
         raw = _HASHER.transform([tool_text(t, "full") for t in tools]).tocsr()
@@ -87,8 +85,7 @@ class CharNgramToolIndex(BaseToolIndex):
                 tools, raw = list(old.tools) + tools, sp.vstack([old.raw, raw]).tocsr()
             self._sessions[session_id] = _snapshot(tuple(tools), raw)
 
-    def clear_index(self, session_id: str) -> None:
-        session_id = self.session_key(session_id)
+    def _clear(self, session_id: str) -> None:
         with self._lock:
             self._sessions.pop(session_id, None)
 
@@ -96,39 +93,37 @@ class CharNgramToolIndex(BaseToolIndex):
         self, session_id: str | None, queries: Sequence[str | None]
     ) -> tuple[list[Tool], np.ndarray]:
         """``(tools, [n_queries, n_tools])``: the cosine of every query with every tool of the session."""
+        key = self._session_or_none(session_id)
         with self._lock:
-            snap = self._sessions.get(session_id) if isinstance(session_id, str) else None
+            snap = self._sessions.get(key) if key is not None else None
         if snap is None:
             return [], np.zeros((len(queries), 0))
         q = _weights(_HASHER.transform([x or "" for x in queries]).tocsr(), snap.idf)
         return list(snap.tools), (q @ snap.matrix).toarray().astype(np.float64)
 
-    def search(self, request: SearchRequest) -> SearchResponse:
-        return self.search_many([request])[0]
-
-    def search_many(self, requests: Sequence[SearchRequest]) -> list[SearchResponse]:
-        requests = [self.check_request(r) for r in requests]
+    def _search_many(self, requests: list[KeyedRequest], limits: list[int]) -> list[SearchResponse]:
         out = [empty_response() for _ in requests]
         by_session: dict[str, list[int]] = {}
         for i, r in enumerate(requests):
-            if isinstance(r.session_id, str) and r.session_id in self._sessions:
+            if r.session_id in self._sessions:
                 by_session.setdefault(r.session_id, []).append(i)
         for session_id, members in by_session.items():
             tools, scores = self.score_matrix(session_id, [requests[i].query for i in members])
             for i, row in zip(members, scores, strict=True):
-                out[i] = self._response(requests[i], tools, row)
+                out[i] = self._response(requests[i], tools, row, limits[i])
         return out
 
-    def _response(self, request: SearchRequest, tools: list[Tool], row: np.ndarray) -> SearchResponse:
+    def _response(
+        self, request: KeyedRequest, tools: list[Tool], row: np.ndarray, limit: int
+    ) -> SearchResponse:
         allowed = np.array([self.category_allows(t, request.category_filter) for t in tools], dtype=bool)
         keep = np.flatnonzero(allowed & (row > 0) & (row >= self.min_score))
-        ranked = keep[np.argsort(-row[keep], kind="stable")][: self.max_results_for(request)]
+        ranked = keep[np.argsort(-row[keep], kind="stable")][:limit]
         refs = [ToolReference(tools[j].name, float(row[j]), tools[j].description) for j in ranked]
         return SearchResponse(refs, len(refs), SearchMetadata(self.search_type, request.query, None))
 
-    def explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
+    def _explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
         """The cosine as one part; ``details`` lists the query's n-grams the tool shares (up to 20)."""
-        self.check_explain_args(session_id, query, tool_name)
         tools, scores = self.score_matrix(session_id, [query])
         candidates = self.positions_of(tools, session_id, tool_name)
         row = scores[0]

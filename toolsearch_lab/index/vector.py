@@ -27,8 +27,9 @@ import logging
 import re
 import threading
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -39,13 +40,12 @@ from toolsearch_lab.model import (
     BaseToolIndex,
     Contribution,
     Explanation,
+    KeyedRequest,
     SearchMetadata,
-    SearchRequest,
     SearchResponse,
     Tool,
     ToolReference,
     empty_response,
-    is_session_id,
 )
 from toolsearch_lab.text.tool_text import TEXT_MODES, tool_text
 
@@ -74,7 +74,7 @@ class VectorDocument:
     tool: Tool
 
     @property
-    def metadata(self) -> dict:
+    def metadata(self) -> dict[str, Any]:
         return {
             "sessionId": self.session_id,
             "id": self.id,
@@ -127,9 +127,7 @@ class VectorToolIndex(BaseToolIndex):
         )
 
     # ------------------------------------------------------------------ indexing
-    def index_tools(self, session_id: str, tools: Iterable[Tool]) -> None:
-        tools = self.checked_batch(session_id, tools)
-        session_id = self.session_key(session_id)
+    def _index(self, session_id: str, tools: list[Tool]) -> None:
         if not tools:
             return  # Spring: an empty batch makes no store (embedding) call
         texts = [[tool_text(t, view) for t in tools] for view in self.views]
@@ -158,8 +156,7 @@ class VectorToolIndex(BaseToolIndex):
                 matrices = tuple(np.vstack([a, b]) for a, b in zip(old.matrices, per_view, strict=True))
                 self._sessions[session_id] = _Snapshot(old.documents + docs, matrices)
 
-    def clear_index(self, session_id: str) -> None:
-        session_id = self.session_key(session_id)
+    def _clear(self, session_id: str) -> None:
         with self._lock:
             session = self._sessions.pop(session_id, None)
         if session is None:
@@ -180,10 +177,11 @@ class VectorToolIndex(BaseToolIndex):
             return list(self._sessions)
 
     def _snapshot(self, session_id: str | None) -> _Snapshot | None:
-        if not is_session_id(session_id):
+        key = self._session_or_none(session_id)
+        if key is None:
             return None
         with self._lock:
-            return self._sessions.get(session_id)
+            return self._sessions.get(key)
 
     def tool_matrix(self, session_id: str | None, view: str | None = None) -> tuple[list[Tool], np.ndarray]:
         """The session's tools and their unit vectors ``[n_tools, dim]`` for ``view`` (default: the first)."""
@@ -228,36 +226,33 @@ class VectorToolIndex(BaseToolIndex):
         return tools, np.mean(np.stack(list(views.values())), axis=0)
 
     # ------------------------------------------------------------------ search
-    def search(self, request: SearchRequest) -> SearchResponse:
-        return self.search_many([request])[0]
-
-    def search_many(self, requests: Sequence[SearchRequest]) -> list[SearchResponse]:
-        """``search`` for many requests, with identical results; one embedder call per session."""
-        requests = [self.check_request(r) for r in requests]
+    def _search_many(self, requests: list[KeyedRequest], limits: list[int]) -> list[SearchResponse]:
+        """Many searches with the results of one each; one embedder call per session."""
         out: list[SearchResponse] = [empty_response() for _ in requests]
         by_session: dict[str, list[int]] = {}
         for i, r in enumerate(requests):
             if self._snapshot(r.session_id) is not None:
-                by_session.setdefault(r.session_id, []).append(i)  # type: ignore[arg-type]
+                by_session.setdefault(r.session_id, []).append(i)
         for session_id, members in by_session.items():
             tools, sims = self.similarity_matrix(session_id, [requests[i].query or "" for i in members])
             for i, row in zip(members, sims, strict=True):
-                out[i] = self._response(requests[i], tools, row)
+                out[i] = self._response(requests[i], tools, row, limits[i])
         return out
 
-    def _response(self, request: SearchRequest, tools: list[Tool], row: np.ndarray) -> SearchResponse:
+    def _response(
+        self, request: KeyedRequest, tools: list[Tool], row: np.ndarray, limit: int
+    ) -> SearchResponse:
         allowed = np.array([self.category_allows(t, request.category_filter) for t in tools], dtype=bool)
         keep = np.flatnonzero(allowed & (row >= self.similarity_threshold))
         # Stable sort on -score: equal scores keep insertion order, as a Java stable sort would.
-        ranked = keep[np.argsort(-row[keep], kind="stable")][: self.max_results_for(request)]
+        ranked = keep[np.argsort(-row[keep], kind="stable")][:limit]
         refs = [ToolReference(tools[i].name, float(row[i]), tools[i].description) for i in ranked]
         return SearchResponse(refs, len(refs), SearchMetadata(self.search_type, request.query, None))
 
     # ------------------------------------------------------------------ explanation
-    def explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
+    def _explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
         """Each view's share of the score of ``tool_name`` (its cosine over the number of views); the
         details hold every view's cosine. Raises ``KeyError`` for an unknown session or tool."""
-        self.check_explain_args(session_id, query, tool_name)
         tools, views = self.view_similarities(session_id, [query])
         candidates = self.positions_of(tools, session_id, tool_name)
         row = np.mean(np.stack(list(views.values())), axis=0)[0]

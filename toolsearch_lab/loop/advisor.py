@@ -37,47 +37,38 @@ import json
 import time
 import weakref
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from toolsearch_lab.jsonlimits import shown
+from toolsearch_lab.loop.calls import execute_call, search_session
 from toolsearch_lab.loop.checks import check_context, check_messages, check_tools, usable_turn
 from toolsearch_lab.loop.execution import (
     MAX_RESULT_DEPTH,
-    bounded_content,
-    bounded_error,
     describe_exception,
-    run_tool,
 )
-from toolsearch_lab.loop.limits import limit_breach, repeated_search
+from toolsearch_lab.loop.limits import limit_breach
 from toolsearch_lab.loop.messages import api_messages, baseline_messages, with_suffix
+from toolsearch_lab.loop.run import RunResult, RunState, ToolNotFoundError, reject_all
 from toolsearch_lab.loop.search_tool import (
-    TOOL_SEARCH_TOOL_SESSION_ID_KEY,
-    SearchOutcome,
     ToolSearchTool,
-    parse_arguments,
 )
 from toolsearch_lab.loop.sessions import IndexedSessions
-from toolsearch_lab.loop.strategy import RequestPlan, RequestView, Strategy, resolve_strategy
+from toolsearch_lab.loop.strategy import RequestView, Strategy, resolve_strategy
 from toolsearch_lab.model import (
     TOOL_SEARCH_TOOL_NAME,
     Tool,
     ToolIndex,
     check_positive_int,
-    check_session_id,
+    session_key,
 )
-from toolsearch_lab.models.base import AssistantTurn, ChatModel, ToolCall
+from toolsearch_lab.models.base import AssistantTurn, ChatModel
 from toolsearch_lab.session.eviction import EvictionStrategy, LruEviction
 from toolsearch_lab.tokens import TokenCounter
 from toolsearch_lab.trace import (
     Iteration,
     IterationTokens,
     RunTrace,
-    SearchRecord,
     SessionEvent,
-    ToolCallRecord,
 )
-from toolsearch_lab.wire import error_result
 
 __all__ = [
     "DEFAULT_MAX_CALLS_PER_TOOL",
@@ -98,59 +89,6 @@ DEFAULT_SYSTEM_MESSAGE_SUFFIX = (
 )
 DEFAULT_MAX_CALLS_PER_TOOL = 40
 DEFAULT_MAX_TOTAL_TOOL_CALLS = 150
-
-
-class ToolNotFoundError(RuntimeError):
-    """Raised only with ``strict=True``: Spring fails the whole request when the model calls a tool that is
-    not exposed."""
-
-
-@dataclass
-class RunResult:
-    trace: RunTrace
-    messages: list[dict]
-    answer: str | None
-
-    @property
-    def stop_reason(self) -> str:
-        return self.trace.stop_reason
-
-
-@dataclass
-class _Run:
-    """The state of one request. It lives on the stack of ``run``, not on the advisor: one advisor serves
-    many sessions on many threads."""
-
-    model: ChatModel
-    session_id: str
-    context: dict
-    registered: dict[str, Tool]
-    original: list[dict]
-    conversation: list[dict]
-    trace: RunTrace
-    counter: TokenCounter
-    all_definitions: list[dict]
-    search_definition: dict
-    plan: RequestPlan = field(default_factory=lambda: RequestPlan([]))  # the current request's plan
-    definitions: list[dict] = field(default_factory=list)
-    calls_per_tool: dict[str, int] = field(default_factory=dict)
-    total_calls: int = 0
-    search_counts: dict[str, int] = field(default_factory=dict)
-    exposed_before: list[str] = field(default_factory=list)
-    discovered_order: list[str] = field(default_factory=list)
-    iteration_started: float = 0.0
-    prebound: list[str] = field(default_factory=list)  # a strategy's pre-retrieval results
-    pre_search: SearchRecord | None = None
-    generation: int = 0  # the session's indexing this run relies on (see IndexedSessions)
-
-    def fail(self, iteration: Iteration, message: str) -> None:
-        iteration.errors.append(message)
-        self.trace.errors.append(message)
-
-    def finish(self, iteration: Iteration, stop_reason: str, answer: str | None = None) -> RunResult:
-        self.trace.stop_reason = stop_reason
-        iteration.duration_ms = (time.perf_counter() - self.iteration_started) * 1000
-        return RunResult(self.trace, self.conversation, answer)
 
 
 class ToolSearchAdvisor:
@@ -201,8 +139,6 @@ class ToolSearchAdvisor:
         self.search_tool = ToolSearchTool(
             index, max_results, enforce_max_results_range=enforce_max_results_range, destructive=destructive
         )
-        self.max_results = max_results
-        self.enforce_max_results_range = bool(enforce_max_results_range)
         self.system_message_suffix = system_message_suffix
         self.strategy, self._strategy_chosen = resolve_strategy(strategy, reference_tool_name_accumulation)
         self.session_id_key = session_id_key
@@ -216,7 +152,7 @@ class ToolSearchAdvisor:
         self.max_tool_result_chars = max_tool_result_chars
         self.protect_running_sessions = bool(protect_running_sessions)
         self._token_counter = token_counter
-        self._indexed = IndexedSessions(index, self.eviction)
+        self.sessions = IndexedSessions(index, self.eviction)
         self._schema_checked: weakref.WeakValueDictionary[int, Tool] = weakref.WeakValueDictionary()
 
     @property
@@ -224,23 +160,32 @@ class ToolSearchAdvisor:
         """Spring's ``referenceToolNameAccumulation``: the strategy's setting (it lives there only)."""
         return self.strategy.accumulation
 
+    @property
+    def max_results(self) -> int | None:
+        """The advisor's default ``maxResults``: the meta-tool's setting (it lives there only)."""
+        return self.search_tool.max_results
+
+    @property
+    def enforce_max_results_range(self) -> bool:
+        return self.search_tool.enforce_max_results_range
+
     # ---- sessions -------------------------------------------------------------------------------------
     def fingerprint_of(self, session_id: str) -> str | None:
-        return self._indexed.fingerprint_of(check_session_id(session_id))
+        return self.sessions.fingerprint_of(session_key(session_id))
 
     def evict_session(self, session_id: str) -> SessionEvent:
         """Clear the session's index and fingerprint (call it on logout). The next request re-indexes."""
-        return self._indexed.evict(check_session_id(session_id))
+        return self.sessions.evict(session_key(session_id))
 
     def initialize_session(self, session_id: str, tools: list[Tool]) -> list[SessionEvent]:
         """Spring's initializeSession: eviction, then fingerprint compare-and-reindex (atomic per session)."""
-        return self._indexed.initialize(check_session_id(session_id), tools)
+        return self.sessions.initialize(session_key(session_id), tools)
 
     # ---- the loop ---------------------------------------------------------------------------------------
     def run(
         self,
         model: ChatModel,
-        messages: list[dict],
+        messages: list[dict[str, Any]],
         tools: Iterable[Tool],
         context: Mapping[str, Any] | None = None,
         *,
@@ -256,14 +201,14 @@ class ToolSearchAdvisor:
         original = check_messages(messages, self._counter())
         registered = check_tools(tools, self._schema_checked)
         if self.protect_running_sessions:
-            self._indexed.pin(session)
+            self.sessions.pin(session)
         try:
             return self._loop(self._start(model, session, context, original, registered))
         finally:
             if self.protect_running_sessions:
-                self._indexed.unpin(session)
+                self.sessions.unpin(session)
 
-    def _loop(self, run: _Run) -> RunResult:
+    def _loop(self, run: RunState) -> RunResult:
         while True:
             iteration = self._next_iteration(run)
             turn = self._call_model(run, iteration)
@@ -276,7 +221,7 @@ class ToolSearchAdvisor:
                 turn, run.calls_per_tool, run.total_calls, self.max_calls_per_tool, self.max_total_tool_calls
             )
             if breach is not None:
-                _reject_all(run, iteration, turn, breach)
+                reject_all(run, iteration, turn, breach)
                 return run.finish(iteration, breach[0])
             self._execute_calls(run, iteration, turn)
             iteration.duration_ms = (time.perf_counter() - run.iteration_started) * 1000
@@ -286,7 +231,7 @@ class ToolSearchAdvisor:
         key = self.session_id_key
         in_context = context.get(key)
         if session_id is not None:
-            session_id = check_session_id(session_id)
+            session_id = session_key(session_id)
             if in_context is not None and in_context != session_id:
                 raise ValueError(
                     f"session_id={session_id!r:.60} and context[{key!r}]={in_context!r:.60} disagree; "
@@ -295,16 +240,16 @@ class ToolSearchAdvisor:
             return session_id
         if in_context is None or (isinstance(in_context, str) and not in_context.strip()):
             raise ValueError(f"context must contain a non-null value for {key!r} (or pass session_id=...)")
-        return check_session_id(in_context, what=f"context[{key!r}]")
+        return session_key(in_context, what=f"context[{key!r}]")
 
     def _start(
         self,
         model: ChatModel,
         session_id: str,
-        context: dict,
-        original: list[dict],
+        context: dict[str, Any],
+        original: list[dict[str, Any]],
         registered: dict[str, Tool],
-    ) -> _Run:
+    ) -> RunState:
         counter = self._counter()
         user_request = next(
             (m.get("content") or "" for m in reversed(original) if m.get("role") == "user"), ""
@@ -318,9 +263,9 @@ class ToolSearchAdvisor:
             config=self.config_summary(),
             encoding=counter.encoding_name,
         )
-        trace.session_events = self._indexed.initialize(session_id, list(registered.values()))
-        generation = self._indexed.generation(session_id)
-        run = _Run(
+        trace.session_events = self.sessions.initialize(session_id, list(registered.values()))
+        generation = self.sessions.generation(session_id)
+        run = RunState(
             model=model,
             session_id=session_id,
             context=context,
@@ -337,12 +282,12 @@ class ToolSearchAdvisor:
         )
         count = self.strategy.pre_retrieval()
         if count is not None:
-            outcome = self._search(run, {"query": trace.user_request, "maxResults": count}, None, "")
+            outcome = search_session(self, run, {"query": trace.user_request, "maxResults": count}, None, "")
             run.pre_search = outcome.record
             run.prebound = [n for n in outcome.record.names if n in registered]
         return run
 
-    def _next_iteration(self, run: _Run) -> Iteration:
+    def _next_iteration(self, run: RunState) -> Iteration:
         """Work out what the model may see this step, count its tokens, and open the trace's iteration."""
         run.iteration_started = time.perf_counter()
         run.plan = self.strategy.plan(
@@ -375,7 +320,7 @@ class ToolSearchAdvisor:
         run.trace.iterations.append(iteration)
         return iteration
 
-    def _call_model(self, run: _Run, iteration: Iteration) -> AssistantTurn | None:
+    def _call_model(self, run: RunState, iteration: Iteration) -> AssistantTurn | None:
         """One model call; a failure (or a turn the loop cannot use) is recorded, with the retries before
         it, and gives None."""
         started = time.perf_counter()
@@ -407,11 +352,11 @@ class ToolSearchAdvisor:
         run.conversation.append(turn.to_message())
         return turn
 
-    def _execute_calls(self, run: _Run, iteration: Iteration, turn: AssistantTurn) -> None:
+    def _execute_calls(self, run: RunState, iteration: Iteration, turn: AssistantTurn) -> None:
         """Run every call of the turn and append one tool message per call."""
         exposed = set(run.plan.callable)
         for call in turn.tool_calls:
-            record, content, search = self._execute(call, exposed, run)
+            record, content, search = execute_call(self, call, exposed, run)
             iteration.tool_calls.append(record)
             if search is not None:
                 iteration.searches.append(search)
@@ -424,105 +369,12 @@ class ToolSearchAdvisor:
                 {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
             )
 
-    def _execute(
-        self, call: ToolCall, exposed: set[str], run: _Run
-    ) -> tuple[ToolCallRecord, str, SearchRecord | None]:
-        """Run one tool call; returns (record, tool-message content, search record or None). Never raises
-        unless ``strict``. Everything stays local: one advisor serves many sessions on many threads."""
-        started = time.perf_counter()
-        limit = self.max_tool_result_chars
-
-        def done(
-            kind: str, content: str | None, error: str | None = None, search: SearchRecord | None = None
-        ) -> tuple[ToolCallRecord, str, SearchRecord | None]:
-            """The call's record and tool message; ``content=None`` means the error result of ``error``.
-            Both go through the one size limit (``max_tool_result_chars``) before the model or the trace
-            sees them."""
-            if content is None:
-                content, error = bounded_error(error or "", limit)
-            elif kind != "tool":  # run_tool's content is bounded already
-                content, cut = bounded_content(content, limit)
-                if cut and error is None:
-                    error = f"result cut to {limit} characters ({cut} cut)"
-            ms = (time.perf_counter() - started) * 1000
-            return (
-                ToolCallRecord(call.id, call.name, call.arguments, kind, content, error, ms),
-                content,
-                search,
-            )
-
-        args, problem = parse_arguments(call.arguments)
-        searchable = run.plan.offers_search
-        if call.name == TOOL_SEARCH_TOOL_NAME and searchable:
-            result, record = self._search_call(call, args, problem, run)
-            if record.error is None:
-                return done("search", result, None, record)
-            outcome = done("search", None, record.error, record)
-            record.error = outcome[0].error  # the search's record keeps the same (cut) message
-            return outcome
-        if call.name not in exposed:
-            if self.strict:
-                raise ToolNotFoundError(f"No ToolCallback found for tool name: {call.name}")
-            known = "registered but not discovered yet" if call.name in run.registered else "not a known tool"
-            then = (
-                f"Call {TOOL_SEARCH_TOOL_NAME} first to discover the tools you need, then call one of the "
-                "names it returns."
-                if searchable
-                else "Use one of the tools you were given, or answer."
-            )
-            message = f"tool {shown(call.name, 130)} is not available ({known}). {then}"
-            return done("rejected", None, message)
-        tool = run.registered[call.name]
-        if problem or tool.function is None:
-            message = (
-                f"{call.name}: {problem}"
-                if problem
-                else f"tool {call.name!r} has no implementation in this catalog, so it cannot be run"
-            )
-            return done("rejected", None, message)
-        tool_context = {**run.context, TOOL_SEARCH_TOOL_SESSION_ID_KEY: run.session_id}
-        content, error = run_tool(tool, tool.function, args, tool_context, limit)
-        return done("tool", content, error)
-
-    def _search_call(
-        self, call: ToolCall, args: dict, problem: str | None, run: _Run
-    ) -> tuple[str, SearchRecord]:
-        """One toolSearchTool call with its parsed arguments: (the result text, the trace's record)."""
-        refused = repeated_search(args, call.id, run.search_counts, self.max_repeated_searches)
-        if refused is not None:
-            return error_result(refused.error or ""), refused
-        if not problem:
-            args = self.strategy.search_arguments(args)
-        outcome = self._search(run, args, problem, call.id)
-        result = outcome.result
-        if not outcome.is_error:
-            result = self.strategy.search_result(outcome.record.names, result, run.registered)
-        return result, outcome.record
-
-    def _search(self, run: _Run, args: dict, problem: str | None, call_id: str) -> SearchOutcome:
-        """One search of the run's session, after making sure the session still holds the run's tools: a
-        session evicted since the run started is re-indexed first (or, with Spring's behaviour, searched
-        empty), with a ``SessionEvent`` in the trace either way. Checked again after the search, in case
-        the eviction came while it ran."""
-        tools = list(run.registered.values())
-        for _ in range(2):
-            run.generation, event = self._indexed.restore(
-                run.session_id, tools, run.generation, self.protect_running_sessions
-            )
-            if event is not None:
-                event.iteration = len(run.trace.iterations) or None
-                run.trace.session_events.append(event)
-            outcome = self.search_tool.call_parsed(args, problem, run.session_id, call_id, run.registered)
-            if self._indexed.generation(run.session_id) == run.generation:
-                break
-        return outcome
-
     def _counter(self) -> TokenCounter:
         if self._token_counter is None:
             self._token_counter = TokenCounter()
         return self._token_counter
 
-    def config_summary(self) -> dict:
+    def config_summary(self) -> dict[str, Any]:
         summary: dict[str, Any] = {
             "index": self.index_name,
             "max_results": self.max_results,
@@ -544,13 +396,3 @@ class ToolSearchAdvisor:
         if self._strategy_chosen:  # Spring's default loop leaves the config as Spring's settings alone
             summary["strategy"] = self.strategy.describe()
         return summary
-
-
-def _reject_all(run: _Run, iteration: Iteration, turn: AssistantTurn, breach: tuple[str, str]) -> None:
-    message = f"limit reached: {breach[1]}"
-    run.trace.errors.append(message)
-    iteration.errors.append(message)
-    for call in turn.tool_calls:
-        iteration.tool_calls.append(
-            ToolCallRecord(call.id, call.name, call.arguments, "rejected", "", message)
-        )

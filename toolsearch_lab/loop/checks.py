@@ -26,7 +26,7 @@ __all__ = ["MAX_MESSAGE_DEPTH", "check_context", "check_messages", "check_tools"
 MAX_MESSAGE_DEPTH = MAX_ARGUMENT_DEPTH
 
 
-def check_context(context: Any) -> dict:
+def check_context(context: Any) -> dict[str, Any]:
     """A copy of the caller's context (``{}`` for None)."""
     if context is None:
         return {}
@@ -57,7 +57,7 @@ def usable_turn(turn: Any) -> tuple[AssistantTurn | None, str | None]:
     return (turn if calls == list(turn.tool_calls) else replace(turn, tool_calls=calls)), None
 
 
-def check_messages(messages: Any, counter: TokenCounter) -> list[dict]:
+def check_messages(messages: Any, counter: TokenCounter) -> list[dict[str, Any]]:
     """A copy of ``messages`` after checking each is a JSON-representable dict with a string ``role`` whose
     tokens can be counted (what every request of the run will need)."""
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):

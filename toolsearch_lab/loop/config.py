@@ -64,7 +64,7 @@ class ToolSearchConfig:
     strict: bool = False
     enforce_max_results_range: bool = False  # not a Spring setting: see the advisor's deviations
     protect_running_sessions: bool = True  # not a Spring setting (False is Spring's behaviour): ditto
-    index_options: dict = field(default_factory=dict)
+    index_options: dict[str, Any] = field(default_factory=dict[str, Any])
     destructive: str = "include"  # not a Spring setting: toolsearch_lab.loop.policy
 
     def __post_init__(self) -> None:

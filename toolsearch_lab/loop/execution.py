@@ -78,7 +78,7 @@ def describe_exception(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def invoke(function: Callable[..., Any], args: dict, tool_context: dict) -> Any:
+def invoke(function: Callable[..., Any], args: dict[str, Any], tool_context: dict[str, Any]) -> Any:
     """Call a tool's function with the model's arguments; pass ``tool_context`` only if it asks for it."""
     try:
         accepts_context = "tool_context" in inspect.signature(function).parameters
@@ -90,7 +90,11 @@ def invoke(function: Callable[..., Any], args: dict, tool_context: dict) -> Any:
 
 
 def run_tool(
-    tool: Tool, function: Callable[..., Any], args: dict, tool_context: dict, max_chars: int
+    tool: Tool,
+    function: Callable[..., Any],
+    args: dict[str, Any],
+    tool_context: dict[str, Any],
+    max_chars: int,
 ) -> tuple[str, str | None]:
     """Call ``function`` (``tool``'s) and return (the content the model reads, error or None). Content,
     error results included, longer than ``max_chars`` is cut, with a marker saying so.

@@ -3,6 +3,8 @@ runaway-loop guard on repeated searches (ours)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from toolsearch_lab.models.base import AssistantTurn
 from toolsearch_lab.trace import SearchRecord
 
@@ -27,7 +29,7 @@ def limit_breach(
 
 
 def repeated_search(
-    args: dict, call_id: str, search_counts: dict[str, int], limit: int
+    args: dict[str, Any], call_id: str, search_counts: dict[str, int], limit: int
 ) -> SearchRecord | None:
     """The runaway-loop guard: a refusal record once the same query (case and outer spaces ignored) was
     searched more than ``limit`` times, else None. Counts into ``search_counts``."""

@@ -131,12 +131,12 @@ class ToolSearchTool:
     def as_tool(self) -> Tool:
         return Tool(self.name, _description(self.resolve_max_results(None)), self.parameters())
 
-    def definition(self) -> dict:
+    def definition(self) -> dict[str, Any]:
         return self.as_tool().definition()
 
-    def parameters(self) -> dict:
+    def parameters(self) -> dict[str, Any]:
         low, high = MAX_RESULTS_RANGE
-        max_results: dict = {"type": "integer"}
+        max_results: dict[str, Any] = {"type": "integer"}
         if self.enforce_max_results_range:
             max_results.update(minimum=low, maximum=high)
         max_results["description"] = f"Maximum number of tool names to return ({low}-{high})."
@@ -160,7 +160,7 @@ class ToolSearchTool:
 
     def call(
         self,
-        arguments: str | dict,
+        arguments: str | dict[str, Any],
         session_id: str,
         call_id: str = "",
         tools: Mapping[str, Tool] | None = None,
@@ -171,7 +171,7 @@ class ToolSearchTool:
 
     def call_parsed(
         self,
-        args: dict,
+        args: dict[str, Any],
         problem: str | None,
         session_id: str,
         call_id: str = "",
@@ -217,7 +217,7 @@ class ToolSearchTool:
         return SearchOutcome(encode_search_result(record.names), record, False)
 
 
-def _check_search_args(args: dict, enforce_range: bool) -> str | None:
+def _check_search_args(args: dict[str, Any], enforce_range: bool) -> str | None:
     """What is wrong with toolSearchTool's arguments, or None."""
     unknown = sorted(set(args) - {"query", "maxResults", "categoryFilter"})
     if unknown:
@@ -238,7 +238,7 @@ def _check_search_args(args: dict, enforce_range: bool) -> str | None:
     return None
 
 
-def parse_arguments(arguments: Any) -> tuple[dict, str | None]:
+def parse_arguments(arguments: Any) -> tuple[dict[str, Any], str | None]:
     """Parse a model's tool-call arguments. Returns (args, problem); problem is None when they are usable.
     Text longer than :data:`MAX_ARGUMENT_CHARS` or nested deeper than :data:`MAX_ARGUMENT_DEPTH` (an
     already parsed dict too) is a problem, not an exception."""

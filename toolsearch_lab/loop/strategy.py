@@ -104,7 +104,7 @@ class Strategy:
         """How many tools to retrieve from the user's message before the first call (None: none)."""
         return None
 
-    def search_arguments(self, args: dict) -> dict:
+    def search_arguments(self, args: dict[str, Any]) -> dict[str, Any]:
         """The toolSearchTool arguments actually used (a framework may override the model's)."""
         return args
 
@@ -116,7 +116,7 @@ class Strategy:
         found = found_tools(view.conversation, view.registered, self.accumulation, view.strict)
         return RequestPlan(found, True, [], found)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """The settings that identify this strategy in a trace's config."""
         return {"name": self.name}
 
@@ -141,7 +141,7 @@ class SearchOnly(Strategy):
         self.accumulation = bool(accumulation)
         self.name = "search-only" if self.accumulation else "search-only-no-accumulation"
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"name": self.name, "accumulation": self.accumulation}
 
 
@@ -170,7 +170,7 @@ class ListedNames(Strategy):
             f"name or what it does to load it:\n{listing}"
         )
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"name": self.name, "one_line": self.one_line}
 
 
@@ -214,7 +214,7 @@ class PreRetrieval(Strategy):
         bound = [n for n in view.prebound if n in view.registered]
         return RequestPlan(bound, False, [], bound)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"name": self.name, "max_results": self.max_results}
 
 
@@ -236,10 +236,10 @@ class RetrieveThenBind(Strategy):
     def limit(self) -> int:
         return self.max_results
 
-    def search_arguments(self, args: dict) -> dict:
+    def search_arguments(self, args: dict[str, Any]) -> dict[str, Any]:
         return {**args, "maxResults": self.max_results}
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"name": self.name, "max_results": self.max_results}
 
 
@@ -269,7 +269,7 @@ class Unload(Strategy):
     def pre_retrieval(self) -> int | None:
         return self.inner.pre_retrieval()
 
-    def search_arguments(self, args: dict) -> dict:
+    def search_arguments(self, args: dict[str, Any]) -> dict[str, Any]:
         return self.inner.search_arguments(args)
 
     def search_result(self, names: list[str], result: str, registered: Mapping[str, Tool]) -> str:
@@ -292,7 +292,7 @@ class Unload(Strategy):
             keep,
         )
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "inner": self.inner.describe(),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -71,7 +72,7 @@ class TermContribution:
     avgdl: float
     contribution: float
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
@@ -106,7 +107,7 @@ class BM25Details:
     def above_threshold(self) -> bool:
         return self.matched and _F32(self.score) >= _F32(self.min_score)
 
-    def rows(self) -> list[dict]:
+    def rows(self) -> list[dict[str, Any]]:
         """One dict per matching leaf, ready for a DataFrame or an HTML table."""
         return [t.to_dict() for c in self.clauses for t in c.terms]
 

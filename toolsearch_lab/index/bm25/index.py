@@ -46,7 +46,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -76,13 +76,12 @@ from toolsearch_lab.model import (
     DEFAULT_MAX_RESULTS,
     BaseToolIndex,
     Explanation,
+    KeyedRequest,
     SearchMetadata,
-    SearchRequest,
     SearchResponse,
     Tool,
     ToolReference,
     empty_response,
-    is_session_id,
 )
 from toolsearch_lab.text.lucene import analyze, analyze_split
 from toolsearch_lab.text.normalise import STEMMERS, keyword_tokens, stem_tokens
@@ -244,17 +243,15 @@ class BM25ToolIndex(BaseToolIndex):
                 session = self._sessions[session_id] = _Session(self._field_names)
             return session
 
-    def index_tool(self, session_id: str, tool: Tool) -> None:
+    def _index_tool(self, session: str, tool: Tool) -> None:
         """Add one tool; the search arrays are rebuilt by the next search or ``index_tools`` call."""
-        self._add(session_id, [tool], build=False)
+        self._add(session, [tool], build=False)
 
-    def index_tools(self, session_id: str, tools: Iterable[Tool]) -> None:
+    def _index(self, session: str, tools: list[Tool]) -> None:
         """Add a batch of tools and build the session's search arrays now (no search pays for them)."""
-        self._add(session_id, tools, build=True)
+        self._add(session, tools, build=True)
 
-    def _add(self, session_id: str, tools: Iterable[Tool], build: bool) -> None:
-        tools = self.checked_batch(session_id, tools)
-        session_id = self.session_key(session_id)
+    def _add(self, session_id: str, tools: list[Tool], build: bool) -> None:
         if not tools:
             return
         # Analyse outside the lock: it is the expensive part and touches no shared state.
@@ -272,13 +269,13 @@ class BM25ToolIndex(BaseToolIndex):
             analysed.clear()  # the token lists are in the builders now: free them before the build's peak
             session.snapshot = self._build_snapshot(session) if build else None
 
-    def clear_index(self, session_id: str) -> None:
-        session_id = self.session_key(session_id)
+    def _clear(self, session: str) -> None:
         with self._sessions_lock:
-            self._sessions.pop(session_id, None)
+            self._sessions.pop(session, None)
 
     def size(self, session_id: str) -> int:
-        session = self._session(session_id, create=False) if isinstance(session_id, str) else None
+        key = self._session_or_none(session_id)
+        session = self._session(key, create=False) if key is not None else None
         if session is None:
             return 0
         with session.lock:
@@ -298,9 +295,8 @@ class BM25ToolIndex(BaseToolIndex):
 
     def _snapshot_of(self, session_id: str | None) -> _Snapshot | None:
         """The session's current search structures (built now if single tools were added since)."""
-        if not is_session_id(session_id):
-            return None
-        session = self._session(session_id, create=False)
+        key = self._session_or_none(session_id)
+        session = self._session(key, create=False) if key is not None else None
         if session is None:
             return None
         with session.lock:
@@ -443,15 +439,12 @@ class BM25ToolIndex(BaseToolIndex):
         if not category_filter or not len(snap.category_lookup):
             return None
         code = snap.category_lookup.get(category_filter.casefold(), -2)
-        return (snap.category_codes == -1) | (snap.category_codes == code)
+        return np.asarray((snap.category_codes == -1) | (snap.category_codes == code))
 
-    def search(self, request: SearchRequest) -> SearchResponse:
+    def _search(self, request: KeyedRequest, limit: int) -> SearchResponse:
         started = time.perf_counter()
-        self.check_request(request)
         snap = self._snapshot_of(request.session_id)
         if snap is None:
-            if not is_session_id(request.session_id):
-                log.warning("search without a session id: returning the empty response")
             return empty_response()
         phrase, terms = self._query_tokens(request.query, snap)
         if not terms:
@@ -459,11 +452,11 @@ class BM25ToolIndex(BaseToolIndex):
         ids = {t: snap.vocab.get(t, -1) for t in terms}
         query = self._compile(snap, phrase, terms, ids)
         eligible = self._eligible(snap, request.category_filter)
-        docs, scores = top_k(snap.postings, query, eligible, self.max_results_for(request))
+        docs, scores = top_k(snap.postings, query, eligible, limit)
         return self._response(request, snap, docs.tolist(), scores.tolist(), started)
 
     def _response(
-        self, request: SearchRequest, snap: _Snapshot, docs: list[int], scores: list[float], started: float
+        self, request: KeyedRequest, snap: _Snapshot, docs: list[int], scores: list[float], started: float
     ) -> SearchResponse:
         # Java compares float with float and keeps equality: the float32 scores, as Python floats, are
         # compared with the float32 threshold, as a Python float (the same comparison, no numpy call).
@@ -482,17 +475,16 @@ class BM25ToolIndex(BaseToolIndex):
 
     # -- batches -----
 
-    def search_many(self, requests: Sequence[SearchRequest]) -> list[SearchResponse]:
+    def _search_many(self, requests: list[KeyedRequest], limits: list[int]) -> list[SearchResponse]:
         """``search`` for each request, with identical results. With ``fields="full"`` (terms-only queries)
         the requests of one session are scored together in one sparse matrix product."""
-        requests = [self.check_request(r) for r in requests]
         if self.fields != "full":
-            return [self.search(r) for r in requests]
+            return [self._search(r, k) for r, k in zip(requests, limits, strict=True)]
         out = [empty_response() for _ in requests]
         by_session: dict[str, list[int]] = {}
         for i, r in enumerate(requests):
             if self._snapshot_of(r.session_id) is not None:
-                by_session.setdefault(r.session_id, []).append(i)  # type: ignore[arg-type]
+                by_session.setdefault(r.session_id, []).append(i)
         for session_id, members in by_session.items():
             started = time.perf_counter()
             snap, scores = self._score_rows(session_id, [requests[i].query for i in members])
@@ -501,9 +493,7 @@ class BM25ToolIndex(BaseToolIndex):
             for i, row in zip(members, scores, strict=True):
                 request = requests[i]
                 if request.query:
-                    docs, top = _top_of_row(
-                        row, self._eligible(snap, request.category_filter), self.max_results_for(request)
-                    )
+                    docs, top = _top_of_row(row, self._eligible(snap, request.category_filter), limits[i])
                     out[i] = self._response(request, snap, docs, top, started)
         return out
 
@@ -543,14 +533,13 @@ class BM25ToolIndex(BaseToolIndex):
 
     # -- explanation -----
 
-    def explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
+    def _explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
         """Break the score of ``tool_name`` for ``query`` into clauses (the parts) and terms (in
         ``details``, a :class:`BM25Details`).
 
         If the session holds several tools with that name, the best-scoring one (then the first) is
         explained. Raises :class:`~toolsearch_lab.model.NotIndexedError` (a ``KeyError``) when the session
         or the tool is unknown."""
-        self.check_explain_args(session_id, query, tool_name)
         snap = self._snapshot_of(session_id)
         candidates = self.positions_of(snap.tools if snap else (), session_id, tool_name)
         assert snap is not None  # positions_of raised otherwise

@@ -85,31 +85,32 @@ def encode_lengths(lengths: np.ndarray) -> np.ndarray:
         shift = np.maximum(nbits - 4, 0)
         normal = ((v >> shift) & 0x07) | ((shift + 1) << 3)
         out[big] = _NUM_FREE_VALUES + np.where(nbits < 4, v, normal)
-    return out.astype(np.uint8)
+    return np.asarray(out.astype(np.uint8))
 
 
 def norm_inverse_cache(avgdl: np.float32) -> np.ndarray:
     """BM25Similarity's per-field cache: ``1 / (k1 * ((1 - b) + b * LENGTH_TABLE[i] / avgdl))``, in float32
     and in Java's evaluation order."""
     lengths = LENGTH_TABLE.astype(_F32)  # Java widens int to float here (rounding very large lengths)
-    return _ONE / (K1 * ((_ONE - B) + B * lengths / _F32(avgdl)))
+    return np.asarray(_ONE / (K1 * ((_ONE - B) + B * lengths / _F32(avgdl))))
 
 
-def idf_array(doc_freq: np.ndarray, doc_count) -> np.ndarray:
+def idf_array(doc_freq: np.ndarray, doc_count: int | np.ndarray) -> np.ndarray:
     """BM25Similarity.idf, ``ln(1 + (N - n + 0.5) / (n + 0.5))``: computed in double, returned as float.
     ``doc_count`` may be an array (one per term)."""
     n = np.asarray(doc_freq, dtype=np.float64)
-    return np.log(1.0 + (doc_count - n + 0.5) / (n + 0.5)).astype(_F32)
+    return np.asarray(np.log(1.0 + (doc_count - n + 0.5) / (n + 0.5)).astype(_F32))
 
 
 def idf(doc_freq: int, doc_count: int) -> np.float32:
-    return idf_array(np.array([doc_freq]), doc_count)[0]
+    value: np.float32 = idf_array(np.array([doc_freq]), doc_count)[0]
+    return value
 
 
 def bm25(weight: np.float32 | np.ndarray, one_plus_tf_norm: np.ndarray) -> np.ndarray:
     """Lucene 9's BM25Scorer.score, ``weight - weight / (1 + freq * normInverse)`` in float32, with
     ``weight = boost * idf`` and the denominator precomputed per posting."""
-    return weight - weight / one_plus_tf_norm
+    return np.asarray(weight - weight / one_plus_tf_norm)
 
 
 # --- building -----

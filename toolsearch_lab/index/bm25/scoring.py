@@ -52,7 +52,7 @@ class CompiledQuery:
 
     @property
     def doc_freq(self) -> np.ndarray:
-        return self.hi - self.lo
+        return np.asarray(self.hi - self.lo)
 
 
 def compile_leaves(
@@ -260,7 +260,7 @@ def exact_scores(
         i = np.minimum(np.searchsorted(pdocs, docs), len(pdocs) - 1)
         found = pdocs[i] == docs
         clauses[g, found] = pscores[i[found]]
-    return clauses.sum(axis=0, dtype=np.float64).astype(_F32)
+    return np.asarray(clauses.sum(axis=0, dtype=np.float64).astype(_F32))
 
 
 def exact_all(

@@ -7,7 +7,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -31,6 +31,7 @@ from toolsearch_lab.model import (
     BaseToolIndex,
     Contribution,
     Explanation,
+    KeyedRequest,
     SearchMetadata,
     SearchRequest,
     SearchResponse,
@@ -38,7 +39,7 @@ from toolsearch_lab.model import (
     ToolReference,
     empty_response,
 )
-from toolsearch_lab.text.java import compile_java, java_is_blank
+from toolsearch_lab.text.java import compile_java
 
 log = logging.getLogger(__package__)  # the whole package logs as ``toolsearch_lab.index.regex``
 
@@ -105,22 +106,20 @@ class RegexToolIndex(BaseToolIndex):
 
     # -- indexing -------------------------------------------------------------------------------------
 
-    def index_tools(self, session_id: str, tools: Iterable[Tool]) -> None:
+    def _index(self, session: str, tools: list[Tool]) -> None:
         """Append in order, in one copy. Duplicates are kept (Spring does not de-duplicate)."""
-        entries = tuple(Entry.of(t) for t in self.checked_batch(session_id, tools))
-        session_id = self.session_key(session_id)
+        entries = tuple(Entry.of(t) for t in tools)
         with self._lock:
-            old = self._sessions.get(session_id)
-            self._sessions[session_id] = Session((old.entries if old else ()) + entries)
+            old = self._sessions.get(session)
+            self._sessions[session] = Session((old.entries if old else ()) + entries)
 
-    def clear_index(self, session_id: str) -> None:
-        """Drop the session's tools; unknown sessions are a no-op."""
-        session_id = self.session_key(session_id)
+    def _clear(self, session: str) -> None:
         with self._lock:
-            self._sessions.pop(session_id, None)
+            self._sessions.pop(session, None)
 
     def size(self, session_id: str | None) -> int:
-        session = self._sessions.get(session_id) if isinstance(session_id, str) else None
+        key = self._session_or_none(session_id)
+        session = self._sessions.get(key) if key is not None else None
         return len(session.entries) if session else 0
 
     def total_size(self) -> int:
@@ -144,11 +143,9 @@ class RegexToolIndex(BaseToolIndex):
 
     # -- search ---------------------------------------------------------------------------------------
 
-    def search(self, request: SearchRequest) -> SearchResponse:
-        request = self.check_request(request)
-        limit = self.limit(request)
-        session = self._session(request.session_id)
-        if session is None:
+    def _search(self, request: KeyedRequest, limit: int) -> SearchResponse:
+        session = self._sessions.get(request.session_id)
+        if session is None:  # a snapshot: writers replace it, never mutate it
             return empty_response()
         started = time.perf_counter()
         try:
@@ -165,12 +162,11 @@ class RegexToolIndex(BaseToolIndex):
         ]
         return SearchResponse(refs, len(refs), self._metadata(request, started))
 
-    def explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
+    def _explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
         """Why the first tool named ``tool_name`` in the session scores what it does for ``query``: the
         name / description / parameter parts (they add up to the score ``search`` gives), its rank, and in
         ``details`` a :class:`RegexDetails` with every hit. Span offsets are Python string indices into
         ``details.fields[span.field]`` (the score itself uses UTF-16 offsets, like Java)."""
-        self.check_explain_args(session_id, query, tool_name)
         session = self._sessions.get(session_id) or Session(())
         entries = session.entries
         position = self.positions_of([e.tool for e in entries], session_id, tool_name)[0]
@@ -189,12 +185,6 @@ class RegexToolIndex(BaseToolIndex):
         )
 
     # -- internals ------------------------------------------------------------------------------------
-
-    def _session(self, session_id: Any) -> Session | None:
-        if not isinstance(session_id, str) or java_is_blank(session_id):
-            log.warning("RegexToolIndex.search: blank session id, returning an empty response")
-            return None
-        return self._sessions.get(session_id)  # a snapshot: writers replace it, never mutate it
 
     def _metadata(self, request: SearchRequest, started: float) -> SearchMetadata:
         elapsed_ms = round((time.perf_counter() - started) * 1000.0, 3)
@@ -232,7 +222,8 @@ def _ranked(scores: np.ndarray, entries: Sequence[Entry], category_filter: str |
     if category_filter:
         keep = [BaseToolIndex.category_allows(entries[i].tool, category_filter) for i in matched.tolist()]
         matched = matched[np.array(keep, bool)]
-    return matched[np.argsort(-scores[matched], kind="stable")].tolist()
+    ranked: list[int] = matched[np.argsort(-scores[matched], kind="stable")].tolist()
+    return ranked
 
 
 def _contributions(details: RegexDetails, with_parameters: bool) -> tuple[Contribution, ...]:

@@ -118,7 +118,7 @@ def field_part(field: str, text: str, hits: Hits, per_hit: float, bonus: float) 
     return score, [(field, a, b) for a, b in hits]
 
 
-def keyword_parts(entry: Entry, rx: re.Pattern) -> list[Part]:
+def keyword_parts(entry: Entry, rx: re.Pattern[str]) -> list[Part]:
     """Spring's scoring of one tool, tool by tool: the reference the corpus paths must equal."""
     tool = entry.tool
     return [
@@ -127,7 +127,7 @@ def keyword_parts(entry: Entry, rx: re.Pattern) -> list[Part]:
     ]
 
 
-def linear_keyword_scores(entries: Sequence[Entry], rx: re.Pattern) -> np.ndarray:
+def linear_keyword_scores(entries: Sequence[Entry], rx: re.Pattern[str]) -> np.ndarray:
     scores = (sum(part for part, _ in keyword_parts(e, rx)) for e in entries)
     return np.fromiter(scores, np.float64, len(entries))
 
@@ -162,7 +162,7 @@ def _field_scores(
     return names + descriptions
 
 
-def _chunk_hits(rx: re.Pattern, words: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _chunk_hits(rx: re.Pattern[str], words: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(which word, hit count, first hit's start) for each of ``words`` that ``rx`` (an alternation of
     literals without newlines, so never an empty hit) hits, from one scan of the words joined by newlines."""
     starts = np.cumsum([0] + [len(w) + 1 for w in words[:-1]])
@@ -173,7 +173,7 @@ def _chunk_hits(rx: re.Pattern, words: list[str]) -> tuple[np.ndarray, np.ndarra
     return hit_words, counts.astype(np.float64), hit_starts[first] - starts[hit_words]
 
 
-def _literal_scores(corpus: KeywordCorpus, rx: re.Pattern, literals: list[str]) -> np.ndarray:
+def _literal_scores(corpus: KeywordCorpus, rx: re.Pattern[str], literals: list[str]) -> np.ndarray:
     """Spring's scores for an alternation of literals: Java's hits are counted once per distinct chunk that
     contains a literal, then added up over the chunk's occurrences."""
     vocabulary = corpus.vocabulary

@@ -8,7 +8,9 @@ text every match must contain narrows the texts to match (:func:`required_clause
 
 from __future__ import annotations
 
+import importlib
 import re
+import sys
 import time
 from typing import Any, Protocol
 
@@ -20,10 +22,12 @@ from toolsearch_lab.index.regex.keywords import MAX_PATTERN_LENGTH, Hits, Part, 
 from toolsearch_lab.index.regex.vocabulary import DELIMITERS, ranges
 from toolsearch_lab.text.java import utf16_offset
 
-try:  # the stdlib parser gives us Python-``re`` syntax checking and a tree to measure repeat expansion
-    from re import _parser as _sre_parser  # type: ignore[attr-defined]  # Python >= 3.11
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_parse as _sre_parser  # type: ignore[no-redef]
+# The stdlib parser gives us Python-``re`` syntax checking and a tree to measure repeat expansion; it moved
+# to re._parser in 3.11 (sre_parse still imports there, with a DeprecationWarning).
+if sys.version_info >= (3, 11):
+    _sre_parser: Any = importlib.import_module("re._parser")
+else:  # pragma: no cover - Python 3.10
+    import sre_parse as _sre_parser
 
 # regex expands counted repeats, so "(((a{999}){999}){999})" (22 chars) exhausts memory at compile time.
 # We refuse patterns whose repeats would expand to more than this many elements.
