@@ -146,3 +146,40 @@ def test_a_reindex_after_an_eviction_says_so_not_first_request():
     assert [e.detail for e in first if e.kind == "indexed"] == ["first request"]
     (detail,) = [e.detail for e in again if e.kind == "indexed"]
     assert detail.startswith("re-index after eviction (evicted by LruEviction")
+    assert [e.reason for e in first] == ["first_request"]
+    assert [(e.kind, e.reason) for e in again] == [
+        ("evicted", "eviction_strategy"),
+        ("indexed", "after_eviction"),
+    ]
+    assert [e.reason for e in advisor.initialize_session("alice", tools[:1])] == ["catalog_changed"]
+    assert [e.reason for e in advisor.initialize_session("alice", tools[:1])] == ["fingerprint_unchanged"]
+    assert advisor.evict_session("alice").reason == "evict_session"
+
+
+def test_evicting_a_session_that_was_never_indexed_leaves_its_first_index_a_first_one():
+    """AlwaysEvict evicts the current session on every request, its first included: there was nothing to
+    evict yet, so the indexing that follows is the session's first, not a re-index after eviction."""
+    from toolsearch_lab import AlwaysEvict, Tool, ToolSearchAdvisor
+    from toolsearch_lab.index.regex import RegexToolIndex
+
+    tools = [Tool("weather", "Gets the weather")]
+    advisor = ToolSearchAdvisor(RegexToolIndex(), eviction=AlwaysEvict())
+    first = advisor.initialize_session("alice", tools)
+    assert [(e.kind, e.reason) for e in first] == [
+        ("evicted", "eviction_strategy"),
+        ("indexed", "first_request"),
+    ]
+    second = advisor.initialize_session("alice", tools)
+    assert [(e.kind, e.reason) for e in second] == [
+        ("evicted", "eviction_strategy"),
+        ("indexed", "after_eviction"),
+    ]
+
+
+def test_a_session_event_with_an_unknown_kind_or_reason_is_refused_by_name():
+    from toolsearch_lab.trace import SessionEvent
+
+    with pytest.raises(ValueError, match="SessionEvent.kind must be one of"):
+        SessionEvent("vanished", "s")
+    with pytest.raises(ValueError, match="SessionEvent.reason must be one of .* got 'gremlins'"):
+        SessionEvent("evicted", "s", reason="gremlins")

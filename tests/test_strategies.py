@@ -176,6 +176,16 @@ def test_unload_applies_by_name_only_where_a_dropped_tool_can_be_found_again():
     assert week.row()["requests"] > kept.row()["requests"]
 
 
+def test_make_strategy_honours_max_results_where_a_strategy_owns_a_count_and_refuses_it_elsewhere():
+    assert make_strategy("retrieve-then-bind", max_results=3).max_results == 3
+    assert make_strategy("pre-retrieval", max_results=4).max_results == 4
+    assert make_strategy("retrieve-then-bind").max_results == 5 and make_strategy("pre-retrieval").k == 10
+    assert make_strategy("retrieve-then-bind", idle_turns=2, max_results=3).inner.max_results == 3
+    for name in ("all-tools", "search-only", "listed-names", "inline-references"):
+        with pytest.raises(ValueError, match=f"strategy '{name}' has no result count of its own"):
+            make_strategy(name, max_results=3)
+
+
 def test_bad_strategy_settings_name_the_problem():
     with pytest.raises(ValueError, match="unknown strategy 'fastest'"):
         make_strategy("fastest")

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, Literal, get_args
 
 from toolsearch_lab.jsonlimits import loads_checked, non_finite_as_null
 
@@ -162,6 +162,19 @@ class Iteration:
         return self.number - 1
 
 
+SessionEventKind = Literal["evicted", "indexed", "reused", "reindexed", "evicted_during_run"]
+# Why it happened. Views read this, never the words of ``detail`` (which are for people and may change).
+SessionReason = Literal[
+    "first_request",  # indexed: the session had no index yet
+    "catalog_changed",  # indexed: the registered tools' fingerprint changed
+    "after_eviction",  # indexed, reindexed or evicted_during_run: the session had been evicted
+    "fingerprint_unchanged",  # reused
+    "eviction_strategy",  # evicted: the eviction strategy chose it
+    "evict_session",  # evicted: by evict_session() (a logout)
+    "reindexed_by_other_request",  # reindexed: another request of the session indexed the same tools
+]
+
+
 @dataclass
 class SessionEvent:
     """What happened to the session's index at the start of a user request.
@@ -170,15 +183,28 @@ class SessionEvent:
     changed: clear + re-index) or "reused" (fingerprint unchanged: no work). During a run, before a
     search: "reindexed" (the session had been evicted since the run started and was indexed again) or
     "evicted_during_run" (evicted, and left so: Spring's behaviour, ``protect_running_sessions=False``).
-    ``iteration`` is the iteration number of a mid-run event (None for the start of the request).
+    ``reason`` says why (:data:`SessionReason`; None only in traces written before it existed);
+    ``detail`` says it in words. ``iteration`` is the iteration number of a mid-run event (None for the
+    start of the request).
     """
 
-    kind: str
+    kind: SessionEventKind
     session_id: str
     fingerprint: str | None = None
     tool_count: int = 0
     detail: str = ""
     iteration: int | None = None
+    reason: SessionReason | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in get_args(SessionEventKind):
+            raise ValueError(
+                f"SessionEvent.kind must be one of {get_args(SessionEventKind)}, got {self.kind!r:.60}"
+            )
+        if self.reason is not None and self.reason not in get_args(SessionReason):
+            raise ValueError(
+                f"SessionEvent.reason must be one of {get_args(SessionReason)} or None, got {self.reason!r:.60}"
+            )
 
 
 @dataclass

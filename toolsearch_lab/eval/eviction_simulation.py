@@ -18,7 +18,6 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
-from toolsearch_lab.loop.sessions import REINDEX_AFTER_EVICTION
 from toolsearch_lab.model import BaseToolIndex, KeyedRequest, SearchResponse, Tool, check_positive_int
 from toolsearch_lab.session.eviction import (
     AlwaysEvict,
@@ -27,12 +26,13 @@ from toolsearch_lab.session.eviction import (
     NeverEvict,
     TtlEviction,
 )
+from toolsearch_lab.trace import SessionEvent
 
 STRATEGIES: tuple[str, ...] = ("LRU", "TTL", "Never", "Always", "Composite")
 
 # Event kinds, in the order the timeline legend lists them.
 FIRST_INDEX = "first index"
-REINDEX_EVICTED = REINDEX_AFTER_EVICTION
+REINDEX_EVICTED = "re-index after eviction"
 REINDEX_CHANGED = "re-index: catalog changed"
 REUSE = "reuse"
 EVICT = "evict"
@@ -178,7 +178,7 @@ def simulate(config: SimulationConfig | None = None, **overrides) -> SimulationR
     result = SimulationResult(config)
     names = [f"session-{i + 1}" for i in range(config.sessions)]
     version = [0] * config.sessions
-    seen: set[str] = set()  # sessions indexed at least once, to tell "first" from "after eviction"
+    seen: set[str] = set()  # sessions indexed at least once: only their catalogs can change
     catalogs: dict[tuple[int, int], list[Tool]] = {}
     t = 0.0
     for request in range(config.requests):
@@ -195,7 +195,7 @@ def simulate(config: SimulationConfig | None = None, **overrides) -> SimulationR
         result.request_times.append(round(t, 6))
         result.request_sessions.append(names[s])
         for ev in advisor.initialize_session(names[s], catalogs[key]):
-            result.events.append(_sim_event(ev, t, request, seen))
+            result.events.append(_sim_event(ev, t, request))
         seen.add(names[s])
         result.resident.append(len(index.sizes))
     result.clear_calls = index.clear_calls
@@ -204,13 +204,13 @@ def simulate(config: SimulationConfig | None = None, **overrides) -> SimulationR
     return result
 
 
-def _sim_event(ev, t: float, request: int, seen: set[str]) -> SimEvent:
+def _sim_event(ev: SessionEvent, t: float, request: int) -> SimEvent:
     if ev.kind == "evicted":
         return SimEvent(t, request, ev.session_id, EVICT, ev.detail)
     if ev.kind == "reused":
         return SimEvent(t, request, ev.session_id, REUSE, ev.detail)
-    if ev.detail == "catalog changed":
+    if ev.reason == "catalog_changed":
         return SimEvent(t, request, ev.session_id, REINDEX_CHANGED, f"{ev.tool_count} tools re-indexed")
-    if ev.session_id in seen:
+    if ev.reason == "after_eviction":
         return SimEvent(t, request, ev.session_id, REINDEX_EVICTED, f"{ev.tool_count} tools re-indexed")
     return SimEvent(t, request, ev.session_id, FIRST_INDEX, f"{ev.tool_count} tools indexed")

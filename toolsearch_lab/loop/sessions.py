@@ -22,14 +22,13 @@ from dataclasses import dataclass, field
 from toolsearch_lab.model import Tool, ToolIndex
 from toolsearch_lab.session.eviction import EvictionStrategy
 from toolsearch_lab.session.fingerprint import fingerprint
-from toolsearch_lab.trace import SessionEvent
+from toolsearch_lab.trace import SessionEvent, SessionReason
 
 __all__ = ["IndexedSessions"]
 
 # How many evicted sessions keep the reason they were evicted, for the trace of a run that finds its
 # session gone (older reasons are dropped: the event then says "evicted" without who did it).
 _REASONS_KEPT = 4096
-REINDEX_AFTER_EVICTION = "re-index after eviction"  # how an "indexed" event begins after an eviction
 
 
 @dataclass
@@ -46,7 +45,8 @@ class IndexedSessions:
         self._states: dict[str, _SessionState] = {}
         self._lock = threading.Lock()
         self._generations = itertools.count(1)
-        self._evicted_why: OrderedDict[str, str] = OrderedDict()
+        # session -> (why it was evicted, the same in words), for the event of its next indexing
+        self._evicted_why: OrderedDict[str, tuple[SessionReason, str]] = OrderedDict()
 
     def _state(self, session_id: str) -> _SessionState:
         with self._lock:
@@ -74,48 +74,63 @@ class IndexedSessions:
         if unpin is not None:
             unpin(session_id)
 
-    def evict(self, session_id: str, why: str = "evict_session") -> SessionEvent:
+    def evict(
+        self, session_id: str, reason: SessionReason = "evict_session", why: str = "evict_session"
+    ) -> SessionEvent:
         state = self._state(session_id)
         with state.lock:
             self.index.clear_index(session_id)
+            had_index = state.fingerprint is not None
             state.fingerprint = None
             state.generation = 0
         with self._lock:
             self._states.pop(session_id, None)
-            self._evicted_why[session_id] = why
-            self._evicted_why.move_to_end(session_id)
-            while len(self._evicted_why) > _REASONS_KEPT:
-                self._evicted_why.popitem(last=False)
+            # Only a session that had an index is re-indexed "after eviction": evicting one that was never
+            # indexed (AlwaysEvict on a first request) leaves its next indexing a first one.
+            if had_index:
+                self._evicted_why[session_id] = (reason, why)
+                self._evicted_why.move_to_end(session_id)
+                while len(self._evicted_why) > _REASONS_KEPT:
+                    self._evicted_why.popitem(last=False)
         self.eviction.on_removed(session_id)
-        return SessionEvent("evicted", session_id, detail=why)
+        return SessionEvent("evicted", session_id, detail=why, reason=reason)
 
     def initialize(self, session_id: str, tools: list[Tool]) -> list[SessionEvent]:
         """Eviction, then fingerprint compare-and-reindex (atomic per session)."""
         events = []
         for evicted in sorted(self.eviction.on_access(session_id)):
-            events.append(self.evict(evicted, f"evicted by {self.eviction!r}"))
+            events.append(self.evict(evicted, "eviction_strategy", f"evicted by {self.eviction!r}"))
         current = fingerprint(tools)
         state = self._state(session_id)
         with state.lock:
             if state.fingerprint != current:
-                why = (
-                    "catalog changed"
+                reason, why = (
+                    ("catalog_changed", "catalog changed")
                     if state.fingerprint is not None
                     else self._first_index_reason(session_id)
                 )
                 self._reindex(session_id, state, tools, current)
-                events.append(SessionEvent("indexed", session_id, current, len(tools), why))
+                events.append(SessionEvent("indexed", session_id, current, len(tools), why, reason=reason))
             else:
                 events.append(
-                    SessionEvent("reused", session_id, current, len(tools), "fingerprint unchanged")
+                    SessionEvent(
+                        "reused",
+                        session_id,
+                        current,
+                        len(tools),
+                        "fingerprint unchanged",
+                        reason="fingerprint_unchanged",
+                    )
                 )
         return events
 
-    def _first_index_reason(self, session_id: str) -> str:
+    def _first_index_reason(self, session_id: str) -> tuple[SessionReason, str]:
         """A session without an index was never indexed, or was evicted: say which."""
         with self._lock:
             evicted = self._evicted_why.get(session_id)
-        return "first request" if evicted is None else f"{REINDEX_AFTER_EVICTION} ({evicted})"
+        if evicted is None:
+            return "first_request", "first request"
+        return "after_eviction", f"re-index after eviction ({evicted[1]})"
 
     def restore(
         self, session_id: str, tools: list[Tool], generation: int, reindex: bool
@@ -126,20 +141,28 @@ class IndexedSessions:
         if self.generation(session_id) == generation:
             return generation, None
         with self._lock:
-            why = self._evicted_why.get(session_id, "evicted")
+            why = self._evicted_why.get(session_id, ("after_eviction", "evicted"))[1]
         current = fingerprint(tools)
         state = self._state(session_id)
         with state.lock:
             if state.fingerprint == current:  # another request of this session indexed the same tools
                 detail = f"{why} during the run; another request of the session re-indexed the same tools"
-                return state.generation, SessionEvent("reindexed", session_id, current, len(tools), detail)
+                event = SessionEvent(
+                    "reindexed", session_id, current, len(tools), detail, reason="reindexed_by_other_request"
+                )
+                return state.generation, event
             if not reindex:
                 detail = f"{why} during the run; not re-indexed (Spring's behaviour): searches find nothing"
                 # 0 from now on: the run reports this eviction once, not at every search
-                return 0, SessionEvent("evicted_during_run", session_id, None, 0, detail)
+                return 0, SessionEvent(
+                    "evicted_during_run", session_id, None, 0, detail, reason="after_eviction"
+                )
             self._reindex(session_id, state, tools, current)
             detail = f"{why} during the run; re-indexed before the next search"
-            return state.generation, SessionEvent("reindexed", session_id, current, len(tools), detail)
+            event = SessionEvent(
+                "reindexed", session_id, current, len(tools), detail, reason="after_eviction"
+            )
+            return state.generation, event
 
     def _reindex(self, session_id: str, state: _SessionState, tools: list[Tool], current: str) -> None:
         """Clear and index the session (the caller holds ``state.lock``)."""

@@ -30,7 +30,7 @@ exposed tools from it), so one strategy object serves many runs and threads.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -415,27 +415,38 @@ STRATEGY_NAMES = (
 )
 
 UNLOADABLE = ("search-only", "search-only-no-accumulation", "listed-names", "retrieve-then-bind")
+RESULT_COUNT_STRATEGIES = ("pre-retrieval", "retrieve-then-bind")
 
 
 def make_strategy(
-    name: str, idle_turns: int | None = None, max_loaded: int | None = None, max_results: int = 10
+    name: str, idle_turns: int | None = None, max_loaded: int | None = None, max_results: int | None = None
 ) -> Strategy:
     """A strategy by its row name (see :data:`STRATEGY_NAMES`), wrapped in :class:`Unload` when an unload
     option is given and the strategy can reload what it drops (:data:`UNLOADABLE`): all-tools loads nothing;
     inline references live in the conversation history, and dropping them would mean rewriting it
-    (compaction, not modelled); pre-retrieval has no search to get a dropped tool back."""
-    builders = {
+    (compaction, not modelled); pre-retrieval has no search to get a dropped tool back.
+
+    ``max_results`` is the result count of the strategies that own one (:data:`RESULT_COUNT_STRATEGIES`:
+    pre-retrieval's ``k``, retrieve-then-bind's ``limit``; None keeps their defaults, 10 and 5). The others
+    search with the model's ``maxResults`` or the advisor's, so a value given for them is refused rather
+    than ignored."""
+    builders: dict[str, Callable[[], Strategy]] = {
         "all-tools": AllTools,
         "search-only": lambda: SearchOnly(True),
         "search-only-no-accumulation": lambda: SearchOnly(False),
         "listed-names": ListedNames,
         "inline-references": InlineReferences,
-        "pre-retrieval": lambda: PreRetrieval(max_results),
-        "retrieve-then-bind": RetrieveThenBind,
+        "pre-retrieval": lambda: PreRetrieval(10 if max_results is None else max_results),
+        "retrieve-then-bind": lambda: RetrieveThenBind(5 if max_results is None else max_results),
     }
     if name not in builders:
         raise ValueError(f"unknown strategy {name!r}; expected one of {list(STRATEGY_NAMES)}")
-    strategy: Strategy = builders[name]()
+    if max_results is not None and name not in RESULT_COUNT_STRATEGIES:
+        raise ValueError(
+            f"strategy {name!r} has no result count of its own (its searches use the model's maxResults, "
+            f"else the advisor's max_results): max_results applies to {', '.join(RESULT_COUNT_STRATEGIES)}"
+        )
+    strategy = builders[name]()
     if (idle_turns is not None or max_loaded is not None) and name in UNLOADABLE:
         strategy = Unload(strategy, idle_turns, max_loaded)
     return strategy

@@ -295,9 +295,9 @@ def _event_label(event, seen: bool = False) -> str:
         return f"evicted {event.session_id}"
     if event.kind == "reused":
         return f"reused {event.session_id}'s index"
-    if event.detail == "catalog changed":
+    if event.reason == "catalog_changed":
         why = "catalog changed"
-    elif event.detail.startswith(REINDEX_EVICTED):
+    elif event.reason == "after_eviction":
         why = REINDEX_EVICTED
     elif seen:
         why = "again: this advisor's fingerprint map is empty"

@@ -48,7 +48,9 @@ def sample_trace(accumulation: bool = True) -> RunTrace:
         user_request="What should I wear in Landsmeer right now? <i>thanks</i>",
         catalog_size=26,
         config={"reference_tool_name_accumulation": accumulation},
-        session_events=[SessionEvent("indexed", "sample", "0" * 64, 26, "first request")],
+        session_events=[
+            SessionEvent("indexed", "sample", "0" * 64, 26, "first request", reason="first_request")
+        ],
         iterations=[*_discovery_iterations(), *_answer_iterations(exposed)],
         final_answer="Wear a coat. <script>alert('answer')</script>",
         stop_reason="answered",
