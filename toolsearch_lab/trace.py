@@ -202,9 +202,8 @@ class SessionEvent:
                 f"SessionEvent.kind must be one of {get_args(SessionEventKind)}, got {self.kind!r:.60}"
             )
         if self.reason is not None and self.reason not in get_args(SessionReason):
-            raise ValueError(
-                f"SessionEvent.reason must be one of {get_args(SessionReason)} or None, got {self.reason!r:.60}"
-            )
+            allowed = get_args(SessionReason)
+            raise ValueError(f"SessionEvent.reason must be one of {allowed} or None, got {self.reason!r:.60}")
 
 
 @dataclass

@@ -58,7 +58,7 @@ def threshold_options(kind: str, threshold: float | None) -> dict[str, float]:
     return {THRESHOLD_OPTIONS[kind]: threshold}
 
 
-def make_index(kind: str, **options: Any) -> Any:
+def make_index(kind: str, **options: Any) -> BaseToolIndex:
     """A fresh index of ``kind`` (one of :data:`INDEX_KINDS`); ``options`` go to its constructor."""
     if not isinstance(kind, str) or kind.lower() not in INDEX_CLASSES:
         raise ValueError(f"unknown index kind {kind!r}; expected one of: {', '.join(INDEX_KINDS)}")

@@ -26,14 +26,14 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 from toolsearch_lab.embed.base import Embedder
 from toolsearch_lab.index.bm25.index import BM25ToolIndex
 from toolsearch_lab.index.ngram import CharNgramToolIndex
-from toolsearch_lab.index.vector import TEXT_MODES, VectorToolIndex
+from toolsearch_lab.index.vector import TEXT_MODES, TextMode, VectorToolIndex
 from toolsearch_lab.model import (
     DEFAULT_MAX_RESULTS,
     BaseToolIndex,
@@ -47,14 +47,15 @@ from toolsearch_lab.model import (
     ToolReference,
     empty_response,
 )
-from toolsearch_lab.text.normalise import STEMMERS
+from toolsearch_lab.text.normalise import STEMMERS, Stemmer
 from toolsearch_lab.text.stopwords import ENGLISH_STOP_WORDS
 
-DEFAULT_VIEWS = ("description", "full", "name")
+DEFAULT_VIEWS: tuple[TextMode, ...] = ("description", "full", "name")
 DEFAULT_VECTOR_WEIGHT = 0.7
 DEFAULT_CHAR_SHARE = 0.5
-DEFAULT_STEMMER = "porter"
-NORMALISATIONS = ("minmax", "zscore", "rrf")
+DEFAULT_STEMMER: Stemmer = "porter"
+Normalisation = Literal["minmax", "zscore", "rrf"]
+NORMALISATIONS: tuple[Normalisation, ...] = get_args(Normalisation)
 _WORD = re.compile(r"\S+")
 _PUNCT = ".,!?;:\"'()[]{}<>`*"
 
@@ -66,7 +67,7 @@ def strip_stop_words(query: str) -> str:
     return " ".join(kept) if kept else query
 
 
-def normalise(scores: np.ndarray, method: str = "minmax") -> np.ndarray:
+def normalise(scores: np.ndarray, method: Normalisation = "minmax") -> np.ndarray:
     """Row-wise score normalisation of a ``[n_queries, n_tools]`` matrix.
 
     ``minmax``: (s - min) / (max - min), a row with no spread becomes 1 where s > 0 else 0.
@@ -141,7 +142,7 @@ class _Scores:
     """Every component score of a batch of queries over one session's tools, ``[n_queries, n_tools]``."""
 
     tools: list[Tool]
-    views: dict[str, np.ndarray]
+    views: dict[TextMode, np.ndarray]
     vector: np.ndarray
     keyword: np.ndarray
     char: np.ndarray
@@ -173,11 +174,11 @@ class HybridToolIndex(BaseToolIndex):
         vector_index: VectorToolIndex | None = None,
         *,  # a vector_index given is used as is: its own views, query_clauses and threshold
         embedder: Embedder | None = None,
-        views: Sequence[str] = DEFAULT_VIEWS,
+        views: Sequence[TextMode] = DEFAULT_VIEWS,
         vector_weight: float = DEFAULT_VECTOR_WEIGHT,
         char_share: float = DEFAULT_CHAR_SHARE,
-        stemmer: str = DEFAULT_STEMMER,
-        normalisation: str = "minmax",
+        stemmer: Stemmer = DEFAULT_STEMMER,
+        normalisation: Normalisation = "minmax",
         strip_stopwords: bool = True,
         query_clauses: bool = True,
         min_score: float | None = None,
@@ -206,7 +207,7 @@ class HybridToolIndex(BaseToolIndex):
         self._lock = threading.RLock()
 
     @property
-    def views(self) -> tuple[str, ...]:
+    def views(self) -> tuple[TextMode, ...]:
         return self.vector_index.views
 
     @property
@@ -392,13 +393,13 @@ def _rank_text(rank: int | None) -> str:
     return f"rank {rank}" if rank else "not returned"
 
 
-def _empty_scores(n_queries: int, views: Sequence[str]) -> _Scores:
+def _empty_scores(n_queries: int, views: Sequence[TextMode]) -> _Scores:
     empty = np.zeros((n_queries, 0))
     return _Scores([], dict.fromkeys(views, empty), *([empty] * 8))
 
 
 def _check_options(
-    vector_weight: float, char_share: float, stemmer: str, normalisation: str, views: Sequence[str]
+    vector_weight: float, char_share: float, stemmer: object, normalisation: object, views: Sequence[object]
 ) -> None:
     if not 0.0 <= vector_weight <= 1.0:
         raise ValueError(f"vector_weight must be within [0, 1], got {vector_weight}")

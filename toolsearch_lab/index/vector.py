@@ -47,11 +47,11 @@ from toolsearch_lab.model import (
     ToolReference,
     empty_response,
 )
-from toolsearch_lab.text.tool_text import TEXT_MODES, tool_text
+from toolsearch_lab.text.tool_text import TEXT_MODES, TextMode, tool_text
 
 log = logging.getLogger(__name__)
 
-__all__ = ["TEXT_MODES", "VectorDocument", "VectorToolIndex", "split_clauses", "tool_text"]
+__all__ = ["TEXT_MODES", "TextMode", "VectorDocument", "VectorToolIndex", "split_clauses", "tool_text"]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
 
@@ -100,14 +100,14 @@ class VectorToolIndex(BaseToolIndex):
     def __init__(
         self,
         embedder: Embedder | None = None,
-        text: str | Sequence[str] = "description",
+        text: TextMode | Sequence[TextMode] = "description",
         similarity_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
         default_max_results: int = DEFAULT_MAX_RESULTS,
         *,
         query_clauses: bool = False,
     ) -> None:
         super().__init__(default_max_results)
-        views = (text,) if isinstance(text, str) else tuple(dict.fromkeys(text))
+        views: tuple[TextMode, ...] = (text,) if isinstance(text, str) else tuple(dict.fromkeys(text))
         if not views or any(v not in TEXT_MODES for v in views):
             raise ValueError(
                 f"VectorToolIndex: text must be one of {TEXT_MODES} or a tuple of them, got {text!r}"
@@ -192,7 +192,7 @@ class VectorToolIndex(BaseToolIndex):
 
     def view_similarities(
         self, session_id: str | None, queries: Sequence[str]
-    ) -> tuple[list[Tool], dict[str, np.ndarray]]:
+    ) -> tuple[list[Tool], dict[TextMode, np.ndarray]]:
         """Per view, the score of every query against every tool ``[n_queries, n_tools]`` (float32): the
         cosine, or with ``query_clauses`` the mean of the whole-query and best-sentence cosines."""
         snap = self._snapshot(session_id)

@@ -47,6 +47,7 @@ from toolsearch_lab.loop.execution import (
 )
 from toolsearch_lab.loop.limits import limit_breach
 from toolsearch_lab.loop.messages import api_messages, baseline_messages, with_suffix
+from toolsearch_lab.loop.policy import DestructivePolicy
 from toolsearch_lab.loop.run import RunResult, RunState, ToolNotFoundError, reject_all
 from toolsearch_lab.loop.search_tool import (
     ToolSearchTool,
@@ -119,7 +120,7 @@ class ToolSearchAdvisor:
         strategy: Strategy | None = None,
         enforce_max_results_range: bool = False,
         protect_running_sessions: bool = True,
-        destructive: str = "include",
+        destructive: DestructivePolicy = "include",
     ) -> None:
         if index is None:
             raise ValueError("ToolSearchAdvisor: index is required (a RegexToolIndex, BM25ToolIndex, ...)")
@@ -231,16 +232,21 @@ class ToolSearchAdvisor:
         key = self.session_id_key
         in_context = context.get(key)
         if session_id is not None:
-            session_id = session_key(session_id)
-            if in_context is not None and in_context != session_id:
+            plain = session_key(session_id)
+            if in_context is not None and in_context != plain:
                 raise ValueError(
-                    f"session_id={session_id!r:.60} and context[{key!r}]={in_context!r:.60} disagree; "
+                    f"session_id={plain!r:.60} and context[{key!r}]={in_context!r:.60} disagree; "
                     "pass the session id one way"
                 )
-            return session_id
-        if in_context is None or (isinstance(in_context, str) and not in_context.strip()):
-            raise ValueError(f"context must contain a non-null value for {key!r} (or pass session_id=...)")
-        return session_key(in_context, what=f"context[{key!r}]")
+            return plain
+        try:
+            return session_key(in_context, what=f"context[{key!r}]")
+        except ValueError:
+            if in_context is None or isinstance(in_context, str):  # missing or blank: Spring's message
+                raise ValueError(
+                    f"context must contain a non-null value for {key!r} (or pass session_id=...)"
+                ) from None
+            raise
 
     def _start(
         self,

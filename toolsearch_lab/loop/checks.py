@@ -86,7 +86,7 @@ def check_messages(messages: Any, counter: TokenCounter) -> list[dict[str, Any]]
     return checked
 
 
-def check_tools(tools: Any, checked: weakref.WeakValueDictionary) -> dict[str, Tool]:
+def check_tools(tools: Any, checked: weakref.WeakValueDictionary[int, Tool]) -> dict[str, Tool]:
     """Registered tools by name. Each schema is checked once per Tool object (``checked`` remembers them):
     a schema that is circular, not JSON (NaN, Infinity) or malformed would otherwise break token counting
     or the request in the middle of a run.

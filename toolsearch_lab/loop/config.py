@@ -28,9 +28,10 @@ from toolsearch_lab.loop.advisor import (
     DEFAULT_SYSTEM_MESSAGE_SUFFIX,
     ToolSearchAdvisor,
 )
-from toolsearch_lab.loop.policy import check_destructive_policy
-from toolsearch_lab.model import check_positive_int
-from toolsearch_lab.session.eviction import CompositeEviction, LruEviction, TtlEviction
+from toolsearch_lab.loop.policy import DestructivePolicy, check_destructive_policy
+from toolsearch_lab.model import ToolIndex, check_positive_int
+from toolsearch_lab.session.eviction import CompositeEviction, EvictionStrategy, LruEviction, TtlEviction
+from toolsearch_lab.tokens import TokenCounter
 
 PREFIX = "spring.ai.chat.client.tool-search-advisor."
 INDEX_TYPES = ("regex", "lucene", "vector", "hybrid")
@@ -65,7 +66,7 @@ class ToolSearchConfig:
     enforce_max_results_range: bool = False  # not a Spring setting: see the advisor's deviations
     protect_running_sessions: bool = True  # not a Spring setting (False is Spring's behaviour): ditto
     index_options: dict[str, Any] = field(default_factory=dict[str, Any])
-    destructive: str = "include"  # not a Spring setting: toolsearch_lab.loop.policy
+    destructive: DestructivePolicy = "include"  # not a Spring setting: toolsearch_lab.loop.policy
 
     def __post_init__(self) -> None:
         if self.max_results is not None:
@@ -84,12 +85,12 @@ class ToolSearchConfig:
         check_destructive_policy(self.destructive, "ToolSearchConfig.destructive")
 
     # ---- building -------------------------------------------------------------------------------------
-    def eviction(self):
+    def eviction(self) -> EvictionStrategy:
         """LRU(lru_max_sessions), or Composite(LRU, TTL) when a ttl is set — as Spring Boot wires it."""
         lru = LruEviction(self.lru_max_sessions)
         return CompositeEviction(lru, TtlEviction(self.ttl)) if self.ttl is not None else lru
 
-    def build_index(self):
+    def build_index(self) -> ToolIndex:
         if self.index_type not in INDEX_TYPES:
             raise ValueError(
                 f"ToolSearchConfig.index_type {self.index_type!r} is not one of {list(INDEX_TYPES)}"
@@ -99,7 +100,9 @@ class ToolSearchConfig:
             options.setdefault("min_score", self.lucene_min_score)
         return make_index(self.index_type, **options)
 
-    def build_advisor(self, index=None, token_counter=None) -> ToolSearchAdvisor:
+    def build_advisor(
+        self, index: ToolIndex | None = None, token_counter: TokenCounter | None = None
+    ) -> ToolSearchAdvisor:
         """A user-supplied index always wins over ``index_type`` (Spring: a custom ToolIndex bean wins)."""
         return ToolSearchAdvisor(
             index if index is not None else self.build_index(),
@@ -118,7 +121,7 @@ class ToolSearchConfig:
             index_name=None if index is not None else self.index_type,
         )
 
-    def with_options(self, **changes) -> ToolSearchConfig:
+    def with_options(self, **changes: Any) -> ToolSearchConfig:
         return replace(self, **changes)
 
     # ---- Spring properties ----------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal, get_args
 
 from toolsearch_lab.model import Tool
 
@@ -29,7 +29,8 @@ __all__ = [
     "hidden_tools",
 ]
 
-DESTRUCTIVE_POLICIES = ("include", "exclude", "ask")
+DestructivePolicy = Literal["include", "exclude", "ask"]
+DESTRUCTIVE_POLICIES: tuple[DestructivePolicy, ...] = get_args(DestructivePolicy)
 # Verbs of the changes a destructive tool makes, with their inflections, matched as whole words (so the
 # "reset" of "git_reset" counts, the "drop" of "dropdown" does not).
 DESTRUCTIVE_WORDS = frozenset(
@@ -58,13 +59,14 @@ _WORD = re.compile(r"[a-z]+")
 _NAME_CHARS = r"A-Za-z0-9_.:-"
 
 
-def check_destructive_policy(value: Any, owner: str) -> str:
+def check_destructive_policy(value: Any, owner: str) -> DestructivePolicy:
     """``value`` if it is one of :data:`DESTRUCTIVE_POLICIES`, else a ``ValueError`` naming ``owner``."""
-    if not isinstance(value, str) or value not in DESTRUCTIVE_POLICIES:
-        raise ValueError(
-            f"{owner} must be one of {', '.join(map(repr, DESTRUCTIVE_POLICIES))}, got {value!r:.40}"
-        )
-    return value
+    for policy in DESTRUCTIVE_POLICIES:
+        if value == policy and isinstance(value, str):
+            return policy
+    raise ValueError(
+        f"{owner} must be one of {', '.join(map(repr, DESTRUCTIVE_POLICIES))}, got {value!r:.40}"
+    )
 
 
 def asks_for_destructive(query: str | None) -> bool:

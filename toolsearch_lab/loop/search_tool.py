@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolsearch_lab.jsonlimits import JsonLimitError, loads_checked, value_depth
-from toolsearch_lab.loop.policy import check_destructive_policy, hidden_tools
+from toolsearch_lab.loop.policy import DestructivePolicy, check_destructive_policy, hidden_tools
 from toolsearch_lab.model import (
     TOOL_SEARCH_TOOL_NAME,
     SearchRequest,
@@ -103,7 +103,7 @@ class ToolSearchTool:
         max_results: int | None = None,
         *,
         enforce_max_results_range: bool = False,
-        destructive: str = "include",
+        destructive: DestructivePolicy = "include",
     ) -> None:
         if max_results is not None:
             check_positive_int(max_results, "ToolSearchTool: max_results (or None)")

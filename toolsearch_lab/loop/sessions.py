@@ -104,11 +104,11 @@ class IndexedSessions:
         state = self._state(session_id)
         with state.lock:
             if state.fingerprint != current:
-                reason, why = (
-                    ("catalog_changed", "catalog changed")
-                    if state.fingerprint is not None
-                    else self._first_index_reason(session_id)
-                )
+                reason: SessionReason
+                if state.fingerprint is not None:
+                    reason, why = "catalog_changed", "catalog changed"
+                else:
+                    reason, why = self._first_index_reason(session_id)
                 self._reindex(session_id, state, tools, current)
                 events.append(SessionEvent("indexed", session_id, current, len(tools), why, reason=reason))
             else:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
+from typing import Literal
 
 from toolsearch_lab.text.identifiers import split_identifiers
 
@@ -210,14 +211,15 @@ def porter_stem(word: str) -> str:
     return word
 
 
-STEMMERS: dict[str, Callable[[str], str]] = {
+Stemmer = Literal["none", "s", "porter"]
+STEMMERS: dict[Stemmer, Callable[[str], str]] = {
     "none": lambda w: w,
     "s": s_stem,
     "porter": porter_stem,
 }
 
 
-def stem_tokens(tokens: list[str], stemmer: str = "porter") -> list[str]:
+def stem_tokens(tokens: list[str], stemmer: Stemmer = "porter") -> list[str]:
     """``tokens`` with ``stemmer`` (a key of :data:`STEMMERS`) applied to each."""
     try:
         fn = STEMMERS[stemmer]

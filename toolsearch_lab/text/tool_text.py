@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal, get_args
 
 from toolsearch_lab.model import Tool
 from toolsearch_lab.text.identifiers import spaced_identifiers
 
-TEXT_MODES = ("description", "full", "name")
+TextMode = Literal["description", "full", "name"]
+TEXT_MODES: tuple[TextMode, ...] = get_args(TextMode)
 # A description may end with example requests (Toolshed's "synthetic questions", written into the text the
 # model and the indexes read): a blank line, this heading, then one "- request" per line.
 EXAMPLES_HEADING = "Example requests:"
@@ -50,7 +52,7 @@ def _parameter_lines(tool: Tool) -> list[str]:
     return lines
 
 
-def tool_text(tool: Tool, mode: str = "description") -> str:
+def tool_text(tool: Tool, mode: TextMode = "description") -> str:
     """The text indexed for ``tool``.
 
     ``description``: Spring's choice. ``full``: the name with identifiers split (``get_stock_price`` ->

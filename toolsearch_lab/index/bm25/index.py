@@ -48,6 +48,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 import numpy as np
 import scipy.sparse as sp
@@ -84,7 +85,7 @@ from toolsearch_lab.model import (
     empty_response,
 )
 from toolsearch_lab.text.lucene import analyze, analyze_split
-from toolsearch_lab.text.normalise import STEMMERS, keyword_tokens, stem_tokens
+from toolsearch_lab.text.normalise import STEMMERS, Stemmer, keyword_tokens, stem_tokens
 from toolsearch_lab.text.stopwords import ENGLISH_STOP_WORDS
 from toolsearch_lab.text.tool_text import tool_text
 
@@ -94,8 +95,10 @@ NAME_FIELD = "toolName"
 DESCRIPTION_FIELD = "toolDescription"
 PARAMETERS_FIELD = "toolParameters"  # only with include_parameters=True; not a Spring field
 FULL_FIELD = "toolText"  # only with fields="full": the whole tool text in one field
-ANALYZERS = ("standard", "words")
-FIELD_LAYOUTS = ("spring", "full")
+Analyzer = Literal["standard", "words"]
+FieldLayout = Literal["spring", "full"]
+ANALYZERS: tuple[Analyzer, ...] = get_args(Analyzer)
+FIELD_LAYOUTS: tuple[FieldLayout, ...] = get_args(FieldLayout)
 
 _F32 = np.float32
 
@@ -185,9 +188,9 @@ class BM25ToolIndex(BaseToolIndex):
         split_identifiers: bool = False,
         include_parameters: bool = False,
         parameter_boost: float = 1.0,
-        analyzer: str = "standard",
-        fields: str = "spring",
-        stemmer: str = "none",
+        analyzer: Analyzer = "standard",
+        fields: FieldLayout = "spring",
+        stemmer: Stemmer = "none",
         stop_words: bool = False,
         default_max_results: int = DEFAULT_MAX_RESULTS,
     ) -> None:
@@ -569,7 +572,7 @@ def _top_of_row(row: np.ndarray, eligible: np.ndarray | None, k: int) -> tuple[l
 
 
 def _check_options(
-    min_score: object, parameter_boost: object, analyzer: str, fields: str, stemmer: str
+    min_score: object, parameter_boost: object, analyzer: object, fields: object, stemmer: object
 ) -> None:
     if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not math.isfinite(min_score):
         raise ValueError(f"min_score must be a finite number >= 0, got {min_score!r}")
@@ -586,7 +589,7 @@ def _check_options(
 
 
 @functools.lru_cache(maxsize=1024)
-def _analyze_words_cached(query: str, stemmer: str, stop_words: frozenset[str] | None) -> tuple[str, ...]:
+def _analyze_words_cached(query: str, stemmer: Stemmer, stop_words: frozenset[str] | None) -> tuple[str, ...]:
     return tuple(stem_tokens(keyword_tokens(query, stop_words), stemmer))
 
 

@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple, get_args
 
 import numpy as np
 
@@ -43,7 +43,8 @@ from toolsearch_lab.text.java import compile_java
 
 log = logging.getLogger(__package__)  # the whole package logs as ``toolsearch_lab.index.regex``
 
-MODES = ("keywords", "pattern")
+RegexMode = Literal["keywords", "pattern"]
+MODES: tuple[RegexMode, ...] = get_args(RegexMode)
 
 
 class MatchSpan(NamedTuple):
@@ -79,7 +80,7 @@ class RegexToolIndex(BaseToolIndex):
 
     def __init__(
         self,
-        mode: str = "keywords",
+        mode: RegexMode = "keywords",
         *,
         default_max_results: int = DEFAULT_MAX_RESULTS,
         pattern_call_timeout_s: float = 0.05,
