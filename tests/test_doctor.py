@@ -423,33 +423,6 @@ def test_catalog_doctor_view(report):
         view.select_tool("nope")
 
 
-def test_helpdesk_exercise_judge():
-    from toolsearch_lab.eval.doctor.examples import helpdesk_catalog
-    from toolsearch_lab.ui.doctor import judge_description_fixes
-
-    catalog = helpdesk_catalog()
-    before = diagnose(catalog)
-    assert before.worst_descriptions(2) == ["refund_order", "get_ticket"]
-    good = {
-        "refund_order": "Refund a customer's paid order in full or in part and email them the receipt.",
-        "get_ticket": "Open a support ticket by its number and show its status, messages and assignee.",
-    }
-    right, why = judge_description_fixes(good, catalog=catalog, report=before)
-    assert right, why
-    assert f"{before.score:.0%} → " in why
-    wrong = [
-        ({"refund_order": good["refund_order"]}, "get_ticket is not rewritten yet"),
-        ({**good, "get_ticket": "Get ticket."}, "get_ticket ('Get ticket.') is too short"),
-        ({**good, "get_ticket": "ticket get ticket get ticket get"}, "get_ticket repeats its words"),
-        ({**good, "get_ticket": good["refund_order"]}, "is another tool's"),
-        ({**good, "issue_refund": "x"}, "'issue_refund' is not a tool"),
-        ("refund it", "should be a dict"),
-    ]
-    for answer, reason in wrong:
-        right, why = judge_description_fixes(answer, catalog=catalog, report=before)
-        assert not right and reason in why, why
-
-
 def test_a_tool_its_own_queries_cannot_find_is_an_error():
     twins = [Tool(f"weather_{i}", "Get the weather forecast for a city.") for i in range(1, 10)]
     result = diagnose(twins, indexes=["lucene"], k=5)

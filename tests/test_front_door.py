@@ -171,7 +171,7 @@ def test_a_name_loads_its_module_on_first_use():
 
 def test_the_front_door_hands_out_the_defining_objects():
     from toolsearch_lab.loop.advisor import ToolSearchAdvisor
-    from toolsearch_lab.ui.exercises import check
+    from toolsearch_lab.ui.course import check
 
     assert toolsearch_lab.ToolSearchAdvisor is ToolSearchAdvisor
     assert toolsearch_lab.ui.check is check

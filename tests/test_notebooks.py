@@ -32,7 +32,7 @@ NOTEBOOKS = REPO / "notebooks"
 sys.path.insert(0, str(REPO / "tools"))
 from strip_notebooks import problems  # noqa: E402  (tools/ is not a package)
 
-from toolsearch_lab.ui.exercises import EXERCISES, NOT_ANSWERED, NOT_QUITE, SOLUTIONS_ENV, check, reveal  # noqa: E402
+from toolsearch_lab.ui.course import EXERCISES, NOT_ANSWERED, NOT_QUITE, SOLUTIONS_ENV, check, reveal  # noqa: E402
 
 NOTEBOOK_FILES = sorted(NOTEBOOKS.glob("*.ipynb"))
 NAMES = [p.name for p in NOTEBOOK_FILES]
@@ -229,7 +229,7 @@ def test_lesson_structure(name):
     assert "Try this" in joined, f"{name}: no 'Try this' exercise"
     assert "## Summary" in joined, f"{name}: no summary"
     exercises = [e for e in EXERCISES.values() if e.notebook + ".ipynb" == name]
-    assert exercises, f"{name}: no exercise registered in toolsearch_lab.ui.exercises"
+    assert exercises, f"{name}: no exercise registered in toolsearch_lab.ui.course"
     for exercise in exercises:
         answer = next(c for c in nb.cells if c.get("id") == exercise.answer_cell)
         for var in exercise.names:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from toolsearch_lab.ui import theme
     from toolsearch_lab.ui.catalog_view import CatalogView
     from toolsearch_lab.ui.charts import line_chart, rank_table
+    from toolsearch_lab.ui.course import check, reveal
     from toolsearch_lab.ui.display import Html, Prose, Table
     from toolsearch_lab.ui.doctor import CatalogDoctor
     from toolsearch_lab.ui.eviction_view import (
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
         rebuilt_advisor_table,
         session_events_table,
     )
-    from toolsearch_lab.ui.exercises import check, reveal
     from toolsearch_lab.ui.index_explorer import IndexExplorer
     from toolsearch_lab.ui.retrieval_explorer import RetrievalExplorer, metrics_table, ranking_table
     from toolsearch_lab.ui.stepper import IterationStepper
@@ -98,8 +98,8 @@ _LAZY: dict[str, str] = {
     "StrategyLab": "strategy_lab",
     "TokenDashboard": "tokens_dashboard",
     "TraceViewer": "trace_viewer",
-    "check": "exercises",
-    "reveal": "exercises",
+    "check": "course",
+    "reveal": "course",
     "line_chart": "charts",
     "rank_table": "charts",
     "Html": "display",

@@ -10,8 +10,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from toolsearch_lab.eval.doctor import DESCRIPTION_KINDS, SEVERITIES, DoctorReport, Finding, diagnose
-from toolsearch_lab.eval.doctor.examples import rewrite_descriptions
+from toolsearch_lab.eval.doctor import SEVERITIES, DoctorReport, Finding, diagnose
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
 
@@ -25,8 +24,6 @@ SEVERITY_COLOURS = {"error": (t.BAD, "#FEE2E2"), "warning": (t.NEW, t.NEW_LIGHT)
 MAX_ROWS = 40
 MAX_PAIR_TOOLS = 14
 CELL_PX = 64  # height of one row of the confusion view
-MIN_FIX_WORDS = 6  # a rewritten description: one sentence that says what, to what and what comes back
-MIN_FIX_DISTINCT = 0.6  # share of distinct words: a keyword list repeated is not a description
 
 
 def summary_html(report: DoctorReport) -> str:
@@ -282,47 +279,6 @@ class CatalogDoctor(Displayable):
     def _on_cell_click(self, trace: Any, points: Any, state: Any) -> None:
         if points.ys:
             self.select_tool(points.ys[0])
-
-
-def judge_description_fixes(fixes: Any, *, catalog: Any, report: DoctorReport, **_: Any) -> tuple[bool, str]:
-    """The self-check of notebook 10's doctor exercise: ``fixes`` ({tool name: new description}) must rewrite
-    the report's two worst descriptions, leave no description finding on them and raise the findability
-    score. Everything is recomputed from ``catalog`` and ``report`` at run time."""
-    if not isinstance(fixes, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in fixes.items()
-    ):
-        return False, 'my_fixes should be a dict {"tool name": "new description", ...}'
-    unknown = sorted(set(fixes) - set(catalog.names))
-    if unknown:
-        return False, f"{', '.join(map(repr, unknown))} is not a tool of this catalog"
-    worst = report.worst_descriptions(2)
-    missing = [name for name in worst if name not in fixes]
-    if missing:
-        return False, (
-            f"the two worst descriptions are {' and '.join(worst)} (the first description findings in the "
-            f"table); {', '.join(missing)} is not rewritten yet"
-        )
-    for name in worst:
-        words = fixes[name].split()
-        if len(words) < MIN_FIX_WORDS:
-            return False, (
-                f"the new description of {name} ({fixes[name].strip()!r}) is too short: say what it does, to "
-                f"what and what it returns, in at least {MIN_FIX_WORDS} words"
-            )
-        if len({w.lower().strip(".,;:!?") for w in words}) < MIN_FIX_DISTINCT * len(words):
-            return False, f"the new description of {name} repeats its words: write a sentence, not a list"
-        if fixes[name].strip() in {fixes[o].strip() for o in worst if o != name} | {
-            tool.description.strip() for tool in catalog.tools if tool.name != name
-        }:
-            return False, f"the new description of {name} is another tool's: say what {name} alone does"
-    after = diagnose(rewrite_descriptions(catalog, fixes), indexes=report.indexes, k=report.k)
-    left = [f for f in after.findings if f.kind in DESCRIPTION_KINDS and set(f.tools) & set(worst)]
-    if left:
-        return False, f"the new description of {left[0].tool} still has a problem: {left[0].problem}"
-    if after.score <= report.score:
-        return False, f"the findability score did not rise ({report.score:.0%} → {after.score:.0%})"
-    gains = ", ".join(f"{n} {report.tool(n).score:.0%} → {after.tool(n).score:.0%}" for n in worst)
-    return True, f"findability score {report.score:.0%} → {after.score:.0%} ({gains})"
 
 
 def _count(n: int, noun: str) -> str:

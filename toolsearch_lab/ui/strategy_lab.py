@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from copy import copy
 from dataclasses import replace
-from typing import Any
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
@@ -270,39 +269,10 @@ def pareto_figure(rows: Sequence[dict], priced: str = "") -> go.FigureWidget:
     return new_figure(pareto_spec(rows, priced))
 
 
-# ---- the exercise judge ------------------------------------------------------------------------------------
 def cheapest_successful(rows: Sequence[dict]) -> dict | None:
+    """The cheapest row that completed the task (None when none did): the one the table marks as best."""
     ok = [r for r in rows if r["success"]]
     return min(ok, key=lambda r: r["cost_usd"]) if ok else None
-
-
-def judge_cheapest(answer: Any, *, rows: Sequence[dict], **_: Any) -> tuple[bool, str]:
-    """Notebook 11's exercise: which strategy that completes the task is cheapest, caching counted."""
-    by_name = {r["strategy"]: r for r in rows}
-    if not isinstance(answer, str) or answer not in by_name:
-        return False, f"my_cheapest must be one of {sorted(by_name)}, not {answer!r}"
-    best = cheapest_successful(rows)
-    if best is None:
-        return False, "no strategy completed the task in these runs, so none is the cheapest that works"
-    mine = by_name[answer]
-    if answer == best["strategy"]:
-        return True, (
-            f"{answer} completes the task for ${mine['cost_usd']:.4f}, {mine['cached_share']:.0%} of "
-            f"its {mine['prompt_tokens']:,} prompt tokens served from the cache"
-        )
-    if not mine["success"]:
-        return False, (
-            f"{answer} costs ${mine['cost_usd']:.4f} but does not complete the task "
-            f"({mine['steps_succeeded']}/{mine['steps']} steps)"
-        )
-    ratio = mine["cost_usd"] / best["cost_usd"]
-    why = (
-        f"{answer} costs ${mine['cost_usd']:.4f} ({mine['cached_share']:.0%} cached), {ratio:.1f}x "
-        f"{best['strategy']}'s ${best['cost_usd']:.4f}"
-    )
-    if answer == "all-tools":
-        why += ": a cached token is cheaper, not free, and every request still carries every definition"
-    return False, why
 
 
 # ---- the widget --------------------------------------------------------------------------------------------

@@ -1,0 +1,186 @@
+"""The course's exercises without a notebook kernel: ``reveal`` prints each solution's code exactly, that code
+pasted into a cell sets the same answers the check computes with ``TOOLSEARCH_LAB_SOLUTIONS=1`` (the solution
+shown is the solution run), and pasted answers are judged right. tests/test_notebooks.py pastes the same code
+into the real answer cells of every lesson."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import os
+from functools import cache
+from typing import Any
+from unittest import mock
+
+import pytest
+
+from toolsearch_lab import diagnose, headline, helpdesk_catalog, run_scenario
+from toolsearch_lab.eval.compare import compare, comparison_rows
+from toolsearch_lab.eval.datasets import Dataset, load_dataset
+from toolsearch_lab.eval.metrics import evaluate
+from toolsearch_lab.index.factory import make_index
+from toolsearch_lab.ui.course import EXERCISES, SOLUTIONS_ENV, Exercise, check, reveal
+from toolsearch_lab.ui.course.base import solution_code
+from toolsearch_lab.ui.course.lesson10 import judge_description_fixes
+
+TASK_07 = "ec6f4fe5-e650-48b1-8805-285d8f52eb10"  # notebook 07's task
+
+
+def _head() -> dict[str, Any]:
+    head = headline("github")
+    return {"head": head, "run": head.tool_search.run}
+
+
+def _task_ranking() -> dict[str, Any]:
+    live = load_dataset("livemcpbench")
+    task = next(q for q in live.queries if q.id == TASK_07)
+    result = evaluate(make_index("lucene"), Dataset(live.tools, [task], "one task"), k=5)
+    return {"task_ranking": result.per_query[0]}
+
+
+def _helpdesk() -> dict[str, Any]:
+    catalog = helpdesk_catalog()
+    return {"catalog": catalog, "report": diagnose(catalog)}
+
+
+# The objects a notebook passes to check(), built the way the notebook builds them, for the exercises whose
+# objects are quick to build; the others are judged in their notebooks only.
+CONTEXTS = {
+    "01": _head,
+    "04": dict,
+    "06": dict,
+    "07": _task_ranking,
+    "09": lambda: {"offline": run_scenario("spring-demo", index="lucene", model="simulated")},
+    "10-doctor": _helpdesk,
+    "11": lambda: {"rows": comparison_rows(compare("spring-demo", indexes=("lucene",), max_results=5))},
+}
+
+
+@cache
+def context(key: str) -> dict[str, Any]:
+    return CONTEXTS[key]()
+
+
+def pasted(exercise: Exercise, notebook_globals: dict[str, Any]) -> tuple[Any, ...]:
+    """Run the printed solution as a notebook cell would (in the notebook's globals); its answers."""
+    cell = dict(notebook_globals)
+    exec(exercise.solution, cell)  # the student pasting the code into the answer cell
+    return tuple(cell[name] for name in exercise.names)
+
+
+@pytest.mark.parametrize("notebook", sorted({e.notebook for e in EXERCISES.values()}))
+def test_reveal_prints_each_solution_exactly(notebook):
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        reveal(notebook[:2])
+    expected = "".join(
+        f"# Try this ({e.notebook}): paste into the answer cell\n{e.solution}\n# why: {e.why}\n\n"
+        for e in EXERCISES.values()
+        if e.notebook == notebook
+    )
+    assert printed.getvalue() == expected
+
+
+@pytest.mark.parametrize("key", sorted(EXERCISES))
+def test_the_printed_solution_is_plain_cell_code_for_the_answer_cell(key):
+    exercise = EXERCISES[key]
+    lines = exercise.solution.splitlines()
+    assert lines and not lines[0][:1].isspace(), exercise.solution
+    assert not any(line.startswith(("def ", "return")) for line in lines), exercise.solution
+    for name in exercise.names:  # the cell sets every variable the self-check reads, at the top level
+        assert any(line.startswith(f"{name} = ") for line in lines), (name, exercise.solution)
+
+
+@pytest.mark.parametrize("key", sorted(EXERCISES))
+def test_the_solution_shown_is_the_solution_run(key):
+    exercise = EXERCISES[key]
+    objects = context(key) if key in CONTEXTS else {}
+    if set(inspect.signature(exercise.solve).parameters) - set(objects):
+        pytest.skip(f"{key}: its objects are built in the notebook only (tests/test_notebooks.py)")
+    assert pasted(exercise, objects) == exercise.solved(objects)
+
+
+@pytest.mark.parametrize("key", sorted(CONTEXTS))
+def test_a_pasted_solution_is_judged_right(key):
+    exercise = EXERCISES[key]
+    answers = pasted(exercise, context(key))
+    verdict = check(key, *answers, **context(key))
+    assert verdict.status == "right", verdict.message
+    assert verdict.message.startswith("✓ ")
+
+
+@pytest.mark.parametrize("key", sorted(CONTEXTS))
+def test_the_solutions_flag_runs_the_solution_and_shows_its_code(key):
+    blanks = [...] * len(EXERCISES[key].names)
+    with mock.patch.dict(os.environ, {SOLUTIONS_ENV: "1"}):
+        verdict = check(key, *blanks, **context(key))
+    assert verdict.status == "right", verdict.message
+    shown = f"(solution revealed by {SOLUTIONS_ENV}=1)\n{EXERCISES[key].solution}\n✓ "
+    assert verdict.message.startswith(shown), verdict.message
+    with mock.patch.dict(os.environ, {SOLUTIONS_ENV: ""}):
+        assert check(key, *blanks, **context(key)).status == "blank"
+
+
+def test_the_solutions_flag_names_a_notebook_object_the_check_was_not_given():
+    with (
+        mock.patch.dict(os.environ, {SOLUTIONS_ENV: "1"}),
+        pytest.raises(TypeError, match=r"reads offline: pass offline=offline to check\('09', \.\.\.\)"),
+    ):
+        check("09", ...)
+
+
+def _wrapped(
+    task_ranking: Any,
+    offline: Any = None,
+) -> tuple[float, list[int]]:
+    # a comment the student sees
+    my_share = 0.5
+    my_list = [
+        1,
+        2,
+    ]
+    return my_share, my_list
+
+
+def _no_return() -> None:
+    my_answer = 1  # noqa: F841 - the point: nothing hands the answer back
+
+
+def _returns_a_value() -> int:
+    return 5
+
+
+def test_solution_code_drops_a_wrapped_def_and_the_return_and_keeps_comments():
+    code, names = solution_code(_wrapped)
+    assert names == ("my_share", "my_list")
+    assert code == "# a comment the student sees\nmy_share = 0.5\nmy_list = [\n    1,\n    2,\n]"
+
+
+@pytest.mark.parametrize("solve", [_no_return, _returns_a_value])
+def test_a_solution_that_does_not_return_its_answer_variables_is_refused(solve):
+    with pytest.raises(ValueError, match=r"must end with `return <answer variables>`"):
+        Exercise("x", "00_x", "c1", "hint", solve, "my_answer = 0", "why", lambda *a, **k: (True, ""))
+
+
+def test_helpdesk_exercise_judge():
+    catalog, before = context("10-doctor")["catalog"], context("10-doctor")["report"]
+    assert before.worst_descriptions(2) == ["refund_order", "get_ticket"]
+    good = {
+        "refund_order": "Refund a customer's paid order in full or in part and email them the receipt.",
+        "get_ticket": "Open a support ticket by its number and show its status, messages and assignee.",
+    }
+    right, why = judge_description_fixes(good, catalog=catalog, report=before)
+    assert right, why
+    assert f"{before.score:.0%} → " in why
+    wrong = [
+        ({"refund_order": good["refund_order"]}, "get_ticket is not rewritten yet"),
+        ({**good, "get_ticket": "Get ticket."}, "get_ticket ('Get ticket.') is too short"),
+        ({**good, "get_ticket": "ticket get ticket get ticket get"}, "get_ticket repeats its words"),
+        ({**good, "get_ticket": good["refund_order"]}, "is another tool's"),
+        ({**good, "issue_refund": "x"}, "'issue_refund' is not a tool"),
+        ("refund it", "should be a dict"),
+    ]
+    for answer, reason in wrong:
+        right, why = judge_description_fixes(answer, catalog=catalog, report=before)
+        assert not right and reason in why, why

@@ -1,0 +1,91 @@
+"""What an exercise is: a blank answer cell, a judge, and a solution that is a real function.
+
+A solution is written as the function ``solution(<notebook objects it reads>)``: its body is the code a
+student pastes into the answer cell, and it ends with ``return <the answer variables>``. ``reveal`` prints
+the body without the ``def`` line and the ``return`` line; ``check`` (with ``TOOLSEARCH_LAB_SOLUTIONS=1``)
+calls the function on the notebook's objects. The solution that is shown is the solution that is run.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import io
+import textwrap
+import tokenize
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolsearch_lab import ENGLISH_STOP_WORDS, keyword_tokens, porter_stem
+
+Judgement = tuple[bool, str]  # (right?, the reason shown after "✓" or "not quite, because")
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One "Try this": the student's cell (by id), a hint, the solution, a typical wrong answer and the judge.
+
+    ``names`` (the variables the cell sets, in the order ``check`` receives them) and ``solution`` (the code
+    ``reveal`` prints) are read from the solution function, so they cannot drift from it."""
+
+    key: str
+    notebook: str
+    answer_cell: str  # the id of the student's cell in the notebook
+    hint: str
+    solve: Callable[..., Any]  # the solution; its parameters are notebook objects passed to check()
+    wrong: str  # a plausible wrong answer (code for the same cell): its check must say "not quite"
+    why: str  # the reasoning behind the solution, printed by reveal()
+    judge: Callable[..., Judgement]
+    names: tuple[str, ...] = field(init=False)
+    solution: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        code, names = solution_code(self.solve)
+        object.__setattr__(self, "solution", code)
+        object.__setattr__(self, "names", names)
+
+    def solved(self, context: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The answers, computed by calling the solution on the objects the notebook passed to ``check``."""
+        wanted = list(inspect.signature(self.solve).parameters)
+        missing = [name for name in wanted if name not in context]
+        if missing:
+            raise TypeError(
+                f"the solution of exercise {self.key} reads {', '.join(missing)}: pass "
+                f"{', '.join(f'{m}={m}' for m in missing)} to check({self.key!r}, ...)"
+            )
+        answers = self.solve(**{name: context[name] for name in wanted})
+        return tuple(answers) if len(self.names) > 1 else (answers,)
+
+
+def solution_code(solve: Callable[..., Any]) -> tuple[str, tuple[str, ...]]:
+    """(the code a student pastes, the variables it sets) of a solution function: its body without the
+    ``def`` line(s) and the closing ``return``, dedented. Refuses a function whose last statement does not
+    return its answer variables by name, since the pasted code would then set nothing the check reads."""
+    source = textwrap.dedent(inspect.getsource(solve))
+    (function,) = ast.parse(source).body
+    last = function.body[-1] if isinstance(function, ast.FunctionDef) else None
+    returned = last.value if isinstance(last, ast.Return) else None
+    values = returned.elts if isinstance(returned, ast.Tuple) else [returned]
+    if last is None or not all(isinstance(v, ast.Name) for v in values):
+        raise ValueError(
+            f"solution {solve.__qualname__} must end with `return <answer variables>`, e.g. "
+            "`return my_target, my_query`"
+        )
+    names = tuple(v.id for v in values if isinstance(v, ast.Name))
+    lines = source.splitlines()
+    body = lines[_header_lines(source) : last.lineno - 1]
+    return textwrap.dedent("\n".join(body)).strip("\n"), names
+
+
+def _header_lines(source: str) -> int:
+    """How many lines the ``def`` header takes: it ends with the first logical line (a signature may wrap)."""
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.NEWLINE:
+            return token.end[0]
+    raise ValueError("a function's source has no complete first line")
+
+
+def stems(text: str) -> set[str]:
+    """Content-word stems: what "uses the same words" means for the checks (plurals and -ing folded)."""
+    return {porter_stem(w) for w in keyword_tokens(text, ENGLISH_STOP_WORDS) if len(w) > 1}
