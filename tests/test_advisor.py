@@ -858,6 +858,6 @@ def test_every_advisor_setting_after_the_index_is_keyword_only():
     with pytest.raises(TypeError):
         ToolSearchAdvisor(RegexToolIndex(), 3)  # type: ignore[misc]
     with pytest.raises(ValueError, match="disagrees with strategy"):
-        from toolsearch_lab.loop.strategy import SearchOnly
+        from toolsearch_lab.loop.strategies import SearchOnly
 
         ToolSearchAdvisor(RegexToolIndex(), strategy=SearchOnly(True), reference_tool_name_accumulation=False)

@@ -18,7 +18,7 @@ from toolsearch_lab.eval.cost import (
     request_segments,
     shared_prefix_tokens,
 )
-from toolsearch_lab.loop.strategy import STRATEGY_NAMES
+from toolsearch_lab.loop.strategies import STRATEGY_NAMES
 from toolsearch_lab.models.openai import OpenAIChatModel
 from toolsearch_lab.models.simulated import SimulatedAgent
 from toolsearch_lab.tokens import TokenCounter

@@ -12,7 +12,7 @@ from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.loop.config import ToolSearchConfig
 from toolsearch_lab.loop.policy import asks_for_destructive, hidden_tools
 from toolsearch_lab.loop.search_tool import ToolSearchTool
-from toolsearch_lab.loop.strategy import PreRetrieval
+from toolsearch_lab.loop.strategies import PreRetrieval
 from toolsearch_lab.model import Tool
 from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall
 from toolsearch_lab.session.fingerprint import fingerprint

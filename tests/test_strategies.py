@@ -12,7 +12,7 @@ from toolsearch_lab.eval.cost import request_segments, shared_prefix_tokens
 from toolsearch_lab.eval.scenarios import load_scenario
 from toolsearch_lab.index.factory import INDEX_KINDS, make_index
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
-from toolsearch_lab.loop.strategy import (
+from toolsearch_lab.loop.strategies import (
     STRATEGY_NAMES,
     AllTools,
     InlineReferences,

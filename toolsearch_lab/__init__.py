@@ -65,7 +65,8 @@ if TYPE_CHECKING:
     from toolsearch_lab.loop.advisor import RunResult, ToolNotFoundError, ToolSearchAdvisor
     from toolsearch_lab.loop.config import ToolSearchConfig
     from toolsearch_lab.loop.search_tool import ToolSearchTool
-    from toolsearch_lab.loop.strategy import Strategy, make_strategy
+    from toolsearch_lab.loop.strategies import make_strategy
+    from toolsearch_lab.loop.strategy import Strategy
     from toolsearch_lab.model import (
         Explanation,
         SearchMetadata,
@@ -109,7 +110,7 @@ _LAZY: dict[str, str] = {
     "ToolSearchTool": "loop.search_tool",
     "ToolSearchConfig": "loop.config",
     "Strategy": "loop.strategy",
-    "make_strategy": "loop.strategy",
+    "make_strategy": "loop.strategies",
     "AssistantTurn": "models.base",
     "ChatModel": "models.base",
     "ScriptedModel": "models.base",

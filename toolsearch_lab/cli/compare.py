@@ -22,7 +22,7 @@ from toolsearch_lab.cli.options import (
     names_help,
     positive_int,
 )
-from toolsearch_lab.loop.strategy import STRATEGY_NAMES
+from toolsearch_lab.loop.strategies import STRATEGY_NAMES
 
 NAME = "compare"
 SUMMARY = "run every tool-loading strategy on a scenario and compare requests, cached tokens, cost, success"

@@ -22,7 +22,8 @@ from toolsearch_lab.eval.scenarios import (
 )
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
-from toolsearch_lab.loop.strategy import STRATEGY_NAMES, Strategy, make_strategy, search_result_names
+from toolsearch_lab.loop.strategies import STRATEGY_NAMES, make_strategy
+from toolsearch_lab.loop.strategy import Strategy, search_result_names
 from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME
 from toolsearch_lab.models.base import AssistantTurn
 from toolsearch_lab.models.factory import make_model

@@ -25,6 +25,7 @@ from toolsearch_lab.eval.scenarios import (
     load_scenario,
     scenario_matrix,
 )
+from toolsearch_lab.version import __version__
 
 FORMAT = 1
 RELATIVE_PATH = ("course", "wording_matrix.json")
@@ -39,8 +40,6 @@ def shipped_path() -> Path:
 
 def inputs_digest() -> str:
     """SHA-256 over the data the tables are computed from, and the package version."""
-    from toolsearch_lab import __version__
-
     digest = hashlib.sha256(__version__.encode())
     for folder in _INPUT_DIRS:
         for path in sorted((data_dir() / folder).glob("*.json")):

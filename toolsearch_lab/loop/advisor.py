@@ -53,7 +53,8 @@ from toolsearch_lab.loop.search_tool import (
     ToolSearchTool,
 )
 from toolsearch_lab.loop.sessions import IndexedSessions
-from toolsearch_lab.loop.strategy import RequestView, Strategy, resolve_strategy
+from toolsearch_lab.loop.strategies import resolve_strategy
+from toolsearch_lab.loop.strategy import RequestView, Strategy
 from toolsearch_lab.model import (
     TOOL_SEARCH_TOOL_NAME,
     Tool,

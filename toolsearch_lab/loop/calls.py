@@ -7,26 +7,42 @@ setting is read from the advisor, which owns it.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from toolsearch_lab.jsonlimits import shown
 from toolsearch_lab.loop.execution import bounded_content, bounded_error, run_tool
 from toolsearch_lab.loop.limits import repeated_search
 from toolsearch_lab.loop.run import RunState, ToolNotFoundError
-from toolsearch_lab.loop.search_tool import TOOL_SEARCH_TOOL_SESSION_ID_KEY, SearchOutcome, parse_arguments
+from toolsearch_lab.loop.search_tool import (
+    TOOL_SEARCH_TOOL_SESSION_ID_KEY,
+    SearchOutcome,
+    ToolSearchTool,
+    parse_arguments,
+)
+from toolsearch_lab.loop.sessions import IndexedSessions
+from toolsearch_lab.loop.strategy import Strategy
 from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME
 from toolsearch_lab.models.base import ToolCall
 from toolsearch_lab.trace import SearchRecord, ToolCallRecord
 from toolsearch_lab.wire import error_result
 
-if TYPE_CHECKING:
-    from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+__all__ = ["Advisor", "execute_call", "search_session"]
 
-__all__ = ["execute_call", "search_session"]
+
+class Advisor(Protocol):
+    """What a call needs from the advisor that runs it: the advisor owns every one of these settings."""
+
+    search_tool: ToolSearchTool
+    strategy: Strategy
+    sessions: IndexedSessions
+    strict: bool
+    max_repeated_searches: int
+    max_tool_result_chars: int
+    protect_running_sessions: bool
 
 
 def execute_call(
-    advisor: ToolSearchAdvisor, call: ToolCall, exposed: set[str], run: RunState
+    advisor: Advisor, call: ToolCall, exposed: set[str], run: RunState
 ) -> tuple[ToolCallRecord, str, SearchRecord | None]:
     """Run one tool call; returns (record, tool-message content, search record or None). Never raises
     unless ``strict``. Everything stays local: one advisor serves many sessions on many threads."""
@@ -87,7 +103,7 @@ def execute_call(
 
 
 def _search_call(
-    advisor: ToolSearchAdvisor, call: ToolCall, args: dict[str, Any], problem: str | None, run: RunState
+    advisor: Advisor, call: ToolCall, args: dict[str, Any], problem: str | None, run: RunState
 ) -> tuple[str, SearchRecord]:
     """One toolSearchTool call with its parsed arguments: (the result text, the trace's record)."""
     refused = repeated_search(args, call.id, run.search_counts, advisor.max_repeated_searches)
@@ -103,7 +119,7 @@ def _search_call(
 
 
 def search_session(
-    advisor: ToolSearchAdvisor, run: RunState, args: dict[str, Any], problem: str | None, call_id: str
+    advisor: Advisor, run: RunState, args: dict[str, Any], problem: str | None, call_id: str
 ) -> SearchOutcome:
     """One search of the run's session, after making sure the session still holds the run's tools: a
     session evicted since the run started is re-indexed first (or, with Spring's behaviour, searched

@@ -1,59 +1,36 @@
-"""Ways of loading tools, side by side: what each model request of the advisor loop contains.
+"""What a strategy is: the question the advisor loop asks before every model request, and the answer.
 
-``ToolSearchAdvisor(index)`` is Spring's advisor: its strategy is :class:`SearchOnly`. The loop asks its
-strategy, before every model request, which tool definitions go in the ``tools`` array, which tools the
-model may call, and whether ``toolSearchTool`` is offered at all; at the start of a run, what to append to
-the system message and which tools to retrieve before the first call. Every strategy records the same
-:class:`~toolsearch_lab.trace.RunTrace` (``Iteration.exposed_tools`` is always the ``tools`` array as sent).
-
-The strategies compared, each a class here (with the system each one comes from):
-
-- :class:`AllTools` - every definition in every request; no meta-tool (the baseline).
-- :class:`SearchOnly` - ``toolSearchTool`` first, found tools appended to the ``tools`` array
-  (``accumulation`` on: every search's results stay; off: only the latest search's). Spring AI's advisor.
-- :class:`ListedNames` - SearchOnly plus the names (optionally one line each) of every deferred tool in the
-  system message. Claude Code's deferred tools; OpenAI ``defer_loading`` with namespaces.
-- :class:`InlineReferences` - the ``tools`` array never changes (``toolSearchTool`` alone); a search result
-  carries the full definitions of the tools found, so they are expanded inside the conversation and callable
-  from then on. Anthropic's ``tool_reference`` blocks with ``defer_loading``.
-- :class:`PreRetrieval` - top-k tools retrieved from the user's message before the first call, no
-  meta-tool. RAG-MCP and many RAG agent recipes.
-- :class:`RetrieveThenBind` - a retrieval call returns ids and the framework binds them for the rest of the
-  run, at a limit the framework sets (the model cannot ask for more). langgraph-bigtool.
-- :class:`Unload` - a wrapper over any of them: drop loaded tools unused for ``idle_turns`` model turns,
-  and/or keep at most ``max_loaded`` (most recently used first). Asked for in anthropics/claude-code#27215,
-  NousResearch/hermes-agent#6318.
+``ToolSearchAdvisor(index)`` asks its strategy, before every model request, which tool definitions go in the
+``tools`` array, which tools the model may call, and whether ``toolSearchTool`` is offered at all; at the
+start of a run, what to append to the system message and which tools to retrieve before the first call.
+Every strategy records the same :class:`~toolsearch_lab.trace.RunTrace` (``Iteration.exposed_tools`` is
+always the ``tools`` array as sent). The strategies themselves are in :mod:`toolsearch_lab.loop.strategies`.
 
 A strategy is stateless: everything it decides comes from the conversation so far (as Spring derives the
-exposed tools from it), so one strategy object serves many runs and threads.
+exposed tools from it), so one strategy object serves many runs and threads. The functions at the end read
+that conversation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from toolsearch_lab.loop.search_tool import MAX_RESULTS_RANGE
-from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, Tool, check_positive_int
-from toolsearch_lab.wire import decode_search_result, encode_inline_result
+from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, Tool
+from toolsearch_lab.wire import decode_search_result
 
 __all__ = [
-    "STRATEGY_NAMES",
-    "UNLOADABLE",
-    "AllTools",
-    "InlineReferences",
-    "ListedNames",
-    "PreRetrieval",
     "RequestPlan",
     "RequestView",
-    "RetrieveThenBind",
-    "SearchOnly",
     "Strategy",
-    "Unload",
+    "check_result_count",
+    "first_sentence",
     "found_tools",
-    "make_strategy",
-    "resolve_strategy",
+    "last_used",
+    "one_of",
+    "search_groups",
     "search_result_names",
 ]
 
@@ -125,182 +102,6 @@ class Strategy:
         return f"{type(self).__name__}({options})"
 
 
-class AllTools(Strategy):
-    name = "all-tools"
-    offers_search = False
-
-    def plan(self, view: RequestView) -> RequestPlan:
-        return RequestPlan(list(view.registered), False)
-
-
-class SearchOnly(Strategy):
-    """Spring's loop, the advisor's default strategy: ``toolSearchTool`` plus the found tools, every
-    search's (``accumulation``, Spring's ``referenceToolNameAccumulation``) or the latest one's only."""
-
-    def __init__(self, accumulation: bool = True) -> None:
-        self.accumulation = bool(accumulation)
-        self.name = "search-only" if self.accumulation else "search-only-no-accumulation"
-
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "accumulation": self.accumulation}
-
-
-class ListedNames(Strategy):
-    """Search plus a list of every deferred tool in the system message: names only, or ``one_line``
-    (name: first sentence of the description, cut at ``line_chars``)."""
-
-    name = "listed-names"
-
-    def __init__(self, one_line: bool = False, line_chars: int = 80) -> None:
-        if isinstance(line_chars, bool) or not isinstance(line_chars, int) or line_chars < 10:
-            raise ValueError(f"ListedNames: line_chars must be an integer >= 10, got {line_chars!r}")
-        self.one_line = bool(one_line)
-        self.line_chars = line_chars
-
-    def system_suffix(self, default: str, registered: Mapping[str, Tool]) -> str:
-        if self.one_line:
-            lines = [
-                f"- {t.name}: {_first_sentence(t.description, self.line_chars)}" for t in registered.values()
-            ]
-            listing = "\n".join(lines)
-        else:
-            listing = ", ".join(registered)
-        return (
-            f"{default}\nThese tools exist but are not loaded; call {TOOL_SEARCH_TOOL_NAME} with a tool's "
-            f"name or what it does to load it:\n{listing}"
-        )
-
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "one_line": self.one_line}
-
-
-class InlineReferences(Strategy):
-    """The ``tools`` array is ``toolSearchTool`` alone in every request (so the cached prefix never changes);
-    a search result is the list of the found tools' full definitions, which stay callable for the run.
-
-    Anthropic's API expands ``tool_reference`` blocks server-side; over OpenAI-compatible chat completions
-    the found tools are not in ``tools``, so this works with a model willing to call a function it read
-    about in a tool result (the simulated agent is; check a real model with a recorded run)."""
-
-    name = "inline-references"
-
-    def search_result(self, names: list[str], result: str, registered: Mapping[str, Tool]) -> str:
-        return encode_inline_result(registered[n].definition() for n in names if n in registered)
-
-    def plan(self, view: RequestView) -> RequestPlan:
-        found = found_tools(view.conversation, view.registered, self.accumulation, view.strict)
-        return RequestPlan([], True, found, found)
-
-
-class PreRetrieval(Strategy):
-    """Retrieve ``max_results`` tools from the user's message before the first call and send only those;
-    the model gets no search tool, so a tool the retrieval missed stays out of reach. (``k`` is the same
-    setting under its retrieval-paper name.)"""
-
-    name = "pre-retrieval"
-    offers_search = False
-
-    def __init__(self, max_results: int = 10, *, k: int | None = None) -> None:
-        self.max_results = _check_result_count(_one_of(max_results, 10, k, "k"), "PreRetrieval: max_results")
-
-    @property
-    def k(self) -> int:
-        return self.max_results
-
-    def pre_retrieval(self) -> int | None:
-        return self.max_results
-
-    def plan(self, view: RequestView) -> RequestPlan:
-        bound = [n for n in view.prebound if n in view.registered]
-        return RequestPlan(bound, False, [], bound)
-
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "max_results": self.max_results}
-
-
-class RetrieveThenBind(Strategy):
-    """A retrieval tool returns ids; the framework binds every id returned for the rest of the run, at its
-    own ``max_results`` per retrieval (the model's ``maxResults`` is replaced; ``limit`` is the same
-    setting under langgraph-bigtool's name). Within one run this binds like accumulation-on search; the
-    difference that matters in production, state kept by the framework rather than read from the
-    conversation, survives compaction, which a single run does not show."""
-
-    name = "retrieve-then-bind"
-
-    def __init__(self, max_results: int = 5, *, limit: int | None = None) -> None:
-        self.max_results = _check_result_count(
-            _one_of(max_results, 5, limit, "limit"), "RetrieveThenBind: max_results"
-        )
-
-    @property
-    def limit(self) -> int:
-        return self.max_results
-
-    def search_arguments(self, args: dict[str, Any]) -> dict[str, Any]:
-        return {**args, "maxResults": self.max_results}
-
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "max_results": self.max_results}
-
-
-class Unload(Strategy):
-    """Any strategy, with its loaded tools dropped when unused for more than ``idle_turns`` model turns
-    and/or capped at ``max_loaded`` (the most recently found or called stay). A tool counts as used on the
-    turn that found it and on every turn that called it. Dropped tools can be found again by searching."""
-
-    def __init__(self, inner: Strategy, idle_turns: int | None = None, max_loaded: int | None = None) -> None:
-        if not isinstance(inner, Strategy) or isinstance(inner, Unload):
-            raise ValueError(f"Unload: inner must be a Strategy (not another Unload), got {inner!r}")
-        for label, value in (("idle_turns", idle_turns), ("max_loaded", max_loaded)):
-            if value is not None:
-                check_positive_int(value, f"Unload: {label} (or None)")
-        if idle_turns is None and max_loaded is None:
-            raise ValueError("Unload: set idle_turns, max_loaded or both")
-        self.inner = inner
-        self.idle_turns = idle_turns
-        self.max_loaded = max_loaded
-        self.name = f"{inner.name}+unload"
-        self.offers_search = inner.offers_search
-        self.accumulation = inner.accumulation
-
-    def system_suffix(self, default: str, registered: Mapping[str, Tool]) -> str:
-        return self.inner.system_suffix(default, registered)
-
-    def pre_retrieval(self) -> int | None:
-        return self.inner.pre_retrieval()
-
-    def search_arguments(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self.inner.search_arguments(args)
-
-    def search_result(self, names: list[str], result: str, registered: Mapping[str, Tool]) -> str:
-        return self.inner.search_result(names, result, registered)
-
-    def plan(self, view: RequestView) -> RequestPlan:
-        plan = self.inner.plan(view)
-        last_used = _last_used(view.conversation)
-        keep = list(plan.loaded)
-        if self.idle_turns is not None:
-            keep = [n for n in keep if view.turn - last_used.get(n, 0) <= self.idle_turns]
-        if self.max_loaded is not None and len(keep) > self.max_loaded:
-            recent = sorted(keep, key=lambda n: -last_used.get(n, 0))[: self.max_loaded]
-            keep = [n for n in keep if n in recent]
-        dropped = set(plan.loaded) - set(keep)
-        return RequestPlan(
-            [n for n in plan.tools_array if n not in dropped],
-            plan.offers_search,
-            [n for n in plan.inline if n not in dropped],
-            keep,
-        )
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "inner": self.inner.describe(),
-            "idle_turns": self.idle_turns,
-            "max_loaded": self.max_loaded,
-        }
-
-
 # ---- reading the conversation -----------------------------------------------------------------------------
 def search_result_names(content: Any, strict: bool = False) -> list[str]:
     """Tool names in a toolSearchTool result (see :func:`toolsearch_lab.wire.decode_search_result`); an
@@ -309,7 +110,7 @@ def search_result_names(content: Any, strict: bool = False) -> list[str]:
     return decode_search_result(content, strict=strict) or []
 
 
-def _search_groups(conversation: Sequence[Mapping[str, Any]], strict: bool = False) -> list[list[str]]:
+def search_groups(conversation: Sequence[Mapping[str, Any]], strict: bool = False) -> list[list[str]]:
     """Names found by searches, one group per assistant turn that searched (Spring: one tool-response
     message per turn, so parallel searches of one turn form one group)."""
     groups: list[list[str]] = []
@@ -335,7 +136,7 @@ def found_tools(
     """Registered tools named by search results, in discovery order (spec §7.4–7.5): every search's
     (``accumulate``) or the latest searching turn's only, with all its parallel searches. Unknown names
     are dropped, as Spring does."""
-    groups = _search_groups(conversation, strict)
+    groups = search_groups(conversation, strict)
     names: list[str] = []
     for group in groups if accumulate else groups[-1:]:
         for name in group:
@@ -344,7 +145,7 @@ def found_tools(
     return names
 
 
-def _last_used(conversation: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+def last_used(conversation: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """Tool name -> the latest model turn (1-based) that found it by search or called it."""
     last: dict[str, int] = {}
     turn = 0
@@ -362,7 +163,7 @@ def _last_used(conversation: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     return last
 
 
-def _one_of(value: Any, default: Any, alias: Any, alias_name: str) -> Any:
+def one_of(value: Any, default: Any, alias: Any, alias_name: str) -> Any:
     """``value``, or the same setting given under its other name ``alias_name`` (not both)."""
     if alias is None:
         return value
@@ -371,7 +172,7 @@ def _one_of(value: Any, default: Any, alias: Any, alias_name: str) -> Any:
     return alias
 
 
-def _check_result_count(value: Any, label: str) -> int:
+def check_result_count(value: Any, label: str) -> int:
     """A framework-set result count: an integer in toolSearchTool's :data:`MAX_RESULTS_RANGE`."""
     low, high = MAX_RESULTS_RANGE
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
@@ -382,71 +183,6 @@ def _check_result_count(value: Any, label: str) -> int:
     return value
 
 
-def _first_sentence(text: str, limit: int) -> str:
+def first_sentence(text: str, limit: int) -> str:
     sentence = " ".join((text or "").split()).split(". ")[0]
     return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
-
-
-def resolve_strategy(strategy: Any, accumulation: bool | None) -> tuple[Strategy, bool]:
-    """The advisor's strategy and whether the caller chose it. Without one it is Spring's loop,
-    ``SearchOnly(accumulation)`` (default on); a chosen strategy owns its accumulation, so a different
-    ``accumulation`` is an error rather than a second, conflicting setting."""
-    if isinstance(strategy, Strategy):
-        if accumulation is not None and bool(accumulation) != strategy.accumulation:
-            raise ValueError(
-                f"ToolSearchAdvisor: reference_tool_name_accumulation={accumulation!r} disagrees with "
-                f"strategy {strategy!r} (accumulation={strategy.accumulation}); set it on the strategy"
-            )
-        return strategy, True
-    if strategy is not None:
-        raise ValueError(f"ToolSearchAdvisor: strategy must be a Strategy or None, got {strategy!r:.80}")
-    return SearchOnly(True if accumulation is None else bool(accumulation)), False
-
-
-# ---- by name ----------------------------------------------------------------------------------------------
-STRATEGY_NAMES = (
-    "all-tools",
-    "search-only",
-    "search-only-no-accumulation",
-    "listed-names",
-    "inline-references",
-    "pre-retrieval",
-    "retrieve-then-bind",
-)
-
-UNLOADABLE = ("search-only", "search-only-no-accumulation", "listed-names", "retrieve-then-bind")
-RESULT_COUNT_STRATEGIES = ("pre-retrieval", "retrieve-then-bind")
-
-
-def make_strategy(
-    name: str, idle_turns: int | None = None, max_loaded: int | None = None, max_results: int | None = None
-) -> Strategy:
-    """A strategy by its row name (see :data:`STRATEGY_NAMES`), wrapped in :class:`Unload` when an unload
-    option is given and the strategy can reload what it drops (:data:`UNLOADABLE`): all-tools loads nothing;
-    inline references live in the conversation history, and dropping them would mean rewriting it
-    (compaction, not modelled); pre-retrieval has no search to get a dropped tool back.
-
-    ``max_results`` is the result count of the strategies that own one (:data:`RESULT_COUNT_STRATEGIES`:
-    pre-retrieval's ``k``, retrieve-then-bind's ``limit``; None keeps their defaults, 10 and 5). The others
-    search with the model's ``maxResults`` or the advisor's, so a value given for them is refused rather
-    than ignored."""
-    builders: dict[str, Callable[[], Strategy]] = {
-        "all-tools": AllTools,
-        "search-only": lambda: SearchOnly(True),
-        "search-only-no-accumulation": lambda: SearchOnly(False),
-        "listed-names": ListedNames,
-        "inline-references": InlineReferences,
-        "pre-retrieval": lambda: PreRetrieval(10 if max_results is None else max_results),
-        "retrieve-then-bind": lambda: RetrieveThenBind(5 if max_results is None else max_results),
-    }
-    if name not in builders:
-        raise ValueError(f"unknown strategy {name!r}; expected one of {list(STRATEGY_NAMES)}")
-    if max_results is not None and name not in RESULT_COUNT_STRATEGIES:
-        raise ValueError(
-            f"strategy {name!r} has no result count of its own (its searches use the model's maxResults, "
-            f"else the advisor's max_results): max_results applies to {', '.join(RESULT_COUNT_STRATEGIES)}"
-        )
-    strategy = builders[name]()
-    if (idle_turns is not None or max_loaded is not None) and name in UNLOADABLE:
-        strategy = Unload(strategy, idle_turns, max_loaded)
-    return strategy
