@@ -23,7 +23,7 @@ LAYERS = [
     ["loop"],
     ["models", "index", "catalog"],
     ["embed", "session", "tokens", "trace"],
-    ["text"],
+    ["text", "schema"],
     ["model", "secrets", "jsonlimits", "datafiles"],
 ]
 RANK = {part: depth for depth, parts in enumerate(LAYERS) for part in parts}

@@ -6,7 +6,7 @@ provider or as a tool the search can never find. ``strict=False`` keeps every va
 problem in ``catalog.report`` instead; nothing is dropped without a line in that report.
 
 This module holds :class:`ToolCatalog` and the loaders; reading and detecting the formats is
-:mod:`toolsearch_lab.catalog.formats`, the JSON Schema checks :mod:`toolsearch_lab.catalog.schema_checks`.
+:mod:`toolsearch_lab.catalog.formats`, the JSON Schema checks :mod:`toolsearch_lab.schema`.
 
 Shipped catalogs (``load_catalog(name)``):
 
@@ -43,10 +43,10 @@ from toolsearch_lab.catalog.formats import (
     tool_records,
 )
 from toolsearch_lab.catalog.functions import SchemaFromFunctionError, tool, tool_from_function
-from toolsearch_lab.catalog.schema_checks import MAX_CATALOG_DEPTH, schema_problems, validate_schema_refs
 from toolsearch_lab.datafiles import data_path
 from toolsearch_lab.jsonlimits import shown
 from toolsearch_lab.model import TOOL_NAME_PATTERN, Tool
+from toolsearch_lab.schema import MAX_CATALOG_DEPTH, schema_problems, validate_schema_refs
 
 # The format, error and schema-check names are re-exported: ``catalog.container`` is where notebooks and
 # the README import every catalog name from.
