@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 
 import pytest
 
@@ -66,6 +68,30 @@ def test_metatool_has_199_tools_and_renames_the_invalid_name():
     assert catalog.renames == {"PDF&URLTool": "PDF_URLTool"}
     assert "PDF_URLTool" in catalog
     assert any("renamed from 'PDF&URLTool'" in n.message for n in catalog.report.notes)
+
+
+def test_a_catalog_is_a_value_its_constructor_sets_whole():
+    """Copies and a pickle round trip equal the catalog with everything that describes it; nothing can be
+    assigned afterwards, and ``origins`` may only name the catalog's own tools."""
+    metatool = load_catalog("metatool")
+    for twin in (copy.copy(metatool), copy.deepcopy(metatool), pickle.loads(pickle.dumps(metatool))):
+        assert twin == metatool and twin is not metatool
+        assert (twin.source, twin.report, twin.renames) == (
+            metatool.source,
+            metatool.report,
+            metatool.renames,
+        )
+    with pytest.raises(AttributeError):
+        metatool.renames = {}  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        metatool.failures = {}  # type: ignore[attr-defined]
+    tools = [Tool("status", "Shows the status")]
+    assert ToolCatalog(tools, origins={"status": ("git", "git_status")}).origins["status"] == (
+        "git",
+        "git_status",
+    )
+    with pytest.raises(CatalogError, match="origins name 'ghost', which is not a tool of this catalog"):
+        ToolCatalog(tools, origins={"ghost": ("git", "ghost")})
 
 
 def test_unknown_catalog_name_lists_the_shipped_names():

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from toolsearch_lab.catalog.container import ToolCatalog
+from toolsearch_lab.catalog.live import connect_mcp_config, connect_mcp_stdio
 from toolsearch_lab.catalog.merge import merge_catalogs
 from toolsearch_lab.cli.main import main
 from toolsearch_lab.eval.doctor import DoctorReport, diagnose, first_sentence
@@ -323,8 +324,9 @@ def test_parsed_json_and_load_problems():
 
 
 def test_live_mcp_server_over_stdio():
-    with ToolCatalog.from_mcp_stdio(sys.executable, [str(MCP_SERVER)], timeout=20) as catalog:
-        result = diagnose(catalog, indexes=["lucene"])
+    with connect_mcp_stdio(sys.executable, [str(MCP_SERVER)], timeout=20) as servers:
+        result = diagnose(servers, indexes=["lucene"])
+        assert diagnose(servers.catalog, indexes=["lucene"]).findings == result.findings
     kinds = {(f.kind, f.tool) for f in result.findings}
     # The MCP SDK copies the whole docstring into the description and leaves the parameters undocumented.
     assert ("docstring-leak", "add") in kinds
@@ -567,8 +569,8 @@ def test_the_git_servers_verdict_range_and_pairs_agree_with_measurement(git_conf
     assert accumulated > pay.catalog_tokens and "more than sending everything" in rec.reasons["accumulation"]
 
     index = make_index(rec.index)
-    with ToolCatalog.from_mcp_config(git_config["one"]) as catalog:
-        index.index_tools("plain", catalog.tools)
+    with connect_mcp_config(git_config["one"]) as servers:
+        index.index_tools("plain", servers.catalog.tools)
     ranked = rank_queries(index, "plain", [q for q, _ in GIT_REQUESTS], report.k)
     found = sum(bool(want & set(names)) for (_, want), (names, _) in zip(GIT_REQUESTS, ranked, strict=True))
     low, high = report.findable_range

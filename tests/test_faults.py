@@ -261,15 +261,15 @@ def test_raising_tool_and_one_megabyte_result():
 
 
 @pytest.fixture()
-def mcp_catalog():
-    from toolsearch_lab.catalog.container import ToolCatalog
+def mcp_server():
+    from toolsearch_lab.catalog.live import connect_mcp_stdio
 
-    catalog = ToolCatalog.from_mcp_stdio(sys.executable, [MCP_SERVER], timeout=1.5)
-    yield catalog
-    catalog.close()
+    servers = connect_mcp_stdio(sys.executable, [MCP_SERVER], name="test", timeout=1.5)
+    yield servers
+    servers.close()
 
 
-def test_mcp_server_dying_mid_run_is_an_error_result_not_a_crash(mcp_catalog):
+def test_mcp_server_dying_mid_run_is_an_error_result_not_a_crash(mcp_server):
     with FakeOpenAIServer() as server:
         server.enqueue(
             chat_response(
@@ -285,7 +285,7 @@ def test_mcp_server_dying_mid_run_is_an_error_result_not_a_crash(mcp_catalog):
         )
         started = time.perf_counter()
         trace, result = _run(
-            "mcp-dies", _model(server), ToolSearchAdvisor(BM25ToolIndex()), list(mcp_catalog)
+            "mcp-dies", _model(server), ToolSearchAdvisor(BM25ToolIndex()), list(mcp_server.catalog)
         )
         after_death = time.perf_counter() - started
     assert trace.stop_reason == "answered" and result.answer == "The tool server died."
@@ -295,11 +295,12 @@ def test_mcp_server_dying_mid_run_is_an_error_result_not_a_crash(mcp_catalog):
     assert "McpToolError" in calls[1].error and "closed the connection" in calls[1].error
     assert "the server was restarted (1 of 1)" in calls[1].error  # the restart is in the trace
     assert calls[2].result == "2" and calls[2].error is None
-    assert mcp_catalog.connection.alive and len(mcp_catalog.connection.restarts) == 1
+    connection = mcp_server.connections["test"]
+    assert connection.alive and len(connection.restarts) == 1
     assert after_death < 15
 
 
-def test_mcp_tool_that_hangs_is_cut_by_the_timeout(mcp_catalog):
+def test_mcp_tool_that_hangs_is_cut_by_the_timeout(mcp_server):
     with FakeOpenAIServer() as server:
         server.enqueue(
             chat_response(
@@ -312,7 +313,9 @@ def test_mcp_tool_that_hangs_is_cut_by_the_timeout(mcp_catalog):
             chat_response(tool_calls=[tool_call("fail", {"message": "boom"})]),
             chat_response("ok"),
         )
-        trace, _ = _run("mcp-slow", _model(server), ToolSearchAdvisor(BM25ToolIndex()), list(mcp_catalog))
+        trace, _ = _run(
+            "mcp-slow", _model(server), ToolSearchAdvisor(BM25ToolIndex()), list(mcp_server.catalog)
+        )
     slow_call, fail_call = (c for it in trace.iterations for c in it.tool_calls if c.kind == "tool")
     assert "no answer within the 1.5 s timeout" in slow_call.error
     assert "boom" in fail_call.error

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from toolsearch_lab.catalog.container import CatalogError, ToolCatalog
+from toolsearch_lab.catalog.live import connect_mcp_config
 from toolsearch_lab.catalog.mcp_config import load_mcp_config
 from toolsearch_lab.catalog.merge import PROVIDER_NAME_PATTERN, merge_catalogs, qualified_name
 from toolsearch_lab.model import Tool
@@ -132,14 +133,16 @@ def test_two_servers_with_the_same_tools_load_side_by_side_and_calls_reach_each(
     path.write_text(
         json.dumps({"mcpServers": {"alpha": _stdio(env=echo), "beta": _stdio(env={**echo, "WHO": "beta"})}})
     )
-    with ToolCatalog.from_mcp_config(path, pass_env=["MY_TOKEN"]) as catalog:
+    with connect_mcp_config(path, pass_env=["MY_TOKEN"]) as servers:
+        catalog = servers.catalog
         assert {"alpha__add", "beta__add", "alpha__echo_env", "beta__echo_env"} <= set(catalog.names)
-        assert len(catalog) == 12 and not catalog.failures
+        assert len(catalog) == 12 and not servers.failures and list(servers.connections) == ["alpha", "beta"]
         assert catalog.get("alpha__add").function(a=2, b=3) == "5"
         assert catalog.get("beta__echo_env").function(name="WHO") == "beta"
         assert catalog.get("alpha__echo_env").function(name="WHO") == "<unset>"
         assert catalog.get("alpha__echo_env").function(name="MY_TOKEN") == TOKEN  # passed on request
-        assert TOKEN not in repr(catalog.connections) and TOKEN not in str(catalog.source)
+        assert TOKEN not in repr(servers.connections) and TOKEN not in str(catalog.source)
+        assert TOKEN not in repr(servers)
 
 
 def test_a_server_that_cannot_start_is_named_and_the_others_still_load(tmp_path):
@@ -147,12 +150,15 @@ def test_a_server_that_cannot_start_is_named_and_the_others_still_load(tmp_path)
     path.write_text(
         json.dumps({"servers": {"good": _stdio(), "broken": {"command": str(tmp_path / "no-such-binary")}}})
     )
-    with ToolCatalog.from_mcp_config(path) as catalog:
+    with connect_mcp_config(path) as servers:
+        catalog = servers.catalog
         assert catalog.names == ["add", "get_weather", "fail", "slow", "crash"]
-        assert list(catalog.failures) == ["broken"]
+        assert list(servers.failures) == ["broken"] and "no-such-binary" in servers.failures["broken"]
+        assert catalog.report.failed_servers == servers.failures  # the catalog keeps them as data
         assert "failed to start" in str(catalog.report) and "broken" in str(catalog.report)
+        assert "1 connected: good, 1 failed: broken; 5 tools" in repr(servers)
     with pytest.raises(CatalogError, match=r"1 of 2 server\(s\) failed to start: broken: .*no-such-binary"):
-        ToolCatalog.from_mcp_config(path, strict=True)
+        connect_mcp_config(path, strict=True)
 
 
 def _free_port() -> int:
@@ -190,7 +196,7 @@ def test_an_http_server_from_a_config_lists_and_calls_tools(http_server, tmp_pat
     path.write_text(
         json.dumps({"servers": {"remote": {"type": kind, "url": url, "headers": {"X-Token": TOKEN}}}})
     )
-    with ToolCatalog.from_mcp_config(path) as catalog:
-        assert catalog.names == ["add", "get_weather", "fail", "slow", "crash"]
-        assert catalog.get("add").function(a=40, b=2) == "42"
-        assert TOKEN not in repr(catalog.connections["remote"])
+    with connect_mcp_config(path) as servers:
+        assert servers.catalog.names == ["add", "get_weather", "fail", "slow", "crash"]
+        assert servers.catalog.get("add").function(a=40, b=2) == "42"
+        assert TOKEN not in repr(servers.connections["remote"])

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from toolsearch_lab.catalog.container import ToolCatalog
+from toolsearch_lab.catalog.live import connect_mcp_config
 
 GIT_TOOLS = 12
 
@@ -66,8 +66,9 @@ def setup(tmp_path_factory):
 
 @pytest.mark.parametrize("kind", ["claude", "vscode"])
 def test_both_git_servers_tools_are_present_under_distinct_names_and_reach_their_own_repository(setup, kind):
-    with ToolCatalog.from_mcp_config(setup[kind], startup_timeout=60) as catalog:
-        assert not catalog.failures
+    with connect_mcp_config(setup[kind], startup_timeout=60) as servers:
+        catalog = servers.catalog
+        assert not servers.failures
         alpha = [n for n in catalog.names if n.startswith("git_alpha__")]
         beta = [n for n in catalog.names if n.startswith("git-beta__")]
         assert len(alpha) == len(beta) == GIT_TOOLS, catalog.names

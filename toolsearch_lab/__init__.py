@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         to_openai_tools,
     )
     from toolsearch_lab.catalog.functions import parse_docstring
+    from toolsearch_lab.catalog.live import McpServers, connect_mcp_config, connect_mcp_stdio
     from toolsearch_lab.embed.minilm import MiniLMEmbedder
     from toolsearch_lab.embed.openai import OpenAIEmbedder
     from toolsearch_lab.embed.tfidf import TfidfEmbedder
@@ -161,6 +162,9 @@ _LAZY: dict[str, str] = {
     "tool": "catalog.container",
     "tools_from_json": "catalog.container",
     "parse_docstring": "catalog.functions",
+    "McpServers": "catalog.live",
+    "connect_mcp_config": "catalog.live",
+    "connect_mcp_stdio": "catalog.live",
     "anthropic_tool_reference_result": "catalog.export",
     "openai_tool_search_output": "catalog.export",
     "to_anthropic_tools": "catalog.export",
@@ -223,6 +227,7 @@ __all__ = [
     "LearnedToolIndex",
     "LruEviction",
     "LuceneToolIndex",
+    "McpServers",
     "MiniLMEmbedder",
     "NeverEvict",
     "OpenAIChatModel",
@@ -263,6 +268,8 @@ __all__ = [
     "compare",
     "compare_strategies",
     "comparison_rows",
+    "connect_mcp_config",
+    "connect_mcp_stdio",
     "default_glossary",
     "descriptions_label",
     "diagnose",

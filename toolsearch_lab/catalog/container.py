@@ -6,7 +6,8 @@ provider or as a tool the search can never find. ``strict=False`` keeps every va
 problem in ``catalog.report`` instead; nothing is dropped without a line in that report.
 
 This module holds :class:`ToolCatalog` and the loaders; reading and detecting the formats is
-:mod:`toolsearch_lab.catalog.formats`, the JSON Schema checks :mod:`toolsearch_lab.catalog.schema_checks`.
+:mod:`toolsearch_lab.catalog.formats`, the JSON Schema checks :mod:`toolsearch_lab.schema`, and the tools of
+live MCP servers (with the servers themselves) :mod:`toolsearch_lab.catalog.live`.
 
 Shipped catalogs (``load_catalog(name)``):
 
@@ -24,12 +25,12 @@ Shipped catalogs (``load_catalog(name)``):
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, overload
 
 from toolsearch_lab.catalog.errors import CatalogError, CatalogProblem, CatalogReport
@@ -43,10 +44,10 @@ from toolsearch_lab.catalog.formats import (
     tool_records,
 )
 from toolsearch_lab.catalog.functions import SchemaFromFunctionError, tool, tool_from_function
-from toolsearch_lab.catalog.schema_checks import MAX_CATALOG_DEPTH, schema_problems, validate_schema_refs
 from toolsearch_lab.datafiles import data_path
 from toolsearch_lab.jsonlimits import shown
 from toolsearch_lab.model import TOOL_NAME_PATTERN, Tool
+from toolsearch_lab.schema import MAX_CATALOG_DEPTH, schema_problems, validate_schema_refs
 
 # The format, error and schema-check names are re-exported: ``catalog.container`` is where notebooks and
 # the README import every catalog name from.
@@ -80,11 +81,26 @@ _INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.:-]")
 
 
 class ToolCatalog(Sequence):
-    """An ordered, name-unique sequence of :class:`Tool`. ``source`` says where it came from; ``report`` holds
-    the problems and notes found while loading it (empty for catalogs built in code)."""
+    """An ordered, name-unique sequence of :class:`Tool`, and what describes it: ``source`` (where it came
+    from), ``report`` (the problems and notes found while loading it; empty for catalogs built in code),
+    ``renames`` (original name -> catalog name, for a shipped catalog whose raw names had to be fixed) and
+    ``origins`` (catalog name -> ``(server, name on the server)``, for a catalog of several servers).
+
+    A catalog is a value: the constructor sets all of it and no attribute can be assigned afterwards, so it
+    can be copied (``copy.copy``, ``copy.deepcopy``), compared and exported without any process behind it.
+    Two catalogs are equal when they hold equal tools in the same order. Live MCP servers are held beside a
+    catalog, by :class:`~toolsearch_lab.catalog.live.McpServers`."""
+
+    __slots__ = ("_by_name", "_origins", "_renames", "_report", "_source", "_tools")
 
     def __init__(
-        self, tools: Iterable[Tool] = (), source: str | None = None, report: CatalogReport | None = None
+        self,
+        tools: Iterable[Tool] = (),
+        source: str | None = None,
+        report: CatalogReport | None = None,
+        *,
+        renames: Mapping[str, str] | None = None,
+        origins: Mapping[str, tuple[str, str]] | None = None,
     ) -> None:
         items = tuple(tools)
         by_name: dict[str, Tool] = {}
@@ -95,19 +111,34 @@ class ToolCatalog(Sequence):
                 first = next(j for j, other in enumerate(items) if other.name == t.name)
                 raise CatalogError(f"tool {t.name!r} (#{i}): duplicate name (first defined at #{first})")
             by_name[t.name] = t
+        strangers = [name for name in origins or {} if name not in by_name]
+        if strangers:
+            raise CatalogError(f"origins name {strangers[0]!r}, which is not a tool of this catalog")
         self._tools = items
         self._by_name = by_name
-        self.source = source
-        self.report = report if report is not None else CatalogReport()
-        # Original name -> catalog name, for shipped catalogs whose raw names had to be fixed (metatool).
-        self.renames: dict[str, str] = {}
-        # The live McpConnection behind an MCP catalog (from_mcp_stdio), else None.
-        self.connection: Any = None
-        # A catalog of several servers (from_mcp_config): their connections, the servers that failed to
-        # start with why, and each catalog name's (server, name on the server).
-        self.connections: dict[str, Any] = {}
-        self.failures: dict[str, str] = {}
-        self.origins: dict[str, tuple[str, str]] = {}
+        self._source = source
+        self._report = report if report is not None else CatalogReport()
+        self._renames = dict(renames or {})
+        self._origins = {name: (server, original) for name, (server, original) in (origins or {}).items()}
+
+    @property
+    def source(self) -> str | None:
+        return self._source
+
+    @property
+    def report(self) -> CatalogReport:
+        return self._report
+
+    @property
+    def renames(self) -> Mapping[str, str]:
+        """Original name -> catalog name (shipped catalogs: metatool's ``PDF&URLTool``)."""
+        return MappingProxyType(self._renames)
+
+    @property
+    def origins(self) -> Mapping[str, tuple[str, str]]:
+        """Catalog name -> ``(server, name on the server)`` for a catalog of live servers, a snapshot of them
+        or merged catalogs; empty otherwise."""
+        return MappingProxyType(self._origins)
 
     # -- sequence protocol --------------------------------------------------------------------------------
     @property
@@ -177,114 +208,10 @@ class ToolCatalog(Sequence):
         return cls([f if isinstance(f, Tool) else tool_from_function(f) for f in funcs], source=source)
 
     @classmethod
-    def from_mcp_stdio(
-        cls,
-        command: str,
-        args: Sequence[str] = (),
-        env: Mapping[str, str] | None = None,
-        *,
-        cwd: str | None = None,
-        timeout: float = 30.0,
-        startup_timeout: float | None = None,
-        strict: bool = True,
-        category: str | None = None,
-    ) -> ToolCatalog:
-        """Start ``command args`` as an MCP stdio server, list its tools and return them as a catalog whose
-        tools call the server. ``timeout`` bounds each request; ``startup_timeout`` (default
-        ``DEFAULT_STARTUP_TIMEOUT_S``, 30 s) the spawn and handshake. The connection is
-        ``catalog.connection``; ``with ToolCatalog.from_mcp_stdio(...) as catalog:`` closes it."""
-        # Imported here: the MCP SDK (with pydantic and jsonschema) costs about a second to import, and
-        # most catalogs are files.
-        from toolsearch_lab.catalog import mcp
-
-        startup = mcp.DEFAULT_STARTUP_TIMEOUT_S if startup_timeout is None else startup_timeout
-        connection = mcp.McpConnection(command, args, env, cwd=cwd, timeout=timeout, startup_timeout=startup)
-        try:
-            return cls.from_mcp(connection, strict=strict, category=category)
-        except BaseException:
-            connection.close()
-            raise
-
-    @classmethod
-    def from_mcp_config(
-        cls,
-        config: Any,
-        *,
-        servers: Sequence[str] | None = None,
-        namespace: str = "auto",
-        strict: bool = False,
-        timeout: float = 30.0,
-        startup_timeout: float | None = None,
-        pass_env: Sequence[str] = (),
-    ) -> ToolCatalog:
-        """The tools of every server in an MCP config file (Claude Desktop, VS Code, Cursor; see
-        :mod:`toolsearch_lab.catalog.mcp_config`), started concurrently and merged with names qualified by
-        server where they collide (:mod:`toolsearch_lab.catalog.merge`). A server that fails to start is
-        named in ``catalog.failures`` with its error and the others still load; ``strict=True`` refuses
-        instead. ``with ToolCatalog.from_mcp_config(path) as catalog:`` stops the servers."""
-        from toolsearch_lab.catalog.mcp_config import McpConfig, connect_servers, load_mcp_config
-        from toolsearch_lab.catalog.merge import merge_catalogs
-
-        loaded = config if isinstance(config, McpConfig) else load_mcp_config(config)
-        loaded = loaded.select(list(servers) if servers else None)
-        if not loaded.servers:
-            raise CatalogError(f"{loaded.source}: the config names no enabled server")
-        connections, failures = connect_servers(
-            loaded, timeout=timeout, startup_timeout=startup_timeout, pass_env=pass_env
-        )
-        try:
-            if failures and (strict or not connections):
-                listed = "; ".join(f"{name}: {why}" for name, why in failures.items())
-                raise CatalogError(
-                    f"{loaded.source}: {len(failures)} of {len(loaded.servers)} server(s) "
-                    f"failed to start: {listed}"
-                )
-            parts = [(name, cls.from_mcp(c, strict=strict)) for name, c in connections.items()]
-            merged = merge_catalogs(parts, namespace=namespace, source=f"mcp-config:{loaded.source}")
-        except BaseException:
-            for c in connections.values():
-                c.close()
-            raise
-        merged.connections = connections
-        merged.failures = failures
-        for name, why in failures.items():
-            merged.report.add_problem(f"server {name!r}", f"failed to start: {why}")
-        return merged
-
-    @classmethod
-    def from_mcp(cls, connection: Any, *, strict: bool = True, category: str | None = None) -> ToolCatalog:
-        """The tools of a live ``McpConnection`` as a catalog whose ``Tool.function`` calls the server. A tool
-        with no description (optional in MCP) gets ``""`` and a note in ``catalog.report``."""
-        records, undescribed = connection.tool_records()
-        catalog = tools_from_json(records, format="mcp", strict=strict, source=f"mcp:{connection.label}")
-        for name in undescribed:
-            catalog.report.add_note(repr(name), 'the server gives no description; using ""')
-        tools = [
-            dataclasses.replace(t, category=category, function=connection.tool_function(t.name))
-            for t in catalog
-        ]
-        out = cls(tools, source=catalog.source, report=catalog.report)
-        out.connection = connection
-        return out
-
-    @classmethod
     def from_json(
         cls, obj: Any, format: str | None = None, strict: bool = True, source: str | None = None
     ) -> ToolCatalog:
         return tools_from_json(obj, format=format, strict=strict, source=source)
-
-    def close(self) -> None:
-        """Close the MCP connection(s) behind this catalog, if any (its tools can no longer be called)."""
-        if self.connection is not None:
-            self.connection.close()
-        for connection in self.connections.values():
-            connection.close()
-
-    def __enter__(self) -> ToolCatalog:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def definitions(self) -> list[dict]:
         """OpenAI chat-completions ``tools`` array of every tool (other shapes: ``catalog.export``)."""
@@ -308,12 +235,15 @@ def tools_from_json(
 
 def _load_github_mcp(strict: bool) -> ToolCatalog:
     folder = data_path("mcp_catalogs", "github-mcp-server", "toolsnaps")
-    return _load_directory(folder, "mcp", strict, source="github-mcp")
+    tools, report = _read_directory(folder, "mcp", strict, source="github-mcp")
+    return ToolCatalog(tools, source="github-mcp", report=report)
 
 
-def _load_directory(folder: Path, format: str | None, strict: bool, source: str) -> ToolCatalog:
-    """Every ``*.snap`` / ``*.json`` file of ``folder`` (sorted by file name), each holding one tool or a
-    list of tools, as one catalog."""
+def _read_directory(
+    folder: Path, format: str | None, strict: bool, source: str
+) -> tuple[list[Tool], CatalogReport]:
+    """The tools of every ``*.snap`` / ``*.json`` file of ``folder`` (sorted by file name), each holding one
+    tool or a list of tools, and what reading them found."""
     files = sorted(p for p in folder.iterdir() if p.suffix in (".snap", ".json") and p.is_file())
     if not files:
         raise CatalogError(f"{folder}: no *.json or *.snap files")
@@ -321,7 +251,7 @@ def _load_directory(folder: Path, format: str | None, strict: bool, source: str)
     for p in files:
         recs, _ = tool_records(read_json_file(p))
         records.extend(recs)
-    return tools_from_json(records, format=format, strict=strict, source=source)
+    return read_tools(records, format=format, strict=strict, source=source)
 
 
 def _load_livemcpbench(strict: bool) -> ToolCatalog:
@@ -351,10 +281,9 @@ def _load_livemcpbench(strict: bool) -> ToolCatalog:
                     record["description"] = ""
                     report.add_note(repr(name), 'description is null in the raw data; using ""')
                 records.append(record)
-    catalog = tools_from_json(records, format="dataset", strict=strict, source="livemcpbench")
-    catalog.report.problems[:0] = report.problems
-    catalog.report.notes[:0] = report.notes
-    return catalog
+    tools, found = read_tools(records, format="dataset", strict=strict, source="livemcpbench")
+    report = CatalogReport(report.problems + found.problems, report.notes + found.notes)
+    return ToolCatalog(tools, source="livemcpbench", report=report)
 
 
 def _load_metatool(strict: bool) -> ToolCatalog:
@@ -372,36 +301,37 @@ def _load_metatool(strict: bool) -> ToolCatalog:
             report.add_note(repr(fixed), f"renamed from {name!r}: the original name is not a valid tool name")
             record = {**record, "name": fixed}
         records.append(record)
-    catalog = tools_from_json(records, format="dataset", strict=strict, source="metatool")
-    catalog.report.notes[:0] = report.notes
-    catalog.renames = renames
-    return catalog
+    tools, found = read_tools(records, format="dataset", strict=strict, source="metatool")
+    report = CatalogReport(found.problems, report.notes + found.notes)
+    return ToolCatalog(tools, source="metatool", report=report, renames=renames)
 
 
-def _not_empty(catalog: ToolCatalog, strict: bool) -> ToolCatalog:
+def _not_empty(tools: list[Tool], report: CatalogReport, strict: bool, source: str) -> CatalogReport:
     """A catalog file with no tool records is an error (strict) or a problem in the report: loaded silently
     as 0 tools, a wrong file would only show up later as "the search finds nothing"."""
-    if len(catalog) == 0 and not catalog.report.problems:
+    if not tools and not report.problems:
         message = "no tools found: the catalog is empty"
         if strict:
-            raise CatalogError(f"{catalog.source}: {message}")
-        catalog.report.add_problem("", message)
-    return catalog
+            raise CatalogError(f"{source}: {message}")
+        report.add_problem("", message)
+    return report
 
 
-def _snapshot_origins(catalog: ToolCatalog, document: Any) -> ToolCatalog:
+def _snapshot_origins(document: Any, tools: list[Tool]) -> dict[str, tuple[str, str]]:
     """A snapshot of live servers (``toolsearch-lab snapshot``: ``{"servers": {...}, "tools": [...]}`` with
     a ``server`` and, for a qualified name, a ``serverTool`` in each record) keeps each tool's server in
     ``catalog.origins``, as the live catalog had it."""
     if not (isinstance(document, dict) and isinstance(document.get("servers"), dict)):
-        return catalog
+        return {}
+    names = {t.name for t in tools}
+    origins: dict[str, tuple[str, str]] = {}
     for record in document.get("tools") or ():
         if not isinstance(record, dict) or not isinstance(record.get("server"), str):
             continue
         name, original = record.get("name"), record.get("serverTool")
-        if isinstance(name, str) and name in catalog:
-            catalog.origins[name] = (record["server"], original if isinstance(original, str) else name)
-    return catalog
+        if isinstance(name, str) and name in names:
+            origins[name] = (record["server"], original if isinstance(original, str) else name)
+    return origins
 
 
 _SHIPPED_LOADERS = {
@@ -430,12 +360,19 @@ def load_catalog(
         is_dir, is_file = path.is_dir(), path.is_file()
     except (OSError, ValueError) as exc:  # a NUL byte, an unencodable character, a name too long
         raise CatalogError(f"{str(name_or_path)[:200]!r}: not a usable path ({exc})") from None
+    source = str(path)
     if is_dir:
-        return _not_empty(_load_directory(path, format, strict, source=str(path)), strict)
+        tools, report = _read_directory(path, format, strict, source)
+        return ToolCatalog(tools, source=source, report=_not_empty(tools, report, strict, source))
     if is_file:
         document = read_json_file(path)
-        catalog = tools_from_json(document, format=format, strict=strict, source=str(path))
-        return _not_empty(_snapshot_origins(catalog, document), strict)
+        tools, report = read_tools(document, format=format, strict=strict, source=source)
+        return ToolCatalog(
+            tools,
+            source=source,
+            report=_not_empty(tools, report, strict, source),
+            origins=_snapshot_origins(document, tools),
+        )
     shipped = "; ".join(f"{k!r}: {v}" for k, v in SHIPPED_CATALOGS.items())
     raise CatalogError(
         f"unknown catalog {str(name_or_path)!r}: not a shipped catalog and no such file or "

@@ -34,10 +34,13 @@ class CatalogProblem:
 
 @dataclass
 class CatalogReport:
-    """What ``strict=False`` found: ``problems`` (tools left out) and ``notes`` (tools kept, normalised)."""
+    """What ``strict=False`` found: ``problems`` (tools left out) and ``notes`` (tools kept, normalised).
+    A catalog of live MCP servers also names the servers that did not start in ``failed_servers``
+    (``{server: why}``), which :func:`~toolsearch_lab.catalog.merge.merge_catalogs` keeps."""
 
     problems: list[CatalogProblem] = field(default_factory=list)
     notes: list[CatalogProblem] = field(default_factory=list)
+    failed_servers: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from toolsearch_lab.catalog.container import MAX_CATALOG_DEPTH, schema_problems
 from toolsearch_lab.jsonlimits import JsonLimitError, find_non_finite
 from toolsearch_lab.model import Tool
+from toolsearch_lab.schema import MAX_CATALOG_DEPTH, schema_problems
 
 __all__ = [
     "DEFAULT_SEARCH_DESCRIPTION",

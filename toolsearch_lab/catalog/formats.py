@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch_lab.catalog.errors import CatalogError, CatalogReport
-from toolsearch_lab.catalog.schema_checks import MAX_CATALOG_DEPTH, schema_problems, validate_schema_refs
 from toolsearch_lab.jsonlimits import JsonLimitError, find_non_finite, shown, text_depth, value_depth
 from toolsearch_lab.model import Tool, annotations_problem
+from toolsearch_lab.schema import MAX_CATALOG_DEPTH, schema_problems, validate_schema_refs
 
 __all__ = [
     "EMPTY_PARAMETERS",

@@ -16,9 +16,9 @@ Start-up has its own, generous deadline (``startup_timeout``, 30 s: a cold Pytho
 takes seconds to import its SDK), separate from the per-request ``timeout``. A server process that exits
 during start-up is noticed at once (its stdout closes), so a broken command fails fast either way.
 
-This module knows nothing of catalogs: :meth:`ToolCatalog.from_mcp_stdio
-<toolsearch_lab.catalog.container.ToolCatalog.from_mcp_stdio>` and ``ToolCatalog.from_mcp(connection)``
-turn a connection's :meth:`McpConnection.tool_records` into a catalog.
+This module knows nothing of catalogs: :mod:`toolsearch_lab.catalog.live` (``connect_mcp_stdio``,
+``connect_mcp_config``, ``catalog_from_connection``) turns a connection's :meth:`McpConnection.tool_records`
+into a catalog and keeps the connections beside it.
 """
 
 from __future__ import annotations

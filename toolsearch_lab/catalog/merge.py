@@ -8,8 +8,8 @@ A tool's ``function`` still calls the original name on its own server: only the 
 
 ``namespace``: ``"auto"`` (default) qualifies only the names that more than one server defines, ``"always"``
 qualifies every tool, ``"never"`` refuses a collision with an error naming both servers. Every rename and
-collision is a note in ``catalog.report``; ``catalog.origins`` maps each catalog name to ``(server, name on
-the server)``.
+collision is a note in ``catalog.report`` (which also keeps each part's problems, notes and failed servers);
+``catalog.origins`` maps each catalog name to ``(server, name on the server)``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from toolsearch_lab.catalog.container import CatalogError, CatalogReport, ToolCatalog
+from toolsearch_lab.catalog.container import ToolCatalog
+from toolsearch_lab.catalog.errors import CatalogError, CatalogReport
 from toolsearch_lab.model import Tool
 
 __all__ = ["NAMESPACES", "PROVIDER_NAME_PATTERN", "SEPARATOR", "merge_catalogs", "qualified_name"]
@@ -81,6 +82,7 @@ def merge_catalogs(
     for server, catalog in items:
         report.problems.extend(catalog.report.problems)
         report.notes.extend(catalog.report.notes)
+        report.failed_servers.update(catalog.report.failed_servers)
         for t in catalog:
             name = t.name
             if namespace == "always" or t.name in clashes:
@@ -99,6 +101,4 @@ def merge_catalogs(
                 )
             origins[name] = (server, t.name)
             tools.append(t if name == t.name else dataclasses.replace(t, name=name))
-    merged = ToolCatalog(tools, source=source or "+".join(servers), report=report)
-    merged.origins = origins
-    return merged
+    return ToolCatalog(tools, source=source or "+".join(servers), report=report, origins=origins)

@@ -14,11 +14,12 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toolsearch_lab.catalog.container import CatalogError, ToolCatalog, load_catalog
+from toolsearch_lab.catalog.container import CatalogError, CatalogReport, ToolCatalog, load_catalog
 from toolsearch_lab.catalog.examples import load_example_requests, shipped_example_sets, with_examples
 from toolsearch_lab.model import Tool
 
 if TYPE_CHECKING:
+    from toolsearch_lab.catalog.live import McpServers
     from toolsearch_lab.catalog.mcp_config import McpConfig
 
 EXIT_OK = 0
@@ -253,7 +254,7 @@ def open_catalog(
     strict_files: bool = True,
 ) -> ToolCatalog:
     """One catalog of the ``files`` (shipped names or JSON files) and the live servers of
-    :func:`add_live_options`, their connections closed when ``stack`` is. Several sources are merged with
+    :func:`add_live_options`, the servers stopped when ``stack`` is closed. Several sources are merged with
     :func:`~toolsearch_lab.catalog.merge.merge_catalogs`: names qualified by server where they collide, each
     tool's server in ``catalog.origins``. A failed server is named on stderr (the others load); when none
     starts, or with ``--strict``, a :class:`CatalogError` naming each server and its error.
@@ -267,22 +268,18 @@ def open_catalog(
     parts = [(str(f), load_catalog(f, strict=strict_files or args.strict)) for f in files]
     if config is None:
         return parts[0][1] if len(parts) == 1 else merge_catalogs(parts, namespace=args.namespace)
-    live = stack.enter_context(_start(config, args))
-    for server, why in live.failures.items():
-        started = len(live.connections)
-        print(
-            f"toolsearch-lab {command}: server {server!r} failed to start: {one_line(why)}\n"
-            f"  (continuing with the {started} server{'s' if started != 1 else ''} that started; "
-            "--strict refuses instead)",
-            file=sys.stderr,
-        )
+    live = open_servers(config, args, stack, command=command)
     if not parts:
-        return live
+        return live.catalog
     merged = merge_catalogs(
-        [*parts, *per_server(live)], namespace=args.namespace, source=" + ".join([*files, live.source or ""])
+        [*parts, *per_server(live.catalog)],
+        namespace=args.namespace,
+        source=" + ".join([*files, live.catalog.source or ""]),
     )
-    merged.connections, merged.failures = live.connections, live.failures
-    return merged
+    # The servers that did not start stay on record (the doctor names them); the merge of files and
+    # per-server parts starts a report of its own.
+    report = CatalogReport(merged.report.problems, merged.report.notes, dict(live.failures))
+    return ToolCatalog(merged, source=merged.source, report=report, origins=merged.origins)
 
 
 def live_catalog(args: argparse.Namespace, stack: ExitStack, *, command: str = "") -> ToolCatalog | None:
@@ -293,11 +290,16 @@ def live_catalog(args: argparse.Namespace, stack: ExitStack, *, command: str = "
     return open_catalog(args, stack, command=command)
 
 
-def _start(config: McpConfig, args: argparse.Namespace) -> ToolCatalog:
+def open_servers(
+    config: McpConfig, args: argparse.Namespace, stack: ExitStack, *, command: str = ""
+) -> McpServers:
+    """Start the servers of ``config`` with the options of :func:`add_live_options`, stopped when ``stack``
+    is closed; each server that failed to start is named on stderr."""
+    from toolsearch_lab.catalog.live import connect_mcp_config
     from toolsearch_lab.catalog.mcp import McpToolError
 
     try:
-        return ToolCatalog.from_mcp_config(
+        live = connect_mcp_config(
             config,
             namespace=args.namespace,
             strict=args.strict,
@@ -306,6 +308,16 @@ def _start(config: McpConfig, args: argparse.Namespace) -> ToolCatalog:
         )
     except (CatalogError, McpToolError) as exc:  # McpToolError: a server started, then its tools/list failed
         raise CatalogError(one_line(str(exc))) from None
+    stack.enter_context(live)
+    for server, why in live.failures.items():
+        started = len(live.connections)
+        print(
+            f"toolsearch-lab {command}: server {server!r} failed to start: {one_line(why)}\n"
+            f"  (continuing with the {started} server{'s' if started != 1 else ''} that started; "
+            "--strict refuses instead)",
+            file=sys.stderr,
+        )
+    return live
 
 
 _STDERR_TAIL = re.compile(r"\nserver stderr \(last lines\):\n((?:  .*(?:\n|$))+)")

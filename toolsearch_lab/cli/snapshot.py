@@ -23,9 +23,12 @@ import json
 import sys
 from contextlib import ExitStack
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolsearch_lab.cli.options import EXIT_OK, add_command, add_live_options, live_config, open_catalog
+from toolsearch_lab.cli.options import EXIT_OK, add_command, add_live_options, live_config, open_servers
+
+if TYPE_CHECKING:
+    from toolsearch_lab.catalog.live import McpServers
 
 NAME = "snapshot"
 SUMMARY = "save the tools of live MCP servers as a catalog file the other commands read offline"
@@ -54,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
     if config is None:
         raise ValueError("give --mcp-config FILE or --mcp COMMAND: the servers to take the tools of")
     with ExitStack() as stack:
-        catalog = open_catalog(args, stack, command=NAME)
-        document = snapshot_document(catalog, {s.name: s for s in config.servers}, config.source)
+        servers = open_servers(config, args, stack, command=NAME)
+        document = snapshot_document(servers, {s.name: s for s in config.servers}, config.source)
     write_text(args.output, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     servers = document["servers"]
     print(
@@ -67,14 +70,15 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def snapshot_document(catalog: Any, servers: dict[str, Any], source: str) -> dict:
-    """The snapshot of a live catalog (``ToolCatalog.from_mcp_config``): see the module docstring."""
+def snapshot_document(live: McpServers, servers: dict[str, Any], source: str) -> dict:
+    """The snapshot of running servers (``connect_mcp_config``): see the module docstring."""
+    catalog = live.catalog
     records: dict[tuple[str, str], dict] = {}
-    for server, connection in catalog.connections.items():
+    for server, connection in live.connections.items():
         for record in connection.tool_records()[0]:
             records[(server, record["name"])] = record
     tools = []
-    counts: dict[str, int] = dict.fromkeys(catalog.connections, 0)
+    counts: dict[str, int] = dict.fromkeys(live.connections, 0)
     for t in catalog:
         server, original = catalog.origins[t.name]
         record = dict(records[(server, original)])
@@ -85,7 +89,7 @@ def snapshot_document(catalog: Any, servers: dict[str, Any], source: str) -> dic
         tools.append(record)
         counts[server] += 1
     described = {}
-    for name, connection in catalog.connections.items():
+    for name, connection in live.connections.items():
         config = servers[name]
         where = {"url": config.shown_url} if config.url is not None else {"command": config.shown_command}
         info = connection.server_info
@@ -101,7 +105,7 @@ def snapshot_document(catalog: Any, servers: dict[str, Any], source: str) -> dic
         "taken": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "servers": described,
     }
-    if catalog.failures:
-        document["failed"] = dict(catalog.failures)
+    if live.failures:
+        document["failed"] = dict(live.failures)
     document["tools"] = tools
     return document

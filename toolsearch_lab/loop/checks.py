@@ -12,11 +12,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from toolsearch_lab.catalog.container import schema_problems
 from toolsearch_lab.jsonlimits import dumps_checked, shown
 from toolsearch_lab.loop.search_tool import MAX_ARGUMENT_DEPTH
 from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, Tool
 from toolsearch_lab.models.base import AssistantTurn, ToolCall
+from toolsearch_lab.schema import schema_problems
 from toolsearch_lab.tokens import TokenCounter
 
 __all__ = ["MAX_MESSAGE_DEPTH", "check_context", "check_messages", "check_tools", "usable_turn"]

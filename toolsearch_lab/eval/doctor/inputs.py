@@ -10,12 +10,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from toolsearch_lab.catalog.container import CatalogProblem, ToolCatalog, load_catalog, tools_from_json
+from toolsearch_lab.catalog.live import McpServers, connect_mcp_config
 from toolsearch_lab.catalog.mcp_config import McpConfig
 from toolsearch_lab.catalog.merge import merge_catalogs
 from toolsearch_lab.eval.doctor.report import Finding, plural
 from toolsearch_lab.model import Tool
 
-CatalogLike = Any  # ToolCatalog | McpConfig | str | PathLike | Iterable[Tool | Callable] | Mapping[str, ...]
+# ToolCatalog | McpServers | McpConfig | str | PathLike | Iterable[Tool | Callable] | Mapping[str, ...]
+CatalogLike = Any
 
 # The loaders say "also on server 'X'; kept the first occurrence" when one name exists on several servers.
 _ALSO_ON_SERVER = re.compile(r"^also on server (?P<server>'.*?'|\".*?\")")
@@ -40,8 +42,9 @@ class Resolved:
 
 def resolve(catalog: CatalogLike) -> Resolved:
     """A shipped catalog name, a JSON file or directory, parsed tool JSON, a :class:`ToolCatalog` (from JSON,
-    functions, a live MCP server or an MCP config), an :class:`~toolsearch_lab.catalog.mcp_config.McpConfig`
-    (its servers started concurrently, and stopped once their tools are read), a list of ``Tool`` objects
+    functions, live MCP servers or an MCP config), running :class:`~toolsearch_lab.catalog.live.McpServers`
+    (their catalog), an :class:`~toolsearch_lab.catalog.mcp_config.McpConfig` (its servers started
+    concurrently, and stopped once their tools are read), a list of ``Tool`` objects
     or Python functions, or a mapping ``{server name: any of those}`` to check several servers merged into
     one catalog as :func:`~toolsearch_lab.catalog.merge.merge_catalogs` merges them (a mapping with a
     "tools" or "name" key is read as tool JSON instead)."""
@@ -67,8 +70,6 @@ def resolve(catalog: CatalogLike) -> Resolved:
 
 def _merged(parts: list[tuple[str, ToolCatalog]]) -> Resolved:
     merged = merge_catalogs(parts, namespace="auto", source=" + ".join(server for server, _ in parts))
-    for _, part in parts:
-        merged.failures.update(part.failures)
     if not len(merged):
         raise ValueError(f"diagnose: {merged.source}: no tools to diagnose (the catalog is empty)")
     return _single(merged)
@@ -77,9 +78,11 @@ def _merged(parts: list[tuple[str, ToolCatalog]]) -> Resolved:
 def _as_catalog(catalog: CatalogLike) -> ToolCatalog:
     if isinstance(catalog, ToolCatalog):
         return catalog
+    if isinstance(catalog, McpServers):
+        return catalog.catalog
     if isinstance(catalog, McpConfig):
-        with ToolCatalog.from_mcp_config(catalog) as live:
-            return live
+        with connect_mcp_config(catalog) as live:
+            return live.catalog
     if isinstance(catalog, (str, os.PathLike)):
         return load_catalog(catalog, strict=False)
     if isinstance(catalog, Mapping) or (
@@ -96,7 +99,7 @@ def _as_catalog(catalog: CatalogLike) -> ToolCatalog:
         return ToolCatalog([_as_tool(item, i) for i, item in enumerate(items)], source="tools")
     raise TypeError(
         "diagnose: expected a ToolCatalog, a shipped catalog name or JSON path, a list of Tool objects or "
-        f"functions, an McpConfig, or a mapping {{server: catalog}}; got {type(catalog).__name__}"
+        f"functions, McpServers, an McpConfig, or a mapping {{server: catalog}}; got {type(catalog).__name__}"
     )
 
 
@@ -108,7 +111,7 @@ def _single(catalog: ToolCatalog) -> Resolved:
         catalog.source or "catalog",
         servers,
         _collision_findings(catalog) + _loader_findings(catalog),
-        dict(catalog.failures),
+        dict(catalog.report.failed_servers),
     )
 
 
@@ -190,7 +193,7 @@ def _from_problem(problem: CatalogProblem, severity: str, kind: str) -> Finding:
     )
     message = problem.message
     if problem.tool.startswith("server ") and message.startswith("failed to start"):
-        # ToolCatalog.from_mcp_config: a server of the config did not start, so none of its tools is here.
+        # connect_mcp_config: a server of the config did not start, so none of its tools is here.
         kind, name, message = "server-failed", "", f"{problem.tool} {message}"
         fix = "run the server's command by hand to see why (command, args, env); its tools are missing"
     return Finding(
