@@ -22,6 +22,7 @@ check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/python tools/import_graph.py --check
 	$(BIN)/mypy
 	$(BIN)/mypy --strict toolsearch_lab/model.py toolsearch_lab/loop toolsearch_lab/index
 

@@ -16,6 +16,7 @@ import pytest
 
 import toolsearch_lab
 import toolsearch_lab.ui
+from toolsearch_lab.lazy import stub_exports
 
 ROOT = Path(__file__).resolve().parents[1]
 FRONT_DOORS = ("toolsearch_lab", "toolsearch_lab.ui")
@@ -102,22 +103,35 @@ def test_every_exported_name_resolves(door):
 
 
 @pytest.mark.parametrize("door", FRONT_DOORS)
-def test_type_checking_imports_match_the_lazy_map(door):
-    """Type checkers read the TYPE_CHECKING block, the runtime reads ``_LAZY``: both must say the same."""
+def test_the_stub_beside_each_front_door_is_the_one_list_of_its_names(door):
+    """Type checkers read ``__init__.pyi``; the runtime builds ``__all__`` and the lazy map from the same
+    file, so there is no second list to keep in step: a name added to the stub is exported, and only then."""
     module = importlib.import_module(door)
-    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
-    (block,) = [
-        node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    stub = Path(module.__file__).with_suffix(".pyi")
+    names, modules = stub_exports(stub)
+    assert module.__all__ == sorted(n for n in [*names, *modules] if not n.startswith("__"))
+    for name, where in names.items():
+        if not name.startswith("__"):
+            assert getattr(module, name) is getattr(importlib.import_module(f"{door}.{where}"), name), name
+    init = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    listed = [
+        n
+        for n in ast.walk(init)
+        if isinstance(n, ast.List | ast.Dict) and len(getattr(n, "elts", getattr(n, "keys", []))) > 5
     ]
-    seen: dict[str, str] = {}
-    for node in block.body:
-        assert isinstance(node, ast.ImportFrom) and node.module, ast.unparse(node)
-        for alias in node.names:
-            seen[alias.asname or alias.name] = node.module
-    lazy = {name: f"{door}.{where}" for name, where in module._LAZY.items()}
-    lazy.update({name: door for name in getattr(module, "_MODULES", ())})
-    assert seen == lazy
-    assert set(module.__all__) == set(seen)
+    assert not listed, f"{module.__file__} lists names again; the stub is the only list"
+
+
+def test_a_stub_with_anything_but_explicit_re_exports_is_refused(tmp_path):
+    stub = tmp_path / "__init__.pyi"
+    stub.write_text('"""doc"""\nfrom .a import x as x, y as y\nfrom . import m as m\n')
+    assert stub_exports(stub) == ({"x": "a", "y": "a"}, frozenset({"m"}))
+    stub.write_text("from .a import x\n")
+    with pytest.raises(ValueError, match="write 'x as x' to export it"):
+        stub_exports(stub)
+    stub.write_text("import os\n")
+    with pytest.raises(ValueError, match="only relative imports"):
+        stub_exports(stub)
 
 
 @pytest.mark.parametrize("door", FRONT_DOORS)

@@ -11,8 +11,7 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from toolsearch_lab.index.bm25.index import BM25ToolIndex
 from toolsearch_lab.index.regex import RegexToolIndex

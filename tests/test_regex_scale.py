@@ -16,8 +16,7 @@ import threading
 import numpy as np
 import pytest
 import regex
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from toolsearch_lab.index.regex import PatternTimeoutError, RegexToolIndex
 from toolsearch_lab.index.regex.corpus import UNICODE_FOLD, java_match_all_hits

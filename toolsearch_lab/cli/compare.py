@@ -12,7 +12,6 @@ import json
 import sys
 from contextlib import ExitStack
 
-from toolsearch_lab import INDEX_KINDS
 from toolsearch_lab.cli.options import (
     EXIT_OK,
     add_command,
@@ -22,6 +21,7 @@ from toolsearch_lab.cli.options import (
     names_help,
     positive_int,
 )
+from toolsearch_lab.index.factory import INDEX_KINDS
 from toolsearch_lab.loop.strategies import STRATEGY_NAMES
 
 NAME = "compare"

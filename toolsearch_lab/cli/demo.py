@@ -16,7 +16,6 @@ from contextlib import ExitStack
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
-from toolsearch_lab import INDEX_KINDS
 from toolsearch_lab.cli.options import (
     EXIT_OK,
     EXIT_RUN_FAILED,
@@ -28,12 +27,14 @@ from toolsearch_lab.cli.options import (
     names_help,
     non_negative_int,
 )
+from toolsearch_lab.index.factory import INDEX_KINDS
 
 if TYPE_CHECKING:
-    from toolsearch_lab import RunTrace, ToolCatalog
+    from toolsearch_lab.catalog.container import ToolCatalog
     from toolsearch_lab.eval.compare import Headline
     from toolsearch_lab.eval.scenarios import ScenarioRun
     from toolsearch_lab.models.base import ChatModel
+    from toolsearch_lab.trace import RunTrace
 
 NAME = "demo"
 SUMMARY = "run a scenario through the advisor loop and print every iteration"
@@ -333,7 +334,7 @@ def retries_line(trace: RunTrace) -> str:
 
 
 def catalog_line(result: ScenarioRun) -> str:
-    from toolsearch_lab import TokenCounter
+    from toolsearch_lab.tokens import TokenCounter
 
     counter = TokenCounter(result.trace.encoding)
     estimate = result.trace.iterations[0].tokens.baseline.tools

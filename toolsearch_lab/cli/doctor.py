@@ -8,7 +8,6 @@ import time
 from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
-from toolsearch_lab import INDEX_KINDS
 from toolsearch_lab.catalog.container import SHIPPED_CATALOGS
 from toolsearch_lab.cli.options import (
     EXIT_OK,
@@ -19,6 +18,7 @@ from toolsearch_lab.cli.options import (
     open_catalog,
     positive_int,
 )
+from toolsearch_lab.index.factory import INDEX_KINDS
 
 if TYPE_CHECKING:
     from toolsearch_lab.eval.doctor import DoctorReport
@@ -28,8 +28,8 @@ SUMMARY = "check a catalog: cost, findability, confusable tools, description qua
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    from toolsearch_lab import ENCODINGS
     from toolsearch_lab.eval.doctor import DEFAULT_INDEXES
+    from toolsearch_lab.tokens import ENCODINGS
 
     parser = add_command(
         subparsers,

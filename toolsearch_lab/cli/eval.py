@@ -8,7 +8,6 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toolsearch_lab import INDEX_KINDS
 from toolsearch_lab.catalog.container import SHIPPED_CATALOGS, ToolCatalog, read_json_file
 from toolsearch_lab.cli.options import (
     EXIT_OK,
@@ -19,6 +18,7 @@ from toolsearch_lab.cli.options import (
     open_catalog,
     positive_int,
 )
+from toolsearch_lab.index.factory import INDEX_KINDS
 
 if TYPE_CHECKING:
     from toolsearch_lab.eval.datasets import Dataset
@@ -63,9 +63,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    from toolsearch_lab import make_index
     from toolsearch_lab.eval.datasets import load_dataset
     from toolsearch_lab.eval.metrics import evaluate
+    from toolsearch_lab.index.factory import make_index
 
     if args.catalog or args.mcp_config or args.mcp:
         with ExitStack() as stack:

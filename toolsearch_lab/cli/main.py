@@ -16,8 +16,16 @@ import sys
 from collections.abc import Iterable, Sequence
 from types import ModuleType
 
-from toolsearch_lab.cli import compare, demo, doctor, search, snapshot, tokens, train_ranker
-from toolsearch_lab.cli import eval as eval_command
+from toolsearch_lab.cli import (
+    compare,
+    demo,
+    doctor,
+    eval as eval_command,
+    search,
+    snapshot,
+    tokens,
+    train_ranker,
+)
 from toolsearch_lab.cli.options import EXIT_CODES_HELP, EXIT_USAGE, HelpFormatter, add_command
 from toolsearch_lab.version import __version__
 

@@ -10,7 +10,6 @@ import sys
 from contextlib import ExitStack
 from typing import Any
 
-from toolsearch_lab import INDEX_KINDS
 from toolsearch_lab.catalog.container import SHIPPED_CATALOGS, ToolCatalog
 from toolsearch_lab.cli.options import (
     EXIT_OK,
@@ -25,6 +24,7 @@ from toolsearch_lab.cli.options import (
     open_catalog,
     positive_int,
 )
+from toolsearch_lab.index.factory import INDEX_KINDS
 from toolsearch_lab.model import SearchRequest, SearchResponse, Tool
 
 NAME = "search"
@@ -86,7 +86,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def _index_options(index_kind: str, min_score: float | None, regex_mode: str) -> dict[str, Any]:
     # The index checks the mode and the threshold; their option lists live there.
-    from toolsearch_lab import threshold_options
+    from toolsearch_lab.index.factory import threshold_options
 
     options: dict[str, Any] = {}
     if regex_mode != KEYWORDS:
@@ -111,7 +111,7 @@ def run_search(
     every result, and ``hints`` explaining a blank query or an empty result. ``regex_mode``: the regex
     index's mode. ``examples``: example requests to write into the descriptions first
     (:func:`~toolsearch_lab.catalog.examples.load_example_requests`)."""
-    from toolsearch_lab import make_index
+    from toolsearch_lab.index.factory import make_index
 
     tools = catalog_tools(catalog, examples)
     options = _index_options(index_kind, min_score, regex_mode)
@@ -191,7 +191,7 @@ def _threshold_cut(
 ) -> str | None:
     """If the index's score threshold removed every match, say which tool came closest. Found by searching
     again with the threshold switched off, in a second index (the first stays as the user configured it)."""
-    from toolsearch_lab import THRESHOLD_OPTIONS, make_index
+    from toolsearch_lab.index.factory import THRESHOLD_OPTIONS, make_index
 
     option = THRESHOLD_OPTIONS.get(index_kind)
     if option is None:
@@ -211,7 +211,7 @@ def _threshold_cut(
 
 
 def run(args: argparse.Namespace) -> int:
-    from toolsearch_lab import PatternError, PatternTimeoutError
+    from toolsearch_lab.index.regex import PatternError, PatternTimeoutError
 
     try:
         with ExitStack() as stack:

@@ -23,7 +23,7 @@ SUMMARY = "tokens of a catalog's tool definitions, per tool and in total"
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    from toolsearch_lab import DEFAULT_ENCODING, ENCODINGS
+    from toolsearch_lab.tokens import DEFAULT_ENCODING, ENCODINGS
 
     parser = add_command(
         subparsers,
@@ -48,7 +48,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    from toolsearch_lab import TokenCounter
+    from toolsearch_lab.tokens import TokenCounter
 
     with ExitStack() as stack:
         catalog = open_catalog(args, stack, [args.catalog] if args.catalog else [], command=NAME)

@@ -56,8 +56,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    from toolsearch_lab import DEFAULT_FEATURES, FEATURES, fit_ranker
     from toolsearch_lab.eval.datasets import load_dataset
+    from toolsearch_lab.eval.ranker_training import DEFAULT_FEATURES, fit_ranker
+    from toolsearch_lab.index.learned import FEATURES
 
     if args.c <= 0:
         raise ValueError(f"--c must be > 0, got {args.c}")

@@ -10,10 +10,10 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from toolsearch_lab import TokenCounter
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.loop.search_tool import ToolSearchTool
 from toolsearch_lab.model import SearchRequest
+from toolsearch_lab.tokens import TokenCounter
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
 from toolsearch_lab.ui.tokens_render import per_tool_spec

@@ -10,7 +10,6 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from toolsearch_lab import LruEviction
 from toolsearch_lab.eval.eviction_simulation import (
     EVENT_KINDS,
     EVICT,
@@ -25,6 +24,7 @@ from toolsearch_lab.eval.eviction_simulation import (
 )
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+from toolsearch_lab.session.eviction import LruEviction
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
 from toolsearch_lab.ui.display import Table

@@ -11,7 +11,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from toolsearch_lab import SHIPPED_CATALOGS, load_catalog
+from toolsearch_lab.catalog.container import SHIPPED_CATALOGS, load_catalog
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.model import Explanation, SearchRequest
 from toolsearch_lab.ui import theme as t

@@ -16,11 +16,11 @@ from dataclasses import replace
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
-from toolsearch_lab import TokenCounter
 from toolsearch_lab.eval.compare import StrategyRun, compare, comparison_rows
 from toolsearch_lab.eval.cost import Price, PriceTable, in_hashset_order, load_prices, request_costs
 from toolsearch_lab.eval.scenarios import list_scenarios
 from toolsearch_lab.index.factory import INDEX_KINDS
+from toolsearch_lab.tokens import TokenCounter
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
 

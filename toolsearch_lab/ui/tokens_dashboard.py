@@ -7,8 +7,9 @@ from functools import lru_cache
 
 import ipywidgets as widgets
 
-from toolsearch_lab import ENCODINGS, SHIPPED_CATALOGS, TokenCounter, load_catalog
+from toolsearch_lab.catalog.container import SHIPPED_CATALOGS, load_catalog
 from toolsearch_lab.loop.search_tool import ToolSearchTool
+from toolsearch_lab.tokens import ENCODINGS, TokenCounter
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
 from toolsearch_lab.ui.stepper_render import trace_of

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolsearch_lab import REPLY_PRIMING
 from toolsearch_lab.eval.cost import Segment, shared_prefix_tokens
 from toolsearch_lab.loop.search_tool import TOOL_SEARCH_TOOL_NAME
+from toolsearch_lab.tokens import REPLY_PRIMING
 from toolsearch_lab.trace import Iteration, RunTrace, TokenCount
 from toolsearch_lab.ui import theme as t
 

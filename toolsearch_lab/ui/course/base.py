@@ -17,7 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolsearch_lab import ENGLISH_STOP_WORDS, keyword_tokens, porter_stem
+from toolsearch_lab.text.normalise import keyword_tokens, porter_stem
+from toolsearch_lab.text.stopwords import ENGLISH_STOP_WORDS
 
 Judgement = tuple[bool, str]  # (right?, the reason shown after "✓" or "not quite, because")
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from toolsearch_lab import keyword_tokens, load_catalog, porter_stem
+from toolsearch_lab.catalog.container import load_catalog
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.model import SearchRequest
+from toolsearch_lab.text.normalise import keyword_tokens, porter_stem
 from toolsearch_lab.ui.course.base import Exercise, Judgement
 
 CATALOG = "github-mcp"

@@ -7,8 +7,7 @@ from typing import Any
 
 from toolsearch_lab.eval.scenarios import load_scenario
 from toolsearch_lab.models.glossary import default_glossary, glossary_words
-from toolsearch_lab.models.simulated import fold
-from toolsearch_lab.models.simulated import words as simulated_words
+from toolsearch_lab.models.simulated import fold, words as simulated_words
 from toolsearch_lab.ui.course.base import Exercise, Judgement
 from toolsearch_lab.ui.wording_view import glossary_runs, run_with_glossary
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolsearch_lab import LruEviction
 from toolsearch_lab.eval.scenarios import load_scenario
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+from toolsearch_lab.session.eviction import LruEviction
 from toolsearch_lab.ui.course.base import Exercise, Judgement
 
 REQUESTS = ("A", "B", "A", "C", "B", "A")  # the sessions of six requests, in order, all with one catalog

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolsearch_lab import ToolCatalog
+from toolsearch_lab.catalog.container import ToolCatalog
 from toolsearch_lab.eval.datasets import load_dataset
 from toolsearch_lab.eval.doctor import DESCRIPTION_KINDS, DoctorReport, diagnose
 from toolsearch_lab.eval.doctor.examples import rewrite_descriptions
