@@ -21,7 +21,7 @@ from toolsearch_lab.eval.scenarios import (
     with_scenario_examples,
 )
 from toolsearch_lab.model import Tool
-from toolsearch_lab.models.simulated import semantic_fit, tool_fit
+from toolsearch_lab.models.fit import semantic_fit, tool_fit
 from toolsearch_lab.text.identifiers import spaced_identifiers
 from toolsearch_lab.text.tool_text import EXAMPLES_HEADING, example_requests, with_example_requests
 from toolsearch_lab.tokens import TokenCounter

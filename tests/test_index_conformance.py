@@ -10,16 +10,9 @@ import inspect
 import pytest
 
 from toolsearch_lab.embed import TfidfEmbedder
+from toolsearch_lab.index.base import BaseToolIndex
 from toolsearch_lab.index.factory import INDEX_CLASSES, INDEX_KINDS, make_index
-from toolsearch_lab.model import (
-    BaseToolIndex,
-    Explanation,
-    SearchRequest,
-    SearchResponse,
-    Tool,
-    ToolIndex,
-    empty_response,
-)
+from toolsearch_lab.model import Explanation, SearchRequest, SearchResponse, Tool, ToolIndex, empty_response
 
 WEATHER = [
     Tool("get_weather", "Current weather and forecast for a city"),

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import pytest
 import regex
 
+from toolsearch_lab.index.base import BaseToolIndex
 from toolsearch_lab.index.regex import (
     STOP_WORDS,
     MatchSpan,
@@ -25,7 +26,6 @@ from toolsearch_lab.index.regex import (
 )
 from toolsearch_lab.index.regex.pattern import PatternMatcher
 from toolsearch_lab.model import (
-    BaseToolIndex,
     Explanation,
     SearchMetadata,
     SearchRequest,

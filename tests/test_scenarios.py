@@ -19,8 +19,9 @@ from toolsearch_lab.index.regex import RegexToolIndex
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.model import Tool
 from toolsearch_lab.models.base import AssistantTurn
+from toolsearch_lab.models.fit import fill_arguments, tool_fit
 from toolsearch_lab.models.openai import ModelNotConfigured
-from toolsearch_lab.models.simulated import SimulatedAgent, fill_arguments, tool_fit
+from toolsearch_lab.models.simulated import SimulatedAgent
 
 # Prompt-token savings the shipped scenarios must keep (issue targets), with the demo's defaults:
 # BM25 index, accumulation off as in Spring's demo app, the agent asking for 5 results.

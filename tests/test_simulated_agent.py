@@ -15,9 +15,10 @@ from toolsearch_lab.index.vector import VectorToolIndex
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, Tool
 from toolsearch_lab.models.factory import MODEL_NAMES, make_model
+from toolsearch_lab.models.fit import semantic_fit
 from toolsearch_lab.models.glossary import Glossary
 from toolsearch_lab.models.openai import ModelNotConfigured
-from toolsearch_lab.models.simulated import LiteralAgent, SemanticAgent, SimulatedAgent, semantic_fit
+from toolsearch_lab.models.simulated import LiteralAgent, SemanticAgent, SimulatedAgent
 
 # What the unit tests' agent knows of everyday words (the shipped glossary is tested on its own).
 GLOSSARY = Glossary.from_entries([(["pr"], ["pull request"]), (["ticket"], ["issue"])])

@@ -8,6 +8,7 @@ from .catalog.container import (
     tool as tool,
     tools_from_json as tools_from_json,
 )
+from .catalog.docstrings import parse_docstring as parse_docstring
 from .catalog.export import (
     anthropic_tool_reference_result as anthropic_tool_reference_result,
     openai_tool_search_output as openai_tool_search_output,
@@ -15,7 +16,6 @@ from .catalog.export import (
     to_openai_responses_tools as to_openai_responses_tools,
     to_openai_tools as to_openai_tools,
 )
-from .catalog.functions import parse_docstring as parse_docstring
 from .catalog.live import (
     McpServers as McpServers,
     connect_mcp_config as connect_mcp_config,
@@ -59,6 +59,7 @@ from .eval.scenarios import (
     summary_text as summary_text,
 )
 from .eval.wording_matrix import load_wording_matrix as load_wording_matrix
+from .index.base import BaseToolIndex as BaseToolIndex
 from .index.bm25.index import BM25ToolIndex as BM25ToolIndex, LuceneToolIndex as LuceneToolIndex
 from .index.factory import (
     INDEX_KINDS as INDEX_KINDS,

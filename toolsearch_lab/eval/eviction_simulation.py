@@ -17,8 +17,9 @@ import random
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
+from toolsearch_lab.index.base import BaseToolIndex, KeyedRequest
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
-from toolsearch_lab.model import BaseToolIndex, KeyedRequest, SearchResponse, Tool, check_positive_int
+from toolsearch_lab.model import SearchResponse, Tool, check_positive_int
 from toolsearch_lab.session.eviction import (
     AlwaysEvict,
     CompositeEviction,

@@ -6,7 +6,7 @@ import importlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from toolsearch_lab.model import BaseToolIndex
+from toolsearch_lab.index.base import BaseToolIndex
 
 
 class _IndexClasses(Mapping[str, type[BaseToolIndex]]):

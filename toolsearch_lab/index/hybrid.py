@@ -31,15 +31,14 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from toolsearch_lab.embed.base import Embedder
+from toolsearch_lab.index.base import BaseToolIndex, KeyedRequest
 from toolsearch_lab.index.bm25.index import BM25ToolIndex
 from toolsearch_lab.index.ngram import CharNgramToolIndex
 from toolsearch_lab.index.vector import TEXT_MODES, TextMode, VectorToolIndex
 from toolsearch_lab.model import (
     DEFAULT_MAX_RESULTS,
-    BaseToolIndex,
     Contribution,
     Explanation,
-    KeyedRequest,
     SearchMetadata,
     SearchRequest,
     SearchResponse,

@@ -37,13 +37,12 @@ from typing import Any
 import numpy as np
 
 from toolsearch_lab.atomic import write_text
+from toolsearch_lab.index.base import BaseToolIndex, KeyedRequest
 from toolsearch_lab.index.hybrid import HybridToolIndex, normalise
 from toolsearch_lab.jsonlimits import JsonLimitError, loads_checked
 from toolsearch_lab.model import (
-    BaseToolIndex,
     Contribution,
     Explanation,
-    KeyedRequest,
     SearchMetadata,
     SearchRequest,
     SearchResponse,

@@ -22,12 +22,11 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.preprocessing import normalize as l2_rows
 
+from toolsearch_lab.index.base import BaseToolIndex, KeyedRequest
 from toolsearch_lab.model import (
     DEFAULT_MAX_RESULTS,
-    BaseToolIndex,
     Contribution,
     Explanation,
-    KeyedRequest,
     SearchMetadata,
     SearchResponse,
     Tool,

@@ -35,12 +35,11 @@ import numpy as np
 
 from toolsearch_lab.embed.base import Embedder
 from toolsearch_lab.embed.default import default_embedder
+from toolsearch_lab.index.base import BaseToolIndex, KeyedRequest
 from toolsearch_lab.model import (
     DEFAULT_MAX_RESULTS,
-    BaseToolIndex,
     Contribution,
     Explanation,
-    KeyedRequest,
     SearchMetadata,
     SearchResponse,
     Tool,

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolsearch_lab.models.base import ChatModel
-from toolsearch_lab.models.simulated import AGENT_NAMES, DEFAULT_MODE, Step, simulated_agent
+from toolsearch_lab.models.fit import Step
+from toolsearch_lab.models.simulated import AGENT_NAMES, DEFAULT_MODE, simulated_agent
 
 # "simulated" is the default simulated agent (DEFAULT_MODE); "openai" reads OPENAI_API_KEY, OPENAI_BASE_URL
 # and OPENAI_MODEL.

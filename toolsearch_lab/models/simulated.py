@@ -15,7 +15,7 @@ Common rules
    dropped, at most six), with ``maxResults`` = ``max_results``.
 
 ``LiteralAgent`` (``mode="literal"``) - judges fit by shared words only
-* Fit (:func:`tool_fit`): words of the need that appear in the tool's name count double, in its
+* Fit (:func:`.fit.tool_fit`): words of the need that appear in the tool's name count double, in its
   description once (not in the example requests a description may list: they say how other people
   asked, not what the tool does); identifiers are split (``get_weather`` -> get, weather), plurals
   folded. Score = weighted overlap / number of need words, times (1 + name words the need explains) /
@@ -31,7 +31,7 @@ Common rules
   the catalogs' words for it ("pull up ticket #42" -> "get list issue 42"), longest phrase first.
   Words of a data value of several words (the branch "fix-issue-42") are left as written. ``glossary=
   Glossary()`` reads nothing (the "semantic-no-glossary" agent of :data:`AGENT_NAMES`).
-* Fit (:func:`semantic_fit`): the best cosine similarity between the need (as written, or as read) and
+* Fit (:func:`.fit.semantic_fit`): the best cosine similarity between the need (as written, or as read) and
   the tool (its split name, its description, or any example request the description lists -
   :mod:`toolsearch_lab.catalog.examples`), embedded with the default MiniLM embedder (the vectors of the
   shipped catalogs are precomputed), plus ``OVERLAP_WEIGHT`` (0.25) x the literal fit of the reading
@@ -66,17 +66,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar, cast
 
-import numpy as np
-
 from toolsearch_lab.embed.base import Embedder
 from toolsearch_lab.embed.default import default_embedder
 from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME
 from toolsearch_lab.models.base import AssistantTurn, ToolCall
+from toolsearch_lab.models.fit import (
+    Step,
+    data_words,
+    fill_arguments,
+    inline_definitions,
+    names_in,
+    query_of,
+    semantic_fit,
+    surface_words,
+    word_fit,
+)
 from toolsearch_lab.models.glossary import Glossary, default_glossary
-from toolsearch_lab.text.identifiers import spaced_identifiers, split_identifiers
-from toolsearch_lab.text.stopwords import AGENT_STOP_WORDS
-from toolsearch_lab.text.tool_text import example_requests
-from toolsearch_lab.wire import decode_search_items
 
 AGENT_MODES = ("literal", "semantic")
 # The simulated agents by name: the two modes, and the semantic agent without its glossary, which shows
@@ -85,71 +90,9 @@ AGENT_NAMES = ("literal", "semantic-no-glossary", "semantic")
 # The demos' default: with it a failed step means search did not surface the tool, so the lesson is about
 # wording and indexes; the literal agent also fails when search did surface it.
 DEFAULT_MODE = "semantic"
-OVERLAP_WEIGHT = 0.25
 VOTE_WEIGHT = 0.3
-STOP_WORDS = AGENT_STOP_WORDS
 SKIP_NOTE = re.compile(r"^Skipping step (\d+)\b", re.MULTILINE)
 _Agent = TypeVar("_Agent", bound="SimulatedAgent")
-
-
-def surface_words(text: str, split_camel: bool = False) -> list[str]:
-    """Lower-cased content words as written (stop words dropped); camelCase split only for identifiers."""
-    if split_camel:
-        text = " ".join(split_identifiers(text or "", separators="", acronyms=False))
-    return [
-        w for w in re.split(r"[^A-Za-z0-9]+", (text or "").lower()) if len(w) >= 2 and w not in STOP_WORDS
-    ]
-
-
-def fold(word: str) -> str:
-    """Fold a plural -s so 'issues' matches 'issue' when the agent judges fit."""
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
-
-
-def words(text: str, split_camel: bool = False) -> list[str]:
-    return [fold(w) for w in surface_words(text, split_camel)]
-
-
-@dataclass(frozen=True)
-class Step:
-    need: str
-    data: dict = field(default_factory=dict)
-
-
-def tool_fit(need: str, tool_definition: dict, examples: bool = False) -> float:
-    """How well a tool fits a need by shared words: weighted coverage of the need's words (name words count
-    double, description words once), scaled by how much of the tool's name the need explains, so a narrower
-    tool (``issue_dependency_read``) loses to the plain one (``issue_read``) for "read an issue". The
-    example requests a description lists count as description words only with ``examples``: they say how
-    other people asked, not what the tool does."""
-    fn = tool_definition["function"]
-    need_words = list(dict.fromkeys(words(need)))
-    if not need_words:
-        return 0.0
-    name_words = set(words(fn["name"], split_camel=True))
-    description = fn.get("description") or ""
-    if not examples:
-        description = example_requests(description)[0]
-    description_words = set(words(description, split_camel=True))
-    coverage = sum(2.0 if w in name_words else 1.0 if w in description_words else 0.0 for w in need_words)
-    name_precision = (1 + len(name_words & set(need_words))) / (1 + len(name_words))
-    return coverage / len(need_words) * name_precision
-
-
-def semantic_fit(need: str, tool_definition: dict, embedder: Embedder, reading: str | None = None) -> float:
-    """How well a tool fits a need by meaning: the best cosine between the need (as written, or as the
-    agent reads it through its glossary) and the tool (its split name, its description, or one of the
-    example requests the description lists), plus ``OVERLAP_WEIGHT`` x the word-overlap fit of the
-    reading, examples included (capped at 1). Roughly 0.6-1.2 for the right tool in the catalog's own
-    words, 0.1-0.5 for everyday words the glossary does not know."""
-    fn = tool_definition["function"]
-    reading = reading or need
-    description, examples = example_requests(fn.get("description") or "")
-    vectors = np.asarray(
-        embedder.embed([need, reading, spaced_identifiers(fn["name"]), description or fn["name"], *examples])
-    )
-    cosine = float((vectors[:2] @ vectors[2:].T).max())
-    return cosine + OVERLAP_WEIGHT * min(tool_fit(reading, tool_definition, examples=True), 1.0)
 
 
 @dataclass
@@ -217,7 +160,7 @@ class SimulatedAgent(ABC):
         turn_id = sum(1 for m in messages if m.get("role") == "assistant")
         notes: list[str] = []
         candidates = [t for t in tools if t["function"]["name"] != TOOL_SEARCH_TOOL_NAME]
-        candidates += _inline_definitions(messages, {t["function"]["name"] for t in tools})
+        candidates += inline_definitions(messages, {t["function"]["name"] for t in tools})
         while state.step < len(self.steps):
             step = self.steps[state.step]
             chosen = self._choose(step, candidates, state)
@@ -270,7 +213,7 @@ class SimulatedAgent(ABC):
         tool exposed first."""
         best_score, best_tool = float("-inf"), None
         for tool in tools:
-            score = self._cached("words", step, tool, _word_fit)
+            score = self._cached("words", step, tool, word_fit)
             score = score / 2 if tool["function"]["name"] in used else score
             if score > best_score:
                 best_score, best_tool = score, tool["function"]
@@ -331,8 +274,8 @@ class SimulatedAgent(ABC):
                 content = str(message.get("content", ""))
                 if name == TOOL_SEARCH_TOOL_NAME:
                     state.searches += 1
-                    state.queries.append(_query_of(arguments))
-                    state.last_found = _names_in(content)
+                    state.queries.append(query_of(arguments))
+                    state.last_found = names_in(content)
                     for name in dict.fromkeys(state.last_found):
                         state.found[name] = state.found.get(name, 0.0) + 1.0
                 else:
@@ -357,7 +300,7 @@ class SimulatedAgent(ABC):
 
 
 class LiteralAgent(SimulatedAgent):
-    """Judges fit by shared words only (:func:`tool_fit`), and stops at the first step nothing fits (see
+    """Judges fit by shared words only (:func:`.fit.tool_fit`), and stops at the first step nothing fits (see
     the module docstring)."""
 
     mode = "literal"
@@ -365,7 +308,7 @@ class LiteralAgent(SimulatedAgent):
     default_searches_per_step = 2
 
     def _judge(self, step: Step, tool: dict) -> float:
-        return _word_fit(step, tool)
+        return word_fit(step, tool)
 
     def _nothing_fits(self, step: Step, state: _Progress, notes: list[str]) -> AssistantTurn | None:
         return AssistantTurn(
@@ -375,7 +318,7 @@ class LiteralAgent(SimulatedAgent):
 
 
 class SemanticAgent(SimulatedAgent):
-    """Reads needs through a glossary, judges fit by meaning (:func:`semantic_fit`), reformulates, and
+    """Reads needs through a glossary, judges fit by meaning (:func:`.fit.semantic_fit`), reformulates, and
     skips a step nothing fits (see the module docstring). ``embedder`` defaults to the shared MiniLM,
     ``glossary`` to the shipped one (``Glossary()`` for none)."""
 
@@ -500,18 +443,6 @@ class SemanticAgent(SimulatedAgent):
 _AGENTS: dict[str, type[SimulatedAgent]] = {"literal": LiteralAgent, "semantic": SemanticAgent}
 
 
-def _word_fit(step: Step, tool: dict) -> float:
-    return tool_fit(step.need, tool)
-
-
-def data_words(step: Step, several: bool = False) -> set[str]:
-    """The words of a step's data values (names, numbers, places): not what the step asks for. With
-    ``several``, only values of several words ("fix-issue-42"): the names the glossary must not read, as a
-    one-word value ("squash") may well be the request's own verb."""
-    parts = [surface_words(str(v)) for v in step.data.values()]
-    return {w for words in parts if len(words) > 1 or not several for w in words}
-
-
 def simulated_agent(name: str, steps: Sequence[Step | dict], **options: Any) -> SimulatedAgent:
     """The simulated agent called ``name`` (one of :data:`AGENT_NAMES`) for ``steps``."""
     if name not in AGENT_NAMES:
@@ -521,52 +452,3 @@ def simulated_agent(name: str, steps: Sequence[Step | dict], **options: Any) -> 
         agent.name = "simulated-semantic-no-glossary"
         return agent
     return _AGENTS[name](steps, **options)
-
-
-def _query_of(arguments: str) -> str:
-    try:
-        parsed = json.loads(arguments)
-    except json.JSONDecodeError:
-        return ""
-    return str(parsed.get("query") or "") if isinstance(parsed, dict) else ""
-
-
-def _names_in(content: str) -> list[str]:
-    """Tool names in a toolSearchTool result: a JSON list of names, or of definitions expanded inline
-    (the loop's inline-references strategy); an error result has none. As a model reads it, items that
-    are neither are passed over rather than spoiling the rest."""
-    return [
-        item if isinstance(item, str) else item["function"]["name"] for item in decode_search_items(content)
-    ]
-
-
-def _inline_definitions(messages: list[dict], sent: set[str]) -> list[dict]:
-    """Tool definitions that search results expanded inside the conversation and the tools array does not
-    carry: the model can read and call them like the ones it was sent."""
-    found: dict[str, dict] = {}
-    searches = {  # over HTTP a tool message has no name: its call id says which tool it answers
-        call.get("id")
-        for m in messages
-        if m.get("role") == "assistant"
-        for call in m.get("tool_calls") or []
-        if (call.get("function") or {}).get("name") == TOOL_SEARCH_TOOL_NAME
-    }
-    for message in messages:
-        is_search = message.get("name") == TOOL_SEARCH_TOOL_NAME or message.get("tool_call_id") in searches
-        if message.get("role") == "tool" and is_search:
-            for item in decode_search_items(str(message.get("content", ""))):
-                if isinstance(item, dict) and item["function"]["name"] not in sent:
-                    found.setdefault(item["function"]["name"], item)
-    return list(found.values())
-
-
-def fill_arguments(schema: dict, data: dict) -> dict:
-    """Arguments for a tool from the step's data, matched by parameter name (case, '_' and '-' ignored)."""
-    properties = schema.get("properties") or {}
-    normalised = {re.sub(r"[^a-z0-9]", "", k.lower()): v for k, v in data.items()}
-    out = {}
-    for name in properties:
-        key = re.sub(r"[^a-z0-9]", "", name.lower())
-        if key in normalised:
-            out[name] = normalised[key]
-    return out

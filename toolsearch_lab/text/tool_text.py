@@ -41,6 +41,27 @@ def example_requests(description: str) -> tuple[str, list[str]]:
     return head, [line[2:].strip() for line in lines]
 
 
+def parameter_text(schema: object) -> str:
+    """Property names (as written) and descriptions of a JSON Schema, nested ones included, depth first,
+    one per line: the parameters field of the BM25 index's ``include_parameters`` option."""
+    parts: list[str] = []
+
+    def walk(node: object) -> None:
+        if not isinstance(node, dict):
+            return
+        props = node.get("properties")
+        if isinstance(props, dict):
+            for name, sub in props.items():
+                parts.append(str(name))
+                if isinstance(sub, dict) and isinstance(sub.get("description"), str):
+                    parts.append(sub["description"])
+                walk(sub)
+        walk(node.get("items"))
+
+    walk(schema)
+    return "\n".join(parts)
+
+
 def _parameter_lines(tool: Tool) -> list[str]:
     props = tool.parameters.get("properties") or {}
     lines = []

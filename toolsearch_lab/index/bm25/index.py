@@ -53,11 +53,10 @@ from typing import Literal, get_args
 import numpy as np
 import scipy.sparse as sp
 
+from toolsearch_lab.index.base import BaseToolIndex, KeyedRequest
 from toolsearch_lab.index.bm25.explain import (
     BM25Clause,
     BM25Details,
-    PlanGroup,
-    PlanItem,
     TermContribution,
     build_explanation,
     explain_doc,
@@ -72,12 +71,18 @@ from toolsearch_lab.index.bm25.postings import (
     int_to_byte4,
     norm_inverse_cache,
 )
-from toolsearch_lab.index.bm25.scoring import CompiledQuery, compile_leaves, exact_all, top_k
+from toolsearch_lab.index.bm25.query import (
+    _SPRING_FIELDS,
+    DESCRIPTION_FIELD,
+    FULL_FIELD,
+    NAME_FIELD,
+    PARAMETERS_FIELD,
+    QueryShape,
+)
+from toolsearch_lab.index.bm25.scoring import exact_all, top_k
 from toolsearch_lab.model import (
     DEFAULT_MAX_RESULTS,
-    BaseToolIndex,
     Explanation,
-    KeyedRequest,
     SearchMetadata,
     SearchResponse,
     Tool,
@@ -87,14 +92,10 @@ from toolsearch_lab.model import (
 from toolsearch_lab.text.lucene import analyze, analyze_split
 from toolsearch_lab.text.normalise import STEMMERS, Stemmer, keyword_tokens, stem_tokens
 from toolsearch_lab.text.stopwords import ENGLISH_STOP_WORDS
-from toolsearch_lab.text.tool_text import tool_text
+from toolsearch_lab.text.tool_text import parameter_text, tool_text
 
 log = logging.getLogger(__name__)
 
-NAME_FIELD = "toolName"
-DESCRIPTION_FIELD = "toolDescription"
-PARAMETERS_FIELD = "toolParameters"  # only with include_parameters=True; not a Spring field
-FULL_FIELD = "toolText"  # only with fields="full": the whole tool text in one field
 Analyzer = Literal["standard", "words"]
 FieldLayout = Literal["spring", "full"]
 ANALYZERS: tuple[Analyzer, ...] = get_args(Analyzer)
@@ -110,11 +111,6 @@ def _analyze_query_cached(query: str, split: bool) -> tuple[tuple[str, ...], tup
         positional, extra = analyze_split(query)
         return tuple(positional), tuple(extra)
     return tuple(analyze(query)), ()
-
-
-# Spring's clauses per field: (field, short label, phrase boost, terms boost).
-_SPRING_FIELDS = ((DESCRIPTION_FIELD, "desc", 1.0, 1.0), (NAME_FIELD, "name", 4.0, 2.0))
-_SHORT = {DESCRIPTION_FIELD: "desc", NAME_FIELD: "name", PARAMETERS_FIELD: "param", FULL_FIELD: "text"}
 
 
 @dataclass(frozen=True)
@@ -147,26 +143,6 @@ class _Session:
 
 
 # --- the index -----
-
-
-def _parameter_text(schema: object) -> str:
-    """Property names and descriptions of a JSON Schema, depth first, one per line."""
-    parts: list[str] = []
-
-    def walk(node: object) -> None:
-        if not isinstance(node, dict):
-            return
-        props = node.get("properties")
-        if isinstance(props, dict):
-            for name, sub in props.items():
-                parts.append(str(name))
-                if isinstance(sub, dict) and isinstance(sub.get("description"), str):
-                    parts.append(sub["description"])
-                walk(sub)
-        walk(node.get("items"))
-
-    walk(schema)
-    return "\n".join(parts)
 
 
 class BM25ToolIndex(BaseToolIndex):
@@ -215,6 +191,7 @@ class BM25ToolIndex(BaseToolIndex):
         if fields == "spring" and include_parameters:
             self._field_names.append(PARAMETERS_FIELD)
         self._field_pos = {name: i for i, name in enumerate(self._field_names)}
+        self._shape = QueryShape(tuple(self._clauses), self._field_pos, terms_once=fields == "full")
         # The terms boost of each field: the posting arrays keep each posting's score for it (for bounds).
         self._base_boost = {f: tb for f, _, tb in self._clauses}
         self._sessions: dict[str, _Session] = {}
@@ -234,7 +211,7 @@ class BM25ToolIndex(BaseToolIndex):
             return {FULL_FIELD: tool_text(tool, "full")}
         texts = {NAME_FIELD: tool.name, DESCRIPTION_FIELD: tool.description}
         if self.include_parameters:
-            texts[PARAMETERS_FIELD] = _parameter_text(tool.parameters)
+            texts[PARAMETERS_FIELD] = parameter_text(tool.parameters)
         return texts
 
     # -- indexing -----
@@ -341,103 +318,6 @@ class BM25ToolIndex(BaseToolIndex):
         positional, extra = _analyze_query_cached(query, self.split_identifiers)
         return list(positional), list(positional + extra)
 
-    def _term_counts(self, terms: list[str]) -> dict[str, int]:
-        """Each distinct term and how often the query repeats it (a "full" query counts each once)."""
-        counts: dict[str, int] = {}
-        for t in terms:
-            counts[t] = 1 if self.fields == "full" else counts.get(t, 0) + 1
-        return counts
-
-    def _plan(self, phrase: list[str], terms: list[str]) -> list[PlanGroup]:
-        """Spring's buildQuery, after Lucene's BooleanQuery rewrite merged duplicate SHOULD clauses.
-
-        :meth:`_compile` builds the same query as arrays for searching; this form is for explanations."""
-        counts = self._term_counts(terms)
-        single = len(phrase) == 1 and len(counts) == 1
-        groups: list[PlanGroup] = []
-        for fname, phrase_boost, terms_boost in self._clauses:
-            short = _SHORT[fname]
-            if phrase_boost is not None and single:
-                # xPhrase and xTerms are the same TermQuery: Lucene merges them, boosts summed.
-                label = (
-                    f"{short}Phrase + {short}Terms (identical TermQuery, merged; "
-                    f"boost {phrase_boost:g}+{terms_boost:g})"
-                )
-                item = PlanItem(fname, (phrase[0],), phrase_boost + terms_boost * counts[phrase[0]])
-                groups.append(PlanGroup(label, (item,)))
-                continue
-            if phrase_boost is not None and phrase:
-                kind = "TermQuery" if len(phrase) == 1 else "PhraseQuery"
-                label = f"{short}Phrase ({kind}, boost {phrase_boost:g})"
-                groups.append(PlanGroup(label, (PlanItem(fname, tuple(phrase), phrase_boost),)))
-            spring = "" if fname in (NAME_FIELD, DESCRIPTION_FIELD) else "; not in Spring"
-            label = f"{short}Terms (SHOULD TermQueries, boost {terms_boost:g}{spring})"
-            groups.append(
-                PlanGroup(label, tuple(PlanItem(fname, (t,), terms_boost * c) for t, c in counts.items()))
-            )
-        return groups
-
-    def _compile(
-        self, snap: _Snapshot, phrase: list[str], terms: list[str], ids: dict[str, int]
-    ) -> CompiledQuery:
-        """:meth:`_plan` as arrays, built without the per-item objects: one row per TermQuery leaf (same
-        clause order, same boosts), terms without postings in a field left out; phrase leaves are matched
-        right away."""
-        counts = self._term_counts(terms)
-        tids = [ids[t] for t in counts]
-        cnts = list(counts.values())
-        has, n_terms = snap.postings.has_postings, snap.postings.n_terms
-        keys: list[int] = []
-        boost: list[float] = []
-        mult: list[float] = []
-        group: list[int] = []
-        g = 0
-        single = len(phrase) == 1 and len(counts) == 1
-        pending = []  # (group, field, boost) of PhraseQuery clauses
-        for fname, phrase_boost, terms_boost in self._clauses:
-            offset = self._field_pos[fname] * n_terms
-            if phrase_boost is not None and single:  # xPhrase == xTerms: one TermQuery, boosts summed
-                if tids[0] >= 0 and has[offset + tids[0]]:
-                    b = phrase_boost + terms_boost * cnts[0]
-                    keys.append(offset + tids[0])
-                    boost.append(b)
-                    mult.append(b / terms_boost)
-                    group.append(g)
-                g += 1
-                continue
-            if phrase_boost is not None and phrase:  # several tokens (one token, one term is merged above)
-                pending.append((g, fname, phrase_boost))
-                g += 1
-            leaves = [(offset + t, c) for t, c in zip(tids, cnts, strict=True) if t >= 0 and has[offset + t]]
-            keys += [key for key, _ in leaves]
-            bs = [terms_boost * c for _, c in leaves]
-            boost += bs
-            mult += [b / terms_boost for b in bs]
-            group += [g] * len(leaves)
-            g += 1
-        query = compile_leaves(snap.postings, keys, boost, mult, group, g)
-        self._add_phrases(snap, query, pending, [ids[t] for t in phrase])
-        return query
-
-    def _add_phrases(
-        self,
-        snap: _Snapshot,
-        query: CompiledQuery,
-        pending: list[tuple[int, str, float]],
-        phrase_ids: list[int],
-    ) -> None:
-        """Match the PhraseQuery clauses: only where the field has every one of the phrase's terms (checked
-        on the posting lists before touching positions)."""
-        if not pending or min(phrase_ids) < 0:
-            return
-        has, n_terms = snap.postings.has_postings, snap.postings.n_terms
-        for grp, fname, phrase_boost in pending:
-            offset = self._field_pos[fname] * n_terms
-            if all(has[offset + t] for t in phrase_ids):
-                hits = snap.fields[fname].phrase_scores(phrase_ids, phrase_boost)
-                if hits is not None:
-                    query.phrases.append((grp, hits[0], hits[1]))
-
     def _eligible(self, snap: _Snapshot, category_filter: str | None) -> np.ndarray | None:
         if not category_filter or not len(snap.category_lookup):
             return None
@@ -453,7 +333,7 @@ class BM25ToolIndex(BaseToolIndex):
         if not terms:
             return empty_response()  # Spring: buildQuery returns null
         ids = {t: snap.vocab.get(t, -1) for t in terms}
-        query = self._compile(snap, phrase, terms, ids)
+        query = self._shape.compile(snap.postings, snap.fields, phrase, terms, ids)
         eligible = self._eligible(snap, request.category_filter)
         docs, scores = top_k(snap.postings, query, eligible, limit)
         return self._response(request, snap, docs.tolist(), scores.tolist(), started)
@@ -529,7 +409,9 @@ class BM25ToolIndex(BaseToolIndex):
     def _score_row(self, snap: _Snapshot, phrase: list[str], terms: list[str]) -> np.ndarray:
         row = np.zeros(len(snap.tools), dtype=_F32)
         if terms:
-            query = self._compile(snap, phrase, terms, {t: snap.vocab.get(t, -1) for t in terms})
+            query = self._shape.compile(
+                snap.postings, snap.fields, phrase, terms, {t: snap.vocab.get(t, -1) for t in terms}
+            )
             docs, scores = exact_all(snap.postings, query, None, max(len(snap.tools), 1))
             row[docs] = scores
         return row
@@ -549,7 +431,7 @@ class BM25ToolIndex(BaseToolIndex):
         phrase, terms = self._query_tokens(query, snap)
         row = self._score_row(snap, phrase, terms)
         doc = max(candidates, key=lambda c: row[c])  # max keeps the first of equals
-        groups = self._plan(phrase, terms) if terms else []
+        groups = self._shape.plan(phrase, terms) if terms else []
         clauses = explain_doc(snap.fields, groups, {t: snap.vocab.get(t, -1) for t in terms}, doc)
         return build_explanation(
             tool_name,

@@ -13,6 +13,7 @@ from typing import Any, Literal, NamedTuple, get_args
 
 import numpy as np
 
+from toolsearch_lab.index.base import BaseToolIndex, KeyedRequest
 from toolsearch_lab.index.regex.corpus import Entry, Session
 from toolsearch_lab.index.regex.keywords import (
     is_valid_spring_pattern,
@@ -28,10 +29,8 @@ from toolsearch_lab.index.regex.pattern import (
 )
 from toolsearch_lab.model import (
     DEFAULT_MAX_RESULTS,
-    BaseToolIndex,
     Contribution,
     Explanation,
-    KeyedRequest,
     SearchMetadata,
     SearchRequest,
     SearchResponse,

@@ -6,8 +6,8 @@ import re
 from typing import Any
 
 from toolsearch_lab.eval.scenarios import load_scenario
+from toolsearch_lab.models.fit import fold, words as simulated_words
 from toolsearch_lab.models.glossary import default_glossary, glossary_words
-from toolsearch_lab.models.simulated import fold, words as simulated_words
 from toolsearch_lab.ui.course.base import Exercise, Judgement
 from toolsearch_lab.ui.wording_view import glossary_runs, run_with_glossary
 
