@@ -583,8 +583,8 @@ def test_pruned_top_k_equals_dense_scoring_with_ties_filters_and_options(monkeyp
     "options", [{}, {"split_identifiers": True, "include_parameters": True, "parameter_boost": 1.5}]
 )
 def test_compiled_query_matches_the_plan(options):
-    """The array form used for searching (``_compile``) has exactly the leaves, boosts and clause order of
-    ``_plan`` (the form explanations use), for Spring's query and the opt-in options."""
+    """The array form used for searching (``QueryShape.compile``) has exactly the leaves, boosts and clause
+    order of ``QueryShape.plan`` (the form explanations use), for Spring's query and the opt-in options."""
     tools = [
         Tool(n, d, {"type": "object", "properties": {"city": {"type": "string", "description": d}}})
         for n, d in DEMO_TOOLS + [("get_weather", "Get weather data for a city"), ("getTime", "time now")]
@@ -605,9 +605,9 @@ def test_compiled_query_matches_the_plan(options):
         snap = index._snapshot_of("s")
         phrase, terms = index._query_tokens(query, snap)
         ids = {t: snap.vocab.get(t, -1) for t in terms}
-        compiled = index._compile(snap, phrase, terms, ids)
+        compiled = index._shape.compile(snap.postings, snap.fields, phrase, terms, ids)
         expected = []
-        for g, group in enumerate(index._plan(phrase, terms)):
+        for g, group in enumerate(index._shape.plan(phrase, terms)):
             for item in group.items:
                 if item.is_phrase:
                     continue
@@ -628,7 +628,7 @@ def test_compiled_query_matches_the_plan(options):
             )
         ]
         assert got == expected, query
-        assert compiled.n_groups == len(index._plan(phrase, terms)), query
+        assert compiled.n_groups == len(index._shape.plan(phrase, terms)), query
 
 
 def test_hot_path_tool_references_equal_constructed_ones():
