@@ -26,7 +26,7 @@ from toolsearch_lab.catalog.container import ToolCatalog
 from toolsearch_lab.catalog.errors import CatalogError, CatalogReport
 from toolsearch_lab.catalog.formats import read_tools
 from toolsearch_lab.catalog.mcp_config import McpConfig, connect_servers, load_mcp_config
-from toolsearch_lab.catalog.merge import merge_catalogs
+from toolsearch_lab.catalog.merge import Namespace, merge_catalogs
 
 if TYPE_CHECKING:
     from toolsearch_lab.catalog.mcp import McpConnection
@@ -121,7 +121,7 @@ def connect_mcp_config(
     config: str | os.PathLike | Mapping[str, Any] | McpConfig,
     *,
     servers: Sequence[str] | None = None,
-    namespace: str = "auto",
+    namespace: Namespace = "auto",
     strict: bool = False,
     timeout: float = 30.0,
     startup_timeout: float | None = None,

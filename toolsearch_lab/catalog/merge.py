@@ -19,14 +19,23 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from typing import Literal, get_args
 
 from toolsearch_lab.catalog.container import ToolCatalog
 from toolsearch_lab.catalog.errors import CatalogError, CatalogReport
 from toolsearch_lab.model import Tool
 
-__all__ = ["NAMESPACES", "PROVIDER_NAME_PATTERN", "SEPARATOR", "merge_catalogs", "qualified_name"]
+__all__ = [
+    "NAMESPACES",
+    "Namespace",
+    "PROVIDER_NAME_PATTERN",
+    "SEPARATOR",
+    "merge_catalogs",
+    "qualified_name",
+]
 
-NAMESPACES = ("auto", "always", "never")
+Namespace = Literal["auto", "always", "never"]
+NAMESPACES: tuple[Namespace, ...] = get_args(Namespace)
 SEPARATOR = "__"
 PROVIDER_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _MAX = 64
@@ -54,7 +63,7 @@ def qualified_name(server: str, tool: str) -> str:
 def merge_catalogs(
     parts: Mapping[str, ToolCatalog] | Sequence[tuple[str, ToolCatalog]],
     *,
-    namespace: str = "auto",
+    namespace: Namespace = "auto",
     source: str | None = None,
 ) -> ToolCatalog:
     """Merge ``{server name: catalog}`` into one catalog (see the module docstring)."""
