@@ -122,8 +122,11 @@ class InlineReferences(Strategy):
         return encode_inline_result(registered[n].definition() for n in names if n in registered)
 
     def plan(self, view: RequestView) -> RequestPlan:
-        found = found_tools(view.conversation, view.registered, self.accumulation, view.strict)
-        return RequestPlan([], True, found, found)
+        found = view.found(self.accumulation)
+        # Tools the session record carries from earlier turns have no definition in the messages any more:
+        # the advisor sends them in the tools array.
+        inline = [n for n in found if n in found_tools(view.conversation, view.registered, True, view.strict)]
+        return RequestPlan([n for n in found if n not in inline], True, inline, found)
 
 
 class PreRetrieval(Strategy):
