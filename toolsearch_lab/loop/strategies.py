@@ -20,6 +20,8 @@ The strategies compared, each a class here (with the system each one comes from)
 - :class:`Unload` - a wrapper over any of them: drop loaded tools unused for ``idle_turns`` model turns,
   and/or keep at most ``max_loaded`` (most recently used first). Asked for in anthropics/claude-code#27215,
   NousResearch/hermes-agent#6318.
+- :class:`~toolsearch_lab.loop.pinning.Pinned` (row ``pinned``) - search-only with some tools always loaded,
+  first in the tools array. Claude Code's ``alwaysLoad``; which to pin: ``recommend_pins``.
 
 A new strategy goes in a module of its own, subclassing :class:`~toolsearch_lab.loop.strategy.Strategy`,
 and is named in :data:`STRATEGY_NAMES` and :func:`make_strategy` here.
@@ -27,9 +29,10 @@ and is named in :data:`STRATEGY_NAMES` and :func:`make_strategy` here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from toolsearch_lab.loop.pinning import Pinned
 from toolsearch_lab.loop.strategy import (
     RequestPlan,
     RequestView,
@@ -263,6 +266,7 @@ STRATEGY_NAMES = (
     "inline-references",
     "pre-retrieval",
     "retrieve-then-bind",
+    "pinned",
 )
 
 UNLOADABLE = ("search-only", "search-only-no-accumulation", "listed-names", "retrieve-then-bind")
@@ -270,7 +274,11 @@ RESULT_COUNT_STRATEGIES = ("pre-retrieval", "retrieve-then-bind")
 
 
 def make_strategy(
-    name: str, idle_turns: int | None = None, max_loaded: int | None = None, max_results: int | None = None
+    name: str,
+    idle_turns: int | None = None,
+    max_loaded: int | None = None,
+    max_results: int | None = None,
+    pinned: Sequence[str] | None = None,
 ) -> Strategy:
     """A strategy by its row name (see :data:`STRATEGY_NAMES`), wrapped in :class:`Unload` when an unload
     option is given and the strategy can reload what it drops (:data:`UNLOADABLE`): all-tools loads nothing;
@@ -280,7 +288,7 @@ def make_strategy(
     ``max_results`` is the result count of the strategies that own one (:data:`RESULT_COUNT_STRATEGIES`:
     pre-retrieval's ``k``, retrieve-then-bind's ``limit``; None keeps their defaults, 10 and 5). The others
     search with the model's ``maxResults`` or the advisor's, so a value given for them is refused rather
-    than ignored."""
+    than ignored. ``pinned`` is the ``pinned`` row's tools (required there, refused elsewhere)."""
     builders: dict[str, Callable[[], Strategy]] = {
         "all-tools": AllTools,
         "search-only": lambda: SearchOnly(True),
@@ -289,6 +297,7 @@ def make_strategy(
         "inline-references": InlineReferences,
         "pre-retrieval": lambda: PreRetrieval(10 if max_results is None else max_results),
         "retrieve-then-bind": lambda: RetrieveThenBind(5 if max_results is None else max_results),
+        "pinned": lambda: Pinned(SearchOnly(True), pinned or ()),
     }
     if name not in builders:
         raise ValueError(f"unknown strategy {name!r}; expected one of {list(STRATEGY_NAMES)}")
@@ -296,6 +305,11 @@ def make_strategy(
         raise ValueError(
             f"strategy {name!r} has no result count of its own (its searches use the model's maxResults, "
             f"else the advisor's max_results): max_results applies to {', '.join(RESULT_COUNT_STRATEGIES)}"
+        )
+    if (name == "pinned") != (pinned is not None):
+        raise ValueError(
+            "strategy 'pinned' needs pinned=[tool names] (recommend_pins measures which), and only it takes "
+            f"them; got strategy {name!r} with pinned={pinned!r:.80}"
         )
     strategy = builders[name]()
     if (idle_turns is not None or max_loaded is not None) and name in UNLOADABLE:

@@ -303,7 +303,7 @@ def _turns(raw: dict, names: set[str], where: str) -> list[ScenarioTurn]:
     clash = [k for k in ("steps", "user_request") if k in raw]
     if clash:
         raise ValueError(f"{where}: a conversation has 'turns' instead of {clash}, not both")
-    turns = []
+    turns: list[ScenarioTurn] = []
     for i, t in enumerate(_require(raw, "turns", list, where)):
         at = f"{where} turns[{i}]"
         if not isinstance(t, dict):
