@@ -35,6 +35,7 @@ from toolsearch_lab.loop.pinning import PinRecommendation, recommend_pins
 from toolsearch_lab.loop.strategies import STRATEGY_NAMES, make_strategy
 from toolsearch_lab.loop.strategy import Strategy
 from toolsearch_lab.models.base import AssistantTurn
+from toolsearch_lab.models.simulated import AGENT_NAMES
 from toolsearch_lab.tokens import TokenCounter
 
 __all__ = [
@@ -139,7 +140,7 @@ def run_strategy(
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     price = (prices or load_prices()).price(price_model)
     if strategy == "pinned" and pinned is None:
-        pinned = _pins_or_refuse(usage_pins(sc, index, model, price), sc)
+        pinned = usage_pins(sc, index, model, price).pinned
     if isinstance(strategy, str):
         strategy = make_strategy(strategy, idle_turns, max_loaded, pinned=pinned)
     counter = TokenCounter(encoding)
@@ -366,7 +367,7 @@ def compare(
     pins = options.pop("pinned", None)
     if "pinned" in strategies and pins is None:
         price = (options.get("prices") or load_prices()).price(options.get("price_model"))
-        pins = _pins_or_refuse(usage_pins(sc, indexes[0], options.get("model", "simulated"), price), sc)
+        pins = usage_pins(sc, indexes[0], options.get("model", "simulated"), price).pinned
     dimensions = [(m, s) for m in memories or ["full"] for s in sources or ["session"]]
     return [
         run_strategy(
@@ -391,11 +392,12 @@ def usage_pins(
     over the same tools (leave-one-out, so the row is not fitted to its own task), or, when there are none
     (your own catalog), the scenario's own search-only run (in-sample; ``measured_on`` says which). Pinned
     tokens are discounted by ``price``'s cached/uncached ratio: pinned tools lead the tools array, a
-    cached prefix."""
+    cached prefix. Usage is measured with ``model`` when it names a simulated agent, else with the default
+    one: measuring a real model's usage would mean paying for runs of every other scenario."""
     ratio = price.cache_read / price.input if price is not None and price.input else 1.0
     names = tuple(t.name for t in scenario.tools)
-    if not isinstance(model, str):  # a model object may not repeat itself: measure every time
-        return _measured_pins(scenario, names, index, model, ratio)
+    if not isinstance(model, str) or model not in ("simulated", *AGENT_NAMES):
+        model = "simulated"
     key = (scenario.name, scenario.tool_set, scenario.examples, names, index, model, ratio)
     if key not in _PINS:
         _PINS[key] = _measured_pins(scenario, names, index, model, ratio)
@@ -417,15 +419,6 @@ def _measured_pins(
     traces = [run_strategy(o, "search-only", index, model).trace for o in others]
     found = recommend_pins(traces, scenario.tools, cached_ratio=ratio)
     return replace(found, measured_on=[o.name for o in others])
-
-
-def _pins_or_refuse(found: PinRecommendation, scenario: Scenario) -> list[str]:
-    if not found.pinned:
-        raise ValueError(
-            f"recommend_pins chose no tool for {scenario.name!r} (measured on {found.measured_on}): none was "
-            "called in half the sessions and saved more than it costs; leave 'pinned' out or pin by hand"
-        )
-    return found.pinned
 
 
 compare_strategies = compare  # the name ``toolsearch_lab`` exports

@@ -27,9 +27,16 @@ the loop (+1000, with internal history disabled) it stores every message but the
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, Protocol, get_args
+from typing import Any, Protocol
 
-from toolsearch_lab.loop.memory import ChatMemory, MemoryUpdate, describe_message, parse_memory
+from toolsearch_lab.loop.memory import (
+    ACCUMULATION_SOURCES,
+    AccumulationSource,
+    ChatMemory,
+    MemoryUpdate,
+    describe_message,
+    parse_memory,
+)
 from toolsearch_lab.loop.run import RunResult, TurnReading
 from toolsearch_lab.loop.sessions import IndexedSessions
 from toolsearch_lab.loop.strategy import Strategy, pick_found, search_groups
@@ -45,8 +52,6 @@ __all__ = [
     "memory_record",
 ]
 
-AccumulationSource = Literal["session", "history"]
-ACCUMULATION_SOURCES: tuple[str, ...] = get_args(AccumulationSource)
 ANSWERED = "answered"
 
 

@@ -14,27 +14,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolsearch_lab.loop.strategy import RequestPlan, RequestView, Strategy
 from toolsearch_lab.model import Tool, check_positive_int
-from toolsearch_lab.tokens import TokenCounter
 from toolsearch_lab.trace import RunTrace
+
+if TYPE_CHECKING:  # tiktoken is loaded only when a recommendation counts tokens (the CLI starts without it)
+    from toolsearch_lab.tokens import TokenCounter
 
 __all__ = ["PinAdvice", "PinRecommendation", "Pinned", "recommend_pins"]
 
 
 class Pinned(Strategy):
     """``inner`` (a strategy that offers search) with ``tools`` always in the tools array, first, in the order
-    given. A pinned name the catalog does not have is an error when the run starts."""
+    given (none: ``inner`` as it is, what a recommendation that pins nothing gives). A pinned name the catalog
+    does not have is an error when the run starts."""
 
     def __init__(self, inner: Strategy, tools: Sequence[str]) -> None:
         if not isinstance(inner, Strategy) or isinstance(inner, Pinned) or not inner.offers_search:
             raise ValueError(
                 f"Pinned: inner must be a strategy that offers search (not Pinned), got {inner!r}"
             )
-        if isinstance(tools, str) or not tools:
-            raise ValueError("Pinned: tools must be a non-empty list of tool names")
+        if isinstance(tools, str) or not isinstance(tools, Sequence):
+            raise ValueError(f"Pinned: tools must be a list of tool names, got {tools!r:.80}")
         names = list(tools)
         bad = [n for n in names if not isinstance(n, str) or not n.strip()]
         if bad or len(set(names)) != len(names):
@@ -150,7 +153,10 @@ def recommend_pins(
         raise ValueError(f"recommend_pins: cached_ratio must be in [0, 1], got {cached_ratio!r}")
     if not traces:
         raise ValueError("recommend_pins: needs at least one trace (a session) to measure usage from")
-    counter = counter or TokenCounter(traces[0].encoding)
+    if counter is None:
+        from toolsearch_lab.tokens import TokenCounter
+
+        counter = TokenCounter(traces[0].encoding)
     by_name = {t.name: t for t in tools}
     sessions: dict[str, int] = {}
     calls: dict[str, int] = {}
