@@ -485,8 +485,8 @@ class SemanticAgent(SimulatedAgent):
 _AGENTS: dict[str, type[SimulatedAgent]] = {"literal": LiteralAgent, "semantic": SemanticAgent}
 
 
-def simulated_agent(name: str, steps: Sequence[Step | dict], **options: Any) -> SimulatedAgent:
-    """The simulated agent called ``name`` (one of :data:`AGENT_NAMES`) for ``steps``."""
+def simulated_agent(name: str, steps: Sequence[Step | dict] = (), **options: Any) -> SimulatedAgent:
+    """The simulated agent called ``name`` (one of :data:`AGENT_NAMES`) for ``steps`` (or ``turns=``)."""
     if name not in AGENT_NAMES:
         raise ValueError(f"unknown simulated agent {name!r}; expected one of {list(AGENT_NAMES)}")
     if name == "semantic-no-glossary":

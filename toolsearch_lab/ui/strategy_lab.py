@@ -1,6 +1,9 @@
 """StrategyLab: every way of loading tools on one scenario: the comparison table, a cost-vs-success Pareto
 plot (one point per strategy x index) and, per strategy, which part of each request a prompt cache serves.
 
+The ``pinned`` row keeps the tools :func:`~toolsearch_lab.eval.compare.usage_pins` recommends (measured on
+the other shipped scenarios over the same catalog) always loaded, first in every tools array.
+
 The pure render functions (:func:`table_html`, :func:`pareto_spec`, :func:`prefix_html`) take comparison
 rows and runs from :mod:`toolsearch_lab.eval.compare`; :class:`StrategyLab` wires them to widgets that change
 the scenario, the indexes, maxResults, the unload policy and the prices live. Re-pricing never re-runs a
@@ -36,6 +39,7 @@ STRATEGY_COLOURS = {
     "inline-references": t.FOUND,
     "pre-retrieval": t.NEW,
     "retrieve-then-bind": "#DB2777",
+    "pinned": "#0D9488",  # search-only with the tools measured usage recommends always loaded
 }
 GOOD_TINT = "#DCFCE7"  # the winning row: ink on pale green
 NUDGE = 0.012  # vertical offset between strategies in the Pareto plot, so equal points stay visible
@@ -125,6 +129,12 @@ def table_html(rows: Sequence[dict], width: int = t.PANEL_WIDTH, mark_best: bool
         "cached = prompt tokens a prompt cache serves (priced at the cache-read rate); "
         + ("★ cheapest run that completed the task; " if mark_best else "")
         + "1st miss = first request whose step needed a tool the strategy had not exposed."
+        + "".join(
+            f" Pinned row: {t.esc(', '.join(pins) or 'nothing (no tool met the bar)')} always loaded."
+            for pins in dict.fromkeys(
+                tuple(r["options"]["pinned"]) for r in rows if "pinned" in r.get("options", {})
+            )
+        )
     )
     return t.panel("".join(out) + f"<div style='margin-top:6px'>{note}</div>", width)
 
