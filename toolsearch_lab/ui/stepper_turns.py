@@ -6,10 +6,13 @@ summarised when it arrived, the found tools it carried and the ones it had lost)
 
 from __future__ import annotations
 
+from toolsearch_lab.eval.compare import StrategyRun
+from toolsearch_lab.eval.requests import turn_costs
 from toolsearch_lab.trace import RunTrace, TurnRecord
 from toolsearch_lab.ui import theme as t
+from toolsearch_lab.ui.display import Html, Table
 
-__all__ = ["turn_bands", "turn_choices", "turn_html", "turn_of", "with_turns"]
+__all__ = ["turn_bands", "turn_choices", "turn_html", "turn_of", "turns_table", "with_turns"]
 
 BAND_TINTS = ("#F5F3FF", "#FFFFFF")  # alternate turns: a pale violet, then none
 LOST_TINT = "#FEE2E2"
@@ -114,3 +117,46 @@ def turn_html(trace: RunTrace, position: int) -> str:
             lost = "".join(t.chip(n, t.BAD, LOST_TINT) for n in record.lost)
             parts.append(f"<div><b style='color:{t.BAD}'>Lost</b> ({why}): {lost}</div>")
     return t.panel("".join(parts))
+
+
+def turns_table(run: StrategyRun, caption: str = "") -> Table:
+    """A conversation run, one row per user turn: what memory kept of what it was given, the found tools the
+    turn carried and lost, its requests, prompt tokens and billed cost, and its steps."""
+    trace = run.trace
+    bills = {b["turn"]: b for b in turn_costs(trace, run.costs)}
+    rows = []
+    for record in trace.turns:
+        bill = bills[record.number]
+        memory = record.memory
+        lost = Html(
+            "".join(t.chip(n, t.BAD, LOST_TINT) for n in record.lost[:4])
+            + (t.muted(f" +{len(record.lost) - 4}") if len(record.lost) > 4 else ""),
+            ", ".join(record.lost),
+        )
+        done = bill["steps_succeeded"] == bill["steps"]
+        mark = Html(
+            f"<b style='color:{t.GOOD if done else t.BAD}'>{'✓' if done else '✗'} {bill['steps_succeeded']}/"
+            f"{bill['steps']}</b>",
+            f"{bill['steps_succeeded']}/{bill['steps']}",
+        )
+        rows.append(
+            [
+                record.number,
+                t.clip(record.user_message, 60),
+                "-" if memory is None else f"{memory.kept} of {memory.given}",
+                len(record.carried),
+                lost if record.lost else "-",
+                bill["requests"],
+                bill["prompt_tokens"],
+                round(bill["cost_usd"], 4),
+                mark,
+            ]
+        )
+    columns = ["turn", "the user", "memory kept", "carried", "lost", "requests", "prompt", "$", "steps"]
+    config = trace.config
+    return Table(
+        columns,
+        rows,
+        caption
+        or f"memory {config.get('memory')} · found tools kept in: {config.get('accumulation_source')}",
+    )
