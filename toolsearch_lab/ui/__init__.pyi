@@ -21,7 +21,6 @@ from .retrieval_explorer import (
     ranking_table as ranking_table,
 )
 from .stepper import IterationStepper as IterationStepper
-from .stepper_turns import turn_html as turn_html, turns_table as turns_table
 from .stepper_demos import (
     SPRING_DESCRIBED_DEFAULT as SPRING_DESCRIBED_DEFAULT,
     config_side_by_side as config_side_by_side,
@@ -31,6 +30,7 @@ from .stepper_demos import (
     remembering_runs as remembering_runs,
     runs_table as runs_table,
 )
+from .stepper_turns import turn_html as turn_html, turns_table as turns_table
 from .strategy_lab import (
     StrategyLab as StrategyLab,
     comparison_table as comparison_table,

@@ -47,8 +47,8 @@ def judge(answer: Any, *, history_run: ScenarioRun, **_: Any) -> Judgement:
         return False, "a tool is pinned twice; each pin is one tool, sent once in every request"
     if len(answer) > MAX_PINS:
         return False, (
-            f"{len(answer)} pins is loading the catalog, not choosing: every pinned definition rides in every "
-            "request. Pin only what a failing step of the run above needed"
+            f"{len(answer)} pins is loading the catalog, not choosing: every pinned definition rides in "
+            "every request. Pin only what a failing step of the run above needed"
         )
     failing = _failing(answer, history_run)
     needs = {k: history_run.steps[k - 1].need for k in failing}
@@ -85,9 +85,9 @@ EXERCISES = (
         hint="history_run.steps says which step failed and which tools it expected (StepOutcome.expected).",
         solve=solution,
         wrong='my_pins = ["add_issue_comment_reaction"]',
-        why="a pinned tool is sent in every request whatever memory keeps, so the step whose tool memory took "
-        "away succeeds; pin exactly the tools the failing steps expected, since every pin costs its definition "
-        "in every request.",
+        why="a pinned tool is sent in every request whatever memory keeps, so the step whose tool memory "
+        "took away succeeds; pin exactly the tools the failing steps expected, since every pin costs its "
+        "definition in every request.",
         judge=judge,
     ),
 )
