@@ -11,8 +11,9 @@ from toolsearch_lab.eval.requests import turn_costs
 from toolsearch_lab.trace import RunTrace, TurnRecord
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.display import Html, Table
+from toolsearch_lab.ui.strategy_lab import HtmlPanel
 
-__all__ = ["turn_bands", "turn_choices", "turn_html", "turn_of", "turns_table", "with_turns"]
+__all__ = ["turn_bands", "turn_choices", "turn_html", "turn_of", "turn_view", "turns_table", "with_turns"]
 
 BAND_TINTS = ("#F5F3FF", "#FFFFFF")  # alternate turns: a pale violet, then none
 LOST_TINT = "#FEE2E2"
@@ -119,6 +120,20 @@ def turn_html(trace: RunTrace, position: int) -> str:
     return t.panel("".join(parts))
 
 
+def turn_view(trace: RunTrace, number: int) -> HtmlPanel:
+    """Turn ``number`` of a conversation as the stepper's panel shows it (with a plain-text form)."""
+    position = next((i for i, it in enumerate(trace.iterations) if it.turn == number), None)
+    record = turn_of(trace, position) if position is not None else None
+    if position is None or record is None:
+        raise ValueError(f"the trace has no turn {number!r}; its turns are {[t.number for t in trace.turns]}")
+    memory = record.memory
+    text = f"Turn {number}: {record.user_message}"
+    if memory is not None:
+        text += f"\nmemory {memory.memory}: given {memory.given}, kept {memory.kept}"
+    text += f"\ncarried {', '.join(record.carried) or 'none'}; lost {', '.join(record.lost) or 'none'}"
+    return HtmlPanel(turn_html(trace, position), text)
+
+
 def turns_table(run: StrategyRun, caption: str = "") -> Table:
     """A conversation run, one row per user turn: what memory kept of what it was given, the found tools the
     turn carried and lost, its requests, prompt tokens and billed cost, and its steps."""
@@ -128,10 +143,10 @@ def turns_table(run: StrategyRun, caption: str = "") -> Table:
     for record in trace.turns:
         bill = bills[record.number]
         memory = record.memory
+        more = f" +{len(record.lost) - 3}" if len(record.lost) > 3 else ""
         lost = Html(
-            "".join(t.chip(n, t.BAD, LOST_TINT) for n in record.lost[:4])
-            + (t.muted(f" +{len(record.lost) - 4}") if len(record.lost) > 4 else ""),
-            ", ".join(record.lost),
+            "".join(t.chip(n, t.BAD, LOST_TINT) for n in record.lost[:3]) + t.muted(more),
+            ", ".join(record.lost[:3]) + more,
         )
         done = bill["steps_succeeded"] == bill["steps"]
         mark = Html(
