@@ -389,7 +389,8 @@ def usage_pins(
     scenario: Scenario, index: str = "lucene", model: Any = "simulated", price: Price | None = None
 ) -> PinRecommendation:
     """What to pin for ``scenario``, from measured usage: search-only runs of the other shipped scenarios
-    over the same tools (leave-one-out, so the row is not fitted to its own task), or, when there are none
+    over the same tools, its own task in other words left out too (so the row is not fitted to its own
+    task), or, when there are none
     (your own catalog), the scenario's own search-only run (in-sample; ``measured_on`` says which). Pinned
     tokens are discounted by ``price``'s cached/uncached ratio: pinned tools lead the tools array, a
     cached prefix. Usage is measured with ``model`` when it names a simulated agent, else with the default
@@ -413,7 +414,7 @@ def _measured_pins(
     others = [
         load_scenario(n, examples=scenario.examples)
         for n in list_scenarios()
-        if n != scenario.name and load_scenario(n).tool_set == scenario.tool_set
+        if load_scenario(n).tool_set == scenario.tool_set and load_scenario(n).family != scenario.family
     ]
     others = [o for o in others if tuple(t.name for t in o.tools) == names] or [scenario]
     traces = [run_strategy(o, "search-only", index, model).trace for o in others]
