@@ -27,7 +27,7 @@ from toolsearch_lab.cli.options import (
 )
 from toolsearch_lab.index.factory import INDEX_KINDS
 from toolsearch_lab.loop.memory import ACCUMULATION_SOURCES
-from toolsearch_lab.loop.strategies import STRATEGY_NAMES
+from toolsearch_lab.loop.strategies import COMPARED_BY_DEFAULT, STRATEGY_NAMES
 
 NAME = "compare"
 SUMMARY = "run every tool-loading strategy on a scenario and compare requests, cached tokens, cost, success"
@@ -53,10 +53,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument(
         "--strategies",
         nargs="+",
-        default=list(STRATEGY_NAMES),
+        default=list(COMPARED_BY_DEFAULT),
         choices=STRATEGY_NAMES,
         metavar="STRATEGY",
-        help=f"strategies to run, any of: {', '.join(STRATEGY_NAMES)}",
+        help=f"strategies to run, any of: {', '.join(STRATEGY_NAMES)} (default: all but pinned, which "
+        "first runs the other shipped scenarios over the same catalog to measure usage)",
     )
     parser.add_argument("--index", nargs="+", default=["lucene"], choices=INDEX_KINDS, help="index kind(s)")
     parser.add_argument("--max-results", type=positive_int, default=None, help="advisor maxResults default")

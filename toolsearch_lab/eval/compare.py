@@ -32,7 +32,7 @@ from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.loop.conversation import AccumulationSource
 from toolsearch_lab.loop.memory import parse_memory
 from toolsearch_lab.loop.pinning import PinRecommendation, recommend_pins
-from toolsearch_lab.loop.strategies import STRATEGY_NAMES, make_strategy
+from toolsearch_lab.loop.strategies import COMPARED_BY_DEFAULT, STRATEGY_NAMES, make_strategy
 from toolsearch_lab.loop.strategy import Strategy
 from toolsearch_lab.models.base import AssistantTurn
 from toolsearch_lab.models.simulated import AGENT_NAMES
@@ -344,13 +344,14 @@ def headline(
 
 def compare(
     scenario: Scenario | str | Path,
-    strategies: Sequence[str] = STRATEGY_NAMES,
+    strategies: Sequence[str] = COMPARED_BY_DEFAULT,
     indexes: Sequence[str] = ("lucene",),
     memories: Sequence[str] | None = None,
     sources: Sequence[AccumulationSource] | None = None,
     **options: Any,
 ) -> list[StrategyRun]:
-    """Every strategy x index on one scenario (loaded once), and for a conversation x chat memory
+    """Every strategy (by default all but ``pinned``, which first measures usage on other scenarios: ask for
+    it) x index on one scenario (loaded once), and for a conversation x chat memory
     (``memories``, default ``["full"]``) x accumulation source (``sources``, default ``["session"]``);
     ``options`` go to :func:`run_strategy`."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)

@@ -126,7 +126,8 @@ class Conversation:
         return TurnReading("all" if self.conversation_history else "last")
 
     def send(self, text: str) -> RunResult:
-        """One user turn: memory, the advisor loop, the record of what was carried and lost."""
+        """One user turn: memory, the advisor loop, the record of what was carried and lost. The result's
+        trace is the turn's part of :attr:`trace` (iterations numbered as in the whole conversation)."""
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"Conversation.send: the user message must be non-blank text, got {text!r:.60}")
         number = len(self.results) + 1

@@ -47,6 +47,7 @@ from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, Tool, check_positive_int
 from toolsearch_lab.wire import encode_inline_result
 
 __all__ = [
+    "COMPARED_BY_DEFAULT",
     "RESULT_COUNT_STRATEGIES",
     "STRATEGY_NAMES",
     "UNLOADABLE",
@@ -269,6 +270,8 @@ STRATEGY_NAMES = (
     "pinned",
 )
 
+# What compare runs unless told: every row but pinned, whose pins come from running other scenarios first.
+COMPARED_BY_DEFAULT = tuple(n for n in STRATEGY_NAMES if n != "pinned")
 UNLOADABLE = ("search-only", "search-only-no-accumulation", "listed-names", "retrieve-then-bind")
 RESULT_COUNT_STRATEGIES = ("pre-retrieval", "retrieve-then-bind")
 

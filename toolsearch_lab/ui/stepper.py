@@ -131,7 +131,8 @@ def default_runner(
 
 class IterationStepper(Displayable):
     """See the module docstring. ``run`` may be a ScenarioRun or a RunTrace; ``runner`` replaces
-    :func:`default_runner` (tests, or a custom model)."""
+    :func:`default_runner` (tests, or a custom model); ``memory`` and ``source`` are a conversation's first
+    chat memory and where its found tools live."""
 
     def __init__(
         self,
@@ -140,11 +141,15 @@ class IterationStepper(Displayable):
         model: str = DEFAULT_MODE,
         run=None,
         runner: Callable[..., Any] | None = None,
+        *,
+        memory: str = "full",
+        source: str = "session",
     ) -> None:
         self._runner = runner or default_runner
         self._cache: dict[tuple, Any] = {}
         self._busy = False  # suppresses re-runs while controls are set programmatically
         self._build_settings(scenario, index, model)
+        self.memory.value, self.source.value = memory, source
         self._build_stepping()
         self.status = html_sink()
         self.details = html_sink()

@@ -1,8 +1,9 @@
 """StrategyLab: every way of loading tools on one scenario: the comparison table, a cost-vs-success Pareto
 plot (one point per strategy x index) and, per strategy, which part of each request a prompt cache serves.
 
-The ``pinned`` row keeps the tools :func:`~toolsearch_lab.eval.compare.usage_pins` recommends (measured on
-the other shipped scenarios over the same catalog) always loaded, first in every tools array.
+The ``pinned`` row (a checkbox, on unless the lab is given runs without it) keeps the tools
+:func:`~toolsearch_lab.eval.compare.usage_pins` recommends (measured on the other shipped scenarios over the
+same catalog) always loaded, first in every tools array.
 
 The pure render functions (:func:`table_html`, :func:`pareto_spec`, :func:`prefix_html`) take comparison
 rows and runs from :mod:`toolsearch_lab.eval.compare`; :class:`StrategyLab` wires them to widgets that change
@@ -23,6 +24,7 @@ from toolsearch_lab.eval.compare import StrategyRun, compare, comparison_rows
 from toolsearch_lab.eval.cost import Price, PriceTable, in_hashset_order, load_prices, request_costs
 from toolsearch_lab.eval.scenarios import list_scenarios
 from toolsearch_lab.index.factory import INDEX_KINDS
+from toolsearch_lab.loop.strategies import COMPARED_BY_DEFAULT, STRATEGY_NAMES
 from toolsearch_lab.tokens import TokenCounter
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
@@ -310,10 +312,11 @@ class StrategyLab(Displayable):
         self.figure: go.FigureWidget | None = None
         self._cache: dict[tuple, list[StrategyRun]] = {}
         if runs is not None:
+            self.pinned.value = any(r.strategy.name == "pinned" for r in runs)
             self._cache[self._key()] = self._checked_seed(list(runs))
         self.runs: list[StrategyRun] = []
         self._rerun()
-        for w in (self.scenario, self.indexes, self.max_results, self.unload):
+        for w in (self.scenario, self.indexes, self.max_results, self.unload, self.pinned):
             w.observe(lambda _: self._rerun(), names="value")
         self.model.observe(lambda _: self._model_changed(), names="value")
         for w in (self.input_price, self.cached_price, self.output_price):
@@ -321,7 +324,7 @@ class StrategyLab(Displayable):
         self.focus.observe(lambda _: self._draw_prefix(), names="value")
         controls = widgets.VBox(
             [
-                widgets.HBox([self.scenario, self.max_results, self.unload]),
+                widgets.HBox([self.scenario, self.max_results, self.unload, self.pinned]),
                 widgets.HBox(
                     [
                         self.indexes,
@@ -356,6 +359,8 @@ class StrategyLab(Displayable):
         self.cached_price = widgets.FloatText(value=price.cache_read, description="cached $/M", style=style)
         self.output_price = widgets.FloatText(value=price.output, description="output $/M", style=style)
         self.focus = widgets.Dropdown(description="Prefix view", style=style)
+        # The pinned row measures usage on the other shipped scenarios first (a few more runs).
+        self.pinned = widgets.Checkbox(value=True, description="pinned row (measured usage)", indent=False)
 
     @property
     def rows(self) -> list[dict]:
@@ -376,10 +381,11 @@ class StrategyLab(Displayable):
             tuple(self.indexes.value) or ("lucene",),
             self.max_results.value,
             self.unload.value,
+            bool(self.pinned.value),
         )
 
     def _checked_seed(self, runs: list[StrategyRun]) -> list[StrategyRun]:
-        scenario, indexes, max_results, _ = self._key()
+        scenario, indexes, max_results, _, _ = self._key()
         wrong = [
             f"{r.strategy.name} · {r.index}"
             for r in runs
@@ -401,6 +407,7 @@ class StrategyLab(Displayable):
         if key not in self._cache:
             self._cache[key] = compare(
                 key[0],
+                STRATEGY_NAMES if key[4] else COMPARED_BY_DEFAULT,
                 indexes=key[1],
                 max_results=key[2],
                 prices=self.prices,
