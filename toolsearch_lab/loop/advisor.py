@@ -220,26 +220,13 @@ class ToolSearchAdvisor:
         user_messages: Sequence[str],
         tools: Iterable[Tool],
         context: Mapping[str, Any] | None = None,
-        *,
-        session_id: str | None = None,
-        memory: ChatMemory | str | None = None,
-        system: str | None = None,
-        conversation_history: bool = True,
+        **options: Any,
     ) -> RunResult:
-        """A conversation: each of ``user_messages`` in turn, in one session, through ``memory`` (``full``,
-        ``window:N``, ``compact:N`` or a :class:`~toolsearch_lab.loop.memory.ChatMemory`). The result's trace
-        covers every turn (``trace.turns``); its messages are the last turn's conversation; its answer the
-        last turn's. See :class:`~toolsearch_lab.loop.conversation.Conversation`."""
-        conversation = self.conversation(
-            model,
-            tools,
-            context,
-            session_id=session_id,
-            memory=memory,
-            system=system,
-            conversation_history=conversation_history,
-        )
-        return conversation.send_all(user_messages)
+        """A conversation: each of ``user_messages`` in turn, in one session, through chat memory; ``options``
+        are :meth:`conversation`'s (``session_id``, ``memory``: ``full``, ``window:N``, ``compact:N`` or a
+        :class:`~toolsearch_lab.loop.memory.ChatMemory`, ``system``, ``conversation_history``). The result's
+        trace covers every turn (``trace.turns``); its messages and answer are the last turn's."""
+        return self.conversation(model, tools, context, **options).send_all(user_messages)
 
     def conversation(
         self,

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from toolsearch_lab.loop.strategy import RequestPlan, RequestView, Strategy
+from toolsearch_lab.loop.strategy import RequestPlan, RequestView, Strategy, Wrapper
 from toolsearch_lab.model import Tool, check_positive_int
 from toolsearch_lab.trace import RunTrace
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # tiktoken is loaded only when a recommendation counts tokens
 __all__ = ["PinAdvice", "PinRecommendation", "Pinned", "recommend_pins"]
 
 
-class Pinned(Strategy):
+class Pinned(Wrapper):
     """``inner`` (a strategy that offers search) with ``tools`` always in the tools array, first, in the order
     given (none: ``inner`` as it is, what a recommendation that pins nothing gives). A pinned name the catalog
     does not have is an error when the run starts."""
@@ -42,26 +42,16 @@ class Pinned(Strategy):
         bad = [n for n in names if not isinstance(n, str) or not n.strip()]
         if bad or len(set(names)) != len(names):
             raise ValueError(f"Pinned: tool names must be distinct non-blank text, got {names!r:.200}")
-        self.inner = inner
+        super().__init__(inner, "pinned")
         self.tools = names
-        self.name = "pinned" if inner.name == "search-only" else f"{inner.name}+pinned"
-        self.offers_search = inner.offers_search
-        self.accumulation = inner.accumulation
+        if inner.name == "search-only":
+            self.name = "pinned"
 
     def system_suffix(self, default: str, registered: Mapping[str, Tool]) -> str:
         missing = [n for n in self.tools if n not in registered]
         if missing:  # the first call that sees the catalog: refuse before any request is made
             raise ValueError(f"Pinned: {missing} are not in the catalog, so they cannot be pinned")
         return self.inner.system_suffix(default, registered)
-
-    def pre_retrieval(self) -> int | None:
-        return self.inner.pre_retrieval()
-
-    def search_arguments(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self.inner.search_arguments(args)
-
-    def search_result(self, names: list[str], result: str, registered: Mapping[str, Tool]) -> str:
-        return self.inner.search_result(names, result, registered)
 
     def plan(self, view: RequestView) -> RequestPlan:
         plan = self.inner.plan(view)

@@ -37,6 +37,7 @@ from toolsearch_lab.loop.strategy import (
     RequestPlan,
     RequestView,
     Strategy,
+    Wrapper,
     check_result_count,
     first_sentence,
     found_tools,
@@ -184,7 +185,7 @@ class RetrieveThenBind(Strategy):
         return {"name": self.name, "max_results": self.max_results}
 
 
-class Unload(Strategy):
+class Unload(Wrapper):
     """Any strategy, with its loaded tools dropped when unused for more than ``idle_turns`` model turns
     and/or capped at ``max_loaded`` (the most recently found or called stay). A tool counts as used on the
     turn that found it and on every turn that called it. Dropped tools can be found again by searching."""
@@ -197,24 +198,9 @@ class Unload(Strategy):
                 check_positive_int(value, f"Unload: {label} (or None)")
         if idle_turns is None and max_loaded is None:
             raise ValueError("Unload: set idle_turns, max_loaded or both")
-        self.inner = inner
+        super().__init__(inner, "unload")
         self.idle_turns = idle_turns
         self.max_loaded = max_loaded
-        self.name = f"{inner.name}+unload"
-        self.offers_search = inner.offers_search
-        self.accumulation = inner.accumulation
-
-    def system_suffix(self, default: str, registered: Mapping[str, Tool]) -> str:
-        return self.inner.system_suffix(default, registered)
-
-    def pre_retrieval(self) -> int | None:
-        return self.inner.pre_retrieval()
-
-    def search_arguments(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self.inner.search_arguments(args)
-
-    def search_result(self, names: list[str], result: str, registered: Mapping[str, Tool]) -> str:
-        return self.inner.search_result(names, result, registered)
 
     def plan(self, view: RequestView) -> RequestPlan:
         plan = self.inner.plan(view)

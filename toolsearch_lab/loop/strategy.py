@@ -27,6 +27,7 @@ __all__ = [
     "RequestPlan",
     "RequestView",
     "Strategy",
+    "Wrapper",
     "check_result_count",
     "first_sentence",
     "found_tools",
@@ -119,6 +120,28 @@ class Strategy:
     def __repr__(self) -> str:
         options = ", ".join(f"{k}={v!r}" for k, v in self.describe().items() if k != "name")
         return f"{type(self).__name__}({options})"
+
+
+class Wrapper(Strategy):
+    """A strategy that changes what ``inner`` plans (unloading, pinning): everything else is ``inner``'s."""
+
+    def __init__(self, inner: Strategy, suffix: str) -> None:
+        self.inner = inner
+        self.name = f"{inner.name}+{suffix}"
+        self.offers_search = inner.offers_search
+        self.accumulation = inner.accumulation
+
+    def system_suffix(self, default: str, registered: Mapping[str, Tool]) -> str:
+        return self.inner.system_suffix(default, registered)
+
+    def pre_retrieval(self) -> int | None:
+        return self.inner.pre_retrieval()
+
+    def search_arguments(self, args: dict[str, Any]) -> dict[str, Any]:
+        return self.inner.search_arguments(args)
+
+    def search_result(self, names: list[str], result: str, registered: Mapping[str, Tool]) -> str:
+        return self.inner.search_result(names, result, registered)
 
 
 # ---- reading the conversation -----------------------------------------------------------------------------
