@@ -143,6 +143,8 @@ def run_strategy(
         pinned = usage_pins(sc, index, model, price).pinned
     if isinstance(strategy, str):
         strategy = make_strategy(strategy, idle_turns, max_loaded, pinned=pinned)
+    elif pinned is not None:
+        raise ValueError("pinned= goes with the 'pinned' row name; a Strategy object carries its own pins")
     counter = TokenCounter(encoding)
     source = accumulation_source or ("session" if sc.turns else None)
     advisor = ToolSearchAdvisor(
