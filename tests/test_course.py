@@ -16,7 +16,7 @@ from unittest import mock
 import pytest
 
 from toolsearch_lab import diagnose, headline, helpdesk_catalog, run_scenario
-from toolsearch_lab.eval.compare import compare, comparison_rows
+from toolsearch_lab.eval.compare import compare, comparison_rows, run_strategy
 from toolsearch_lab.eval.datasets import Dataset, load_dataset
 from toolsearch_lab.eval.metrics import evaluate
 from toolsearch_lab.index.factory import make_index
@@ -54,6 +54,11 @@ CONTEXTS = {
     "09": lambda: {"offline": run_scenario("spring-demo", index="lucene", model="simulated")},
     "10-doctor": _helpdesk,
     "11": lambda: {"rows": comparison_rows(compare("spring-demo", indexes=("lucene",), max_results=5))},
+    "12": lambda: {
+        "history_run": run_strategy(
+            "support-conversation", "search-only", memory="window:6", accumulation_source="history"
+        ).run
+    },
 }
 
 

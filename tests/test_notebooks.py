@@ -49,6 +49,7 @@ EXPECTED_LESSONS = [
     "09_real_models.ipynb",
     "10_bring_your_own_tools.ipynb",
     "11_choosing_a_strategy.ipynb",
+    "12_conversations.ipynb",
 ]
 CELL_TIMEOUT_S = 600  # generous: a loaded 2-core machine must slow the notebooks down, not fail them
 STARTUP_TIMEOUT_S = 300

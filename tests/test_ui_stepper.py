@@ -301,3 +301,43 @@ def test_spring_yaml_reads_back_as_the_same_config():
     assert "reads back as the same configuration" in config_side_by_side(config)._repr_html_()
     with pytest.raises(ValueError, match="strict has no Spring Boot property"):
         spring_properties(ToolSearchConfig(strict=True))
+
+
+def test_a_conversation_gets_turn_bands_a_turn_selector_and_its_memory_in_the_details():
+    app = IterationStepper("support-conversation")
+    assert not app.memory.disabled and not app.turn.disabled
+    app.memory.value, app.source.value = "window:6", "history"
+    trace = app.trace
+    assert trace.config["memory"] == "window:6" and trace.config["accumulation_source"] == "history"
+    labels = [label for label, _ in app.turn.options]
+    assert len(labels) == 5 and labels[3].startswith("turn 4: #57 is the same crash")
+    app.turn.value = app.turn.options[3][1]  # jump to turn 4's first request
+    assert app.slider.value == app.turn.options[3][1]
+    html = app.details.value
+    assert "Turn 4 of 5" in html and "Lost" in html and "add_issue_comment" in html
+    bands = [s for s in app.tools_fig.layout.shapes if s.label and s.label.text]
+    assert [b.label.text.split(" ·")[0] for b in bands] == [f"turn {k}" for k in range(1, 6)]
+    assert any("lost tools" in b.label.text for b in bands)
+    app.slider.value = 1
+    assert app.turn.value == app.turn.options[0][1]  # the selector follows the slider
+    app.scenario_dropdown.value = "spring-demo"
+    assert app.memory.disabled and app.turn.disabled and app.turn.options == (("(one user request)", 0),)
+
+
+def test_turns_table_and_turn_view_say_what_memory_took_in_text_too():
+    from toolsearch_lab.eval.compare import run_strategy
+    from toolsearch_lab.ui import turn_view, turns_table
+
+    run = run_strategy(
+        "support-conversation", "search-only", memory="window:6", accumulation_source="history"
+    )
+    table = turns_table(run)
+    text = repr(table)
+    assert table.columns[:3] == ["turn", "the user", "memory kept"] and len(table.rows) == 5
+    assert "1 of 7" in text and "0/1" in text and "add_issue_comment" not in text.split("\n")[1]
+    assert "found tools kept in: history" in text
+    view = turn_view(run.trace, 4)
+    assert "Turn 4: #57 is the same crash" in repr(view) and "add_issue_comment" in repr(view)
+    assert "Lost" in view._repr_html_()
+    with pytest.raises(ValueError, match="has no turn 7"):
+        turn_view(run.trace, 7)

@@ -31,6 +31,8 @@ from .eval.compare import (
     compare_strategies as compare_strategies,
     comparison_rows as comparison_rows,
     headline as headline,
+    run_strategy as run_strategy,
+    usage_pins as usage_pins,
 )
 from .eval.cost import load_prices as load_prices
 from .eval.datasets import Dataset as Dataset, Query as Query, load_dataset as load_dataset
@@ -81,6 +83,13 @@ from .loop.advisor import (
     ToolSearchAdvisor as ToolSearchAdvisor,
 )
 from .loop.config import ToolSearchConfig as ToolSearchConfig
+from .loop.conversation import Conversation as Conversation
+from .loop.memory import (
+    Compaction as Compaction,
+    FullHistory as FullHistory,
+    MessageWindow as MessageWindow,
+)
+from .loop.pinning import Pinned as Pinned, recommend_pins as recommend_pins
 from .loop.search_tool import ToolSearchTool as ToolSearchTool
 from .loop.strategies import make_strategy as make_strategy
 from .loop.strategy import Strategy as Strategy

@@ -7,6 +7,12 @@ keys, URLs with credentials or HTTP headers.
 Iterations are numbered from 1 (``Iteration.number``), as the CLI, the widgets and the docs show them.
 Trace version 1 stored a 0-based ``index`` instead; :meth:`RunTrace.from_dict` reads such traces and turns
 ``index`` into ``number = index + 1``.
+
+A conversation (``ToolSearchAdvisor.chat``) is one trace too: its iterations are numbered across the whole
+conversation and each carries the ``turn`` (user message) it belongs to; ``RunTrace.turns`` says per turn
+what the user wrote, what chat memory dropped or rewrote before it, which found tools the turn started with
+and which it had lost. A single request has no turns (``turns == []``, ``Iteration.turn is None``); traces
+written before version 3 load as such.
 """
 
 from __future__ import annotations
@@ -15,12 +21,14 @@ import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal, get_args
 
 from toolsearch_lab.jsonlimits import loads_checked, non_finite_as_null
 
-TRACE_VERSION = 2  # 2: Iteration.number (1-based) replaces index; Iteration.retries
+# 2: Iteration.number (1-based) replaces index; Iteration.retries. 3: turns (RunTrace.turns, Iteration.turn,
+# StepOutcome.turn, SessionEvent.turn).
+TRACE_VERSION = 3
 # A trace nests about 6 levels (trace, iterations, tool calls, tokens, api usage); deeper text is not ours.
 MAX_TRACE_DEPTH = 64
 
@@ -155,6 +163,7 @@ class Iteration:
     model_ms: float = 0.0
     duration_ms: float = 0.0
     retries: list[RetryRecord] = field(default_factory=list)  # failed model requests retried in this step
+    turn: int | None = None  # the conversation turn (user message) this request belongs to; None: no turns
 
     @property
     def index(self) -> int:
@@ -195,6 +204,7 @@ class SessionEvent:
     detail: str = ""
     iteration: int | None = None
     reason: SessionReason | None = None
+    turn: int | None = None  # the conversation turn whose request it happened in (None: no turns)
 
     def __post_init__(self) -> None:
         if self.kind not in get_args(SessionEventKind):
@@ -216,6 +226,39 @@ class StepOutcome:
     success: bool
     called: list[str] = field(default_factory=list)
     also_accepted: list[str] = field(default_factory=list)
+    turn: int | None = None  # the conversation turn the step was asked in (None: a single request)
+
+
+@dataclass
+class MemoryRecord:
+    """What chat memory did when a turn's user message arrived (with the previous turn's messages): how many
+    messages it was given and kept, a one-line description of each message it dropped (``window``) or
+    rewrote into its summary (``compact``), the summary it wrote, and the tool names of the toolSearchTool
+    results that left the conversation with them (what ``accumulation_source="history"`` can no longer read).
+    """
+
+    memory: str  # "full", "window:6", "compact:8"
+    given: int
+    kept: int
+    dropped: list[str] = field(default_factory=list)
+    summarised: list[str] = field(default_factory=list)
+    summary: str | None = None
+    search_results_removed: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TurnRecord:
+    """One user message of a conversation and how its turn went. ``carried``: found tools the turn's first
+    request exposed from earlier turns; ``lost``: tools the same accumulation rule would have carried from
+    everything found so far, but the turn did not have (the discovered tools memory took away)."""
+
+    number: int
+    user_message: str
+    memory: MemoryRecord | None = None
+    carried: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+    stop_reason: str = "running"
+    answer: str | None = None
 
 
 @dataclass
@@ -236,6 +279,7 @@ class RunTrace:
     encoding: str = "o200k_base"
     version: int = TRACE_VERSION
     steps: list[StepOutcome] = field(default_factory=list)  # filled when a scenario run is graded
+    turns: list[TurnRecord] = field(default_factory=list)  # a conversation's user turns (none: one request)
 
     # ---- derived views (not stored) -------------------------------------------------------------
     def tokens_total(self) -> dict:
@@ -263,7 +307,53 @@ class RunTrace:
         """Names of tools that really ran, in order (searches and rejected calls excluded)."""
         return [c.name for it in self.iterations for c in it.tool_calls if c.kind == "tool"]
 
+    def turn_trace(self, number: int) -> RunTrace:
+        """The part of a conversation's trace that is turn ``number``: its iterations (numbered as in the
+        whole conversation), session events and graded steps, its user message, answer and stop reason."""
+        record = next((t for t in self.turns if t.number == number), None)
+        if record is None:
+            raise ValueError(
+                f"this trace has no turn {number!r}; its turns are {[t.number for t in self.turns]}"
+            )
+        return replace(
+            self,
+            user_request=record.user_message,
+            session_events=[e for e in self.session_events if e.turn == number],
+            iterations=[it for it in self.iterations if it.turn == number],
+            final_answer=record.answer,
+            stop_reason=record.stop_reason,
+            steps=[s for s in self.steps if s.turn == number],
+            turns=[record],
+        )
+
+    def turns_summary(self) -> list[dict]:
+        """Per turn: the user message, requests, prompt tokens, what memory did and the tools carried/lost."""
+        out = []
+        for record in self.turns:
+            part = self.turn_trace(record.number)
+            memory = record.memory
+            out.append(
+                {
+                    "turn": record.number,
+                    "user_message": record.user_message,
+                    "requests": len(part.iterations),
+                    "prompt_tokens": sum(it.tokens.tool_search.total for it in part.iterations),
+                    "called_tools": part.called_tools(),
+                    "carried": record.carried,
+                    "lost": record.lost,
+                    "memory": None if memory is None else asdict(memory),
+                    "stop_reason": record.stop_reason,
+                }
+            )
+        return out
+
     def summary(self) -> dict:
+        out = self._summary()
+        if self.turns:
+            out["turns"] = self.turns_summary()
+        return out
+
+    def _summary(self) -> dict:
         return {
             "session_id": self.session_id,
             "model": self.model,
@@ -335,6 +425,8 @@ _NESTED: dict[tuple[type, str], type] = {
     (RunTrace, "session_events"): SessionEvent,
     (RunTrace, "iterations"): Iteration,
     (RunTrace, "steps"): StepOutcome,
+    (RunTrace, "turns"): TurnRecord,
+    (TurnRecord, "memory"): MemoryRecord,
     (Iteration, "tool_calls"): ToolCallRecord,
     (Iteration, "searches"): SearchRecord,
     (Iteration, "tokens"): IterationTokens,
@@ -344,6 +436,7 @@ _NESTED: dict[tuple[type, str], type] = {
     (IterationTokens, "tool_search"): RequestTokens,
     (IterationTokens, "baseline"): RequestTokens,
 }
+_OPTIONAL = {(TurnRecord, "memory")}  # nested fields that may be null
 
 
 def _upgrade(data: Any) -> Any:
@@ -372,7 +465,7 @@ def _build(cls: type, data: Any, where: str):
     kwargs = {}
     for name, value in data.items():
         sub = _NESTED.get((cls, name))
-        if sub is None:
+        if sub is None or (value is None and (cls, name) in _OPTIONAL):
             kwargs[name] = value
         elif isinstance(value, list):
             kwargs[name] = [_build(sub, v, f"{where}.{name}[{i}]") for i, v in enumerate(value)]

@@ -2,7 +2,10 @@
 
 One row per strategy (x index): model requests, prompt tokens and how many of them a prompt cache serves,
 the cost under a price table, the tools sent per request, the task grade, and the first request whose step
-needed a tool the strategy had not exposed.
+needed a tool the strategy had not exposed. A conversation scenario adds the chat memory and where found
+tools live as dimensions (``--memory``, ``--accumulation-source``, several values each); the ``pinned`` row
+pins ``--pin`` tools, or those measured usage recommends (``recommend_pins`` on the other shipped scenarios
+over the same catalog).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import json
 import sys
 from contextlib import ExitStack
 
+from toolsearch_lab.cli.demo import memory_spec
 from toolsearch_lab.cli.options import (
     EXIT_OK,
     add_command,
@@ -22,7 +26,8 @@ from toolsearch_lab.cli.options import (
     positive_int,
 )
 from toolsearch_lab.index.factory import INDEX_KINDS
-from toolsearch_lab.loop.strategies import STRATEGY_NAMES
+from toolsearch_lab.loop.memory import ACCUMULATION_SOURCES
+from toolsearch_lab.loop.strategies import COMPARED_BY_DEFAULT, STRATEGY_NAMES
 
 NAME = "compare"
 SUMMARY = "run every tool-loading strategy on a scenario and compare requests, cached tokens, cost, success"
@@ -48,10 +53,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument(
         "--strategies",
         nargs="+",
-        default=list(STRATEGY_NAMES),
+        default=list(COMPARED_BY_DEFAULT),
         choices=STRATEGY_NAMES,
         metavar="STRATEGY",
-        help=f"strategies to run, any of: {', '.join(STRATEGY_NAMES)}",
+        help=f"strategies to run, any of: {', '.join(STRATEGY_NAMES)} (default: all but pinned, which "
+        "first runs the other shipped scenarios over the same catalog to measure usage)",
     )
     parser.add_argument("--index", nargs="+", default=["lucene"], choices=INDEX_KINDS, help="index kind(s)")
     parser.add_argument("--max-results", type=positive_int, default=None, help="advisor maxResults default")
@@ -63,6 +69,30 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     parser.add_argument(
         "--max-loaded", type=positive_int, default=None, help="keep at most this many loaded tools (same)"
+    )
+    parser.add_argument(
+        "--memory",
+        nargs="+",
+        type=memory_spec,
+        default=None,
+        metavar="SPEC",
+        help="conversation scenarios: chat memories to compare, each 'full', 'window:N' or 'compact:N' "
+        "(default: full)",
+    )
+    parser.add_argument(
+        "--accumulation-source",
+        nargs="+",
+        choices=ACCUMULATION_SOURCES,
+        default=None,
+        help="conversation scenarios: where found tools live, 'session' and/or 'history' (default: session)",
+    )
+    parser.add_argument(
+        "--pin",
+        nargs="+",
+        default=None,
+        metavar="TOOL",
+        help="the pinned row's tools (default: what recommend_pins measures on the other shipped scenarios "
+        "over the same catalog)",
     )
     parser.add_argument("--prices", default=None, help="a price table JSON file (default: the shipped one)")
     parser.add_argument("--price-model", default=None, help="the model to price as (default: the table's)")
@@ -91,6 +121,9 @@ def run(args: argparse.Namespace) -> int:
             price_model=price.model,
             idle_turns=args.idle_turns,
             max_loaded=args.max_loaded,
+            memories=args.memory,
+            sources=args.accumulation_source,
+            pinned=args.pin,
         )
     rows = comparison_rows(runs)
     if args.json:
@@ -104,6 +137,8 @@ def run(args: argparse.Namespace) -> int:
 COLUMNS = (
     ("strategy", "strategy", "{}"),
     ("index", "index", "{}"),
+    ("memory", "memory", "{}"),
+    ("accumulation_source", "tools in", "{}"),
     ("requests", "req", "{}"),
     ("prompt_tokens", "prompt", "{:,}"),
     ("cached_tokens", "cached", "{:,}"),
@@ -117,20 +152,28 @@ COLUMNS = (
 
 
 def format_rows(rows: list[dict], priced: str) -> str:
-    """A plain table: one line per row, columns padded to their widest cell."""
-    cells = [[label for _, label, _ in COLUMNS]]
+    """A plain table: one line per row, columns padded to their widest cell (memory and where found tools
+    live only for a conversation)."""
+    conversation = any(row.get("memory") for row in rows)
+    columns = [c for c in COLUMNS if conversation or c[0] not in ("memory", "accumulation_source")]
+    cells = [[label for _, label, _ in columns]]
     for row in rows:
         line = []
-        for key, _, fmt in COLUMNS:
+        for key, _, fmt in columns:
             value = row[key]
             if key == "success":
                 value = f"{'yes' if value else 'no'} {row['steps_succeeded']}/{row['steps']}"
             line.append("-" if value is None else fmt.format(value))
         cells.append(line)
-    widths = [max(len(r[i]) for r in cells) for i in range(len(COLUMNS))]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
+    left = 4 if conversation else 2
     text = [
-        "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+        "  ".join(
+            c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        )
         for r in cells
     ]
     scenario = rows[0]["scenario"] if rows else "?"
-    return "\n".join([f"scenario {scenario} · priced as {priced}", *text])
+    pins = next((row["options"]["pinned"] for row in rows if "pinned" in row.get("options", {})), None)
+    notes = [f"pinned row: {', '.join(pins)} always loaded"] if pins else []
+    return "\n".join([f"scenario {scenario} · priced as {priced}", *text, *notes])

@@ -5,6 +5,11 @@ printed, its token figures are labelled partial (no "saved %" for a run that did
 code is 1. A finished run's saving is measured against a real all-tools run of the same task (the all-tools
 row of ``toolsearch-lab compare``), with the per-request counterfactual beside it and both runs billed with
 prompt caching (:func:`toolsearch_lab.eval.compare.headline`).
+
+A conversation scenario (``--scenario support-conversation``) runs turn by turn through chat memory
+(``--memory full|window:N|compact:N``) with its found tools kept in the session or read back from the
+messages (``--accumulation-source``); each turn shows what memory dropped, which found tools it carried or
+lost, its requests, and its prompt tokens and billed cost.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from toolsearch_lab.cli.options import (
     non_negative_int,
 )
 from toolsearch_lab.index.factory import INDEX_KINDS
+from toolsearch_lab.loop.memory import ACCUMULATION_SOURCES, parse_memory
 
 if TYPE_CHECKING:
     from toolsearch_lab.catalog.container import ToolCatalog
@@ -97,9 +103,34 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="--model openai: how often a failed model request (429, 5xx, timeout) is retried before the run "
         "stops with an error",
     )
+    parser.add_argument(
+        "--memory",
+        type=memory_spec,
+        default=None,
+        metavar="SPEC",
+        help="conversation scenarios: the chat memory, 'full', 'window:N' (Spring's MessageWindowChatMemory: "
+        "the newest N messages from a user message on) or 'compact:N' (older turns summarised into one "
+        "message) (default: full)",
+    )
+    parser.add_argument(
+        "--accumulation-source",
+        choices=ACCUMULATION_SOURCES,
+        default=None,
+        help="conversation scenarios: where tools found in earlier turns live, 'session' (kept by the "
+        "advisor; survives memory) or 'history' (Spring: read back from the messages memory kept) "
+        "(default: session)",
+    )
     add_json_flag(parser, "the trace summary (with the grade, errors and retries)")
     add_live_options(parser, takes_file=False)
     return parser
+
+
+def memory_spec(text: str) -> str:
+    """``--memory``'s value, checked (argparse names the option when this raises)."""
+    try:
+        return parse_memory(text).describe()
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def build_model(args: argparse.Namespace) -> ChatModel | str:
@@ -127,6 +158,11 @@ def _run(args: argparse.Namespace, live: ToolCatalog | None) -> int:
     scenario = load_scenario(
         args.scenario, args.wording, examples=args.examples, live_tools=live.tools if live else None
     )
+    if not scenario.turns and (args.memory or args.accumulation_source):
+        raise ValueError(
+            f"--memory and --accumulation-source apply to conversation scenarios (several user turns, e.g. "
+            f"support-conversation); {scenario.name!r} is one user request"
+        )
     try:
         model = build_model(args)
     except ModelNotConfigured as exc:
@@ -136,7 +172,15 @@ def _run(args: argparse.Namespace, live: ToolCatalog | None) -> int:
     # would be a second paid run, so there only the per-request counterfactual is given.
     # Live servers are not run a second time either: their tools may change things (a commit, a file).
     baseline = not isinstance(model, OpenAIChatModel) and live is None
-    head = headline(scenario, args.index, args.accumulation, model, real_baseline=baseline)
+    head = headline(
+        scenario,
+        args.index,
+        args.accumulation,
+        model,
+        real_baseline=baseline,
+        memory=args.memory or ("full" if scenario.turns else None),
+        accumulation_source=args.accumulation_source or ("session" if scenario.turns else None),
+    )
     result = head.tool_search.run
     finished = result.trace.stop_reason == ANSWERED
     if args.json:
@@ -176,6 +220,16 @@ def json_summary(result: ScenarioRun, head: Headline | None = None) -> dict:
         "step_success_rate": result.step_success_rate,
     }
     summary["steps"] = [asdict(step) for step in result.steps]
+    if trace.turns and head is not None:
+        from toolsearch_lab.eval.requests import turn_costs
+
+        costs = {c["turn"]: c for c in turn_costs(trace, head.tool_search.costs)}
+        for turn in summary["turns"]:
+            bill = costs[turn["turn"]]
+            turn.update(
+                {k: bill[k] for k in ("cached_tokens", "uncached_tokens", "cost_usd", "steps_succeeded")}
+            )
+            turn["steps"] = bill["steps"]
     return summary
 
 
@@ -190,11 +244,13 @@ def iteration_rows(result: ScenarioRun) -> list[dict]:
     """One row per model request, numbered from 1 as the trace numbers them."""
     rows = []
     trace = result.trace
+    ends = {max(it.number for it in trace.iterations if it.turn == t.number): t for t in trace.turns}
     for it in trace.iterations:
         called = [c.name for c in it.tool_calls if c.kind != "search"]
-        last = it is trace.iterations[-1]
+        last = it is trace.iterations[-1] or it.number in ends
+        stop = ends[it.number].stop_reason if it.number in ends else trace.stop_reason
         if not called and last:
-            called_text = "(answer)" if trace.stop_reason == ANSWERED else f"({trace.stop_reason})"
+            called_text = "(answer)" if stop == ANSWERED else f"({stop})"
         else:
             called_text = ", ".join(called) or "-"
         rows.append(
@@ -223,17 +279,36 @@ def format_run(result: ScenarioRun, head: Headline | None = None) -> str:
         f"Scenario  {result.scenario.title}",
         f"Index     {trace.index}   accumulation {accumulation}   model {trace.model}   "
         f"encoding {trace.encoding}",
-        f"Request   {trace.user_request}",
+    ]
+    if trace.turns:
+        lines.append(
+            f"Memory    {trace.config.get('memory')}   found tools kept in: "
+            f"{trace.config.get('accumulation_source')}   {len(trace.turns)} user turns"
+        )
+    else:
+        lines.append(f"Request   {trace.user_request}")
+    lines += [
         "",
         f"{'it':>2}  {'exposed':>7}  {'search query':<34} {'found':<44} {'called':<26} {'tokens':>7} "
         f"{'all tools':>9}",
     ]
-    for row in iteration_rows(result):
+    from toolsearch_lab.eval.requests import turn_costs
+
+    turn = None
+    bills = {c["turn"]: c for c in turn_costs(trace, head.tool_search.costs)} if head and trace.turns else {}
+    for row, it in zip(iteration_rows(result), trace.iterations, strict=True):
+        if it.turn is not None and it.turn != turn:
+            if turn is not None:
+                lines.append(turn_footer(bills.get(turn)))
+            turn = it.turn
+            lines += turn_header(trace, turn)
         lines.append(
             f"{row['iteration']:>2}  {row['exposed']:>7}  {row['search'][:34]:<34} "
             f"{_short(row['found'])[:44]:<44} {row['called_text'][:26]:<26} {row['tokens']:>7,} "
             f"{row['baseline']:>9,}"
         )
+    if turn is not None:
+        lines.append(turn_footer(bills.get(turn)))
     lines += ["", *tokens_lines(trace, head)]
     if trace.iterations:
         lines.append(catalog_line(result))
@@ -249,6 +324,45 @@ def format_run(result: ScenarioRun, head: Headline | None = None) -> str:
         trace.final_answer or "(none)",
     ]
     return "\n".join(lines)
+
+
+def turn_header(trace: RunTrace, number: int) -> list[str]:
+    """A turn's user message, what chat memory did when it arrived, and the found tools it had or lost."""
+    record = trace.turns[number - 1]
+    lines = ["", f"Turn {number}  {_plain(record.user_message, 100)}"]
+    memory = record.memory
+    if memory is not None:
+        gone = memory.dropped or memory.summarised
+        verb = "dropped" if memory.dropped else "summarised"
+        text = f"  memory {memory.memory}: given {memory.given} messages, kept {memory.kept}"
+        if gone:
+            text += f"; {verb} {len(gone)}: " + "; ".join(_plain(g, 60) for g in gone[:4])
+            text += f" +{len(gone) - 4} more" if len(gone) > 4 else ""
+        lines.append(text)
+    if number > 1:
+        source = trace.config.get("accumulation_source")
+        why = (
+            "memory removed the search results that found them" if source == "history" else "session evicted"
+        )
+        lost = f"   LOST {_short(record.lost, 6)} ({why})" if record.lost else ""
+        lines.append(f"  found in earlier turns: carried {_short(record.carried, 6)}{lost}")
+    return lines
+
+
+def _plain(text: str, limit: int) -> str:
+    """Untrusted text for the terminal: non-printable characters escaped, cut to ``limit``."""
+    safe = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return safe if len(safe) <= limit else safe[: limit - 1] + "…"
+
+
+def turn_footer(bill: dict | None) -> str:
+    if bill is None:
+        return ""
+    return (
+        f"  turn {bill['turn']}: {bill['requests']} requests, {bill['prompt_tokens']:,} prompt tokens "
+        f"({bill['cached_tokens']:,} cached), billed ${bill['cost_usd']:.4f}; "
+        f"steps {bill['steps_succeeded']}/{bill['steps']}"
+    )
 
 
 def step_lines(result: ScenarioRun) -> list[str]:

@@ -3,30 +3,39 @@
 Each run goes through the same :class:`~toolsearch_lab.loop.advisor.ToolSearchAdvisor` with a different
 :mod:`~toolsearch_lab.loop.strategy`, the model wrapped in a :class:`RecordingModel` so the exact requests it
 received can be costed under a provider's caching rule (:mod:`toolsearch_lab.eval.cost`).
+
+A conversation scenario adds two dimensions: the chat memory (``full``, ``window:N``, ``compact:N``) and where
+found tools live (``accumulation_source``: ``session`` or ``history``); its rows are costed turn by turn too
+(:func:`turn_costs`). The ``pinned`` row pins the tools :func:`~toolsearch_lab.loop.pinning.recommend_pins`
+chooses from the usage measured on the other shipped scenarios over the same catalog (:func:`usage_pins`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from toolsearch_lab.eval.cost import Price, PriceTable, RequestCost, load_prices, request_costs, totals
+from toolsearch_lab.eval.requests import turn_costs, unexposed_requests, visible_tools
 from toolsearch_lab.eval.scenarios import (
     Scenario,
     ScenarioRun,
-    ScenarioStep,
+    list_scenarios,
     load_scenario,
     run_scenario,
+    scenario_model,
 )
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
-from toolsearch_lab.loop.strategies import STRATEGY_NAMES, make_strategy
-from toolsearch_lab.loop.strategy import Strategy, search_result_names
-from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME
+from toolsearch_lab.loop.conversation import AccumulationSource
+from toolsearch_lab.loop.memory import parse_memory
+from toolsearch_lab.loop.pinning import PinRecommendation, recommend_pins
+from toolsearch_lab.loop.strategies import COMPARED_BY_DEFAULT, STRATEGY_NAMES, make_strategy
+from toolsearch_lab.loop.strategy import Strategy
 from toolsearch_lab.models.base import AssistantTurn
-from toolsearch_lab.models.factory import make_model
+from toolsearch_lab.models.simulated import AGENT_NAMES
 from toolsearch_lab.tokens import TokenCounter
 
 __all__ = [
@@ -39,6 +48,8 @@ __all__ = [
     "headline",
     "run_spring",
     "run_strategy",
+    "turn_costs",
+    "usage_pins",
 ]
 
 
@@ -80,14 +91,18 @@ class StrategyRun:
         """The comparison row: requests, prompt tokens (cached / uncached), cost, tools per request,
         success, and the first request whose next step needed a tool the strategy had not exposed."""
         sums = totals(self.costs)
-        first, misses = unexposed_requests(self.run.scenario.steps, self.trace, self.visible)
+        first, misses = unexposed_requests(self.run.scenario, self.trace, self.visible)
         tools = [len(it.exposed_tools) for it in self.trace.iterations]
         reported = [c.reported_cached for c in self.costs if c.reported_cached is not None]
+        config = self.trace.config
         return {
             "scenario": self.run.scenario.name,
             "strategy": self.strategy.name,
             "options": self.strategy.describe(),
             "index": self.index,
+            "turns": len(self.trace.turns) or None,
+            "memory": config.get("memory"),
+            "accumulation_source": config.get("accumulation_source"),
             "model": self.trace.model,
             "priced_as": self.price.model,
             "provider": self.price.provider,
@@ -115,18 +130,41 @@ def run_strategy(
     encoding: str = "o200k_base",
     idle_turns: int | None = None,
     max_loaded: int | None = None,
+    memory: str | None = None,
+    accumulation_source: AccumulationSource | None = None,
+    pinned: Sequence[str] | None = None,
 ) -> StrategyRun:
-    """One scenario run with one strategy (a Strategy, or a row name with the unload options applied)."""
+    """One scenario run with one strategy (a Strategy, or a row name with the unload options applied; the
+    ``pinned`` row pins ``pinned``, or what :func:`usage_pins` recommends). A conversation runs with
+    ``memory`` and ``accumulation_source`` (defaults ``full`` and ``session``)."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    price = (prices or load_prices()).price(price_model)
+    if strategy == "pinned" and pinned is None:
+        pinned = usage_pins(sc, index, model, price).pinned
     if isinstance(strategy, str):
-        strategy = make_strategy(strategy, idle_turns, max_loaded)
+        strategy = make_strategy(strategy, idle_turns, max_loaded, pinned=pinned)
+    elif pinned is not None:
+        raise ValueError("pinned= goes with the 'pinned' row name; a Strategy object carries its own pins")
     counter = TokenCounter(encoding)
+    source = accumulation_source or ("session" if sc.turns else None)
     advisor = ToolSearchAdvisor(
-        make_index(index), max_results=max_results, token_counter=counter, index_name=index, strategy=strategy
+        make_index(index),
+        max_results=max_results,
+        token_counter=counter,
+        index_name=index,
+        strategy=strategy,
+        accumulation_source=source or "session",
     )
-    recorder = RecordingModel(make_model(model, sc.agent_steps()))
-    run = run_scenario(sc, model=recorder, advisor=advisor, session_id=f"compare-{sc.name}-{strategy.name}")
-    return _costed(strategy, index, run, recorder, (prices or load_prices()).price(price_model), counter)
+    recorder = RecordingModel(scenario_model(model, sc))
+    run = run_scenario(
+        sc,
+        model=recorder,
+        advisor=advisor,
+        session_id=f"compare-{sc.name}-{strategy.name}",
+        memory=memory if sc.turns else None,
+        accumulation_source=source,
+    )
+    return _costed(strategy, index, run, recorder, price, counter)
 
 
 def _costed(
@@ -153,13 +191,24 @@ def run_spring(
     prices: PriceTable | None = None,
     price_model: str | None = None,
     encoding: str = "o200k_base",
+    memory: str | None = None,
+    accumulation_source: AccumulationSource | None = None,
 ) -> StrategyRun:
     """The run ``toolsearch-lab demo`` makes: Spring's advisor exactly (no strategy object), recorded and
-    billed. Its requests are those of the ``search-only`` row with the same accumulation."""
+    billed. Its requests are those of the ``search-only`` row with the same accumulation (a conversation:
+    the same memory and accumulation source)."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     counter = TokenCounter(encoding)
-    recorder = RecordingModel(make_model(model, sc.agent_steps()))
-    run = run_scenario(sc, index=index, accumulation=accumulation, model=recorder, encoding=encoding)
+    recorder = RecordingModel(scenario_model(model, sc))
+    run = run_scenario(
+        sc,
+        index=index,
+        accumulation=accumulation,
+        model=recorder,
+        encoding=encoding,
+        memory=memory,
+        accumulation_source=accumulation_source,
+    )
     price = (prices or load_prices()).price(price_model)
     return _costed(
         make_strategy("search-only" if accumulation else "search-only-no-accumulation"),
@@ -267,15 +316,28 @@ def headline(
     price_model: str | None = None,
     encoding: str = "o200k_base",
     real_baseline: bool = True,
+    memory: str | None = None,
+    accumulation_source: AccumulationSource | None = None,
 ) -> Headline:
     """Spring's loop on ``scenario`` (as ``demo`` runs it) against a real all-tools run of the same task
-    with the same model and price (the ``all-tools`` row of ``compare``); ``real_baseline=False`` skips
-    that second run (e.g. when every request is paid for)."""
+    with the same model and price (the ``all-tools`` row of ``compare``; a conversation with the same
+    memory); ``real_baseline=False`` skips that second run (e.g. when every request is paid for)."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     prices = prices or load_prices()
-    spring = run_spring(sc, index, accumulation, model, prices, price_model, encoding)
+    spring = run_spring(
+        sc, index, accumulation, model, prices, price_model, encoding, memory, accumulation_source
+    )
     real = (
-        run_strategy(sc, "all-tools", index, model, prices=prices, price_model=price_model, encoding=encoding)
+        run_strategy(
+            sc,
+            "all-tools",
+            index,
+            model,
+            prices=prices,
+            price_model=price_model,
+            encoding=encoding,
+            memory=memory,
+        )
         if real_baseline
         else None
     )
@@ -284,16 +346,83 @@ def headline(
 
 def compare(
     scenario: Scenario | str | Path,
-    strategies: Sequence[str] = STRATEGY_NAMES,
+    strategies: Sequence[str] = COMPARED_BY_DEFAULT,
     indexes: Sequence[str] = ("lucene",),
+    memories: Sequence[str] | None = None,
+    sources: Sequence[AccumulationSource] | None = None,
     **options: Any,
 ) -> list[StrategyRun]:
-    """Every strategy x index on one scenario (loaded once); ``options`` go to :func:`run_strategy`."""
+    """Every strategy (by default all but ``pinned``, which first measures usage on other scenarios: ask for
+    it) x index on one scenario (loaded once), and for a conversation x chat memory
+    (``memories``, default ``["full"]``) x accumulation source (``sources``, default ``["session"]``);
+    ``options`` go to :func:`run_strategy`."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     unknown = [s for s in strategies if s not in STRATEGY_NAMES]
     if unknown:
         raise ValueError(f"unknown strategies {unknown}; expected some of {list(STRATEGY_NAMES)}")
-    return [run_strategy(sc, name, index, **options) for index in indexes for name in strategies]
+    if not sc.turns and (memories or sources):
+        raise ValueError(
+            f"scenario {sc.name!r} is one user request: memories and sources apply to conversation "
+            "scenarios (several user turns)"
+        )
+    for spec in memories or ():
+        parse_memory(spec)  # a bad spelling fails before anything runs
+    pins = options.pop("pinned", None)
+    if "pinned" in strategies and pins is None:
+        price = (options.get("prices") or load_prices()).price(options.get("price_model"))
+        pins = usage_pins(sc, indexes[0], options.get("model", "simulated"), price).pinned
+    dimensions = [(m, s) for m in memories or ["full"] for s in sources or ["session"]]
+    return [
+        run_strategy(
+            sc,
+            name,
+            index,
+            memory=memory if sc.turns else None,
+            accumulation_source=source if sc.turns else None,
+            **({"pinned": pins} if name == "pinned" else {}),
+            **options,
+        )
+        for memory, source in (dimensions if sc.turns else [(None, None)])
+        for index in indexes
+        for name in strategies
+    ]
+
+
+def usage_pins(
+    scenario: Scenario, index: str = "lucene", model: Any = "simulated", price: Price | None = None
+) -> PinRecommendation:
+    """What to pin for ``scenario``, from measured usage: search-only runs of the other shipped scenarios
+    over the same tools, its own task in other words left out too (so the row is not fitted to its own
+    task), or, when there are none
+    (your own catalog), the scenario's own search-only run (in-sample; ``measured_on`` says which). Pinned
+    tokens are discounted by ``price``'s cached/uncached ratio: pinned tools lead the tools array, a
+    cached prefix. Usage is measured with ``model`` when it names a simulated agent, else with the default
+    one: measuring a real model's usage would mean paying for runs of every other scenario."""
+    ratio = price.cache_read / price.input if price is not None and price.input else 1.0
+    names = tuple(t.name for t in scenario.tools)
+    if not isinstance(model, str) or model not in ("simulated", *AGENT_NAMES):
+        model = "simulated"
+    key = (scenario.name, scenario.tool_set, scenario.examples, names, index, model, ratio)
+    if key not in _PINS:
+        _PINS[key] = _measured_pins(scenario, names, index, model, ratio)
+    return _PINS[key]
+
+
+_PINS: dict[tuple, PinRecommendation] = {}  # usage_pins per scenario, tools, index, model, discount
+
+
+def _measured_pins(
+    scenario: Scenario, names: tuple[str, ...], index: str, model: Any, ratio: float
+) -> PinRecommendation:
+    others = [
+        load_scenario(n, examples=scenario.examples)
+        for n in list_scenarios()
+        if load_scenario(n).tool_set == scenario.tool_set and load_scenario(n).family != scenario.family
+    ]
+    others = [o for o in others if tuple(t.name for t in o.tools) == names] or [scenario]
+    traces = [run_strategy(o, "search-only", index, model).trace for o in others]
+    found = recommend_pins(traces, scenario.tools, cached_ratio=ratio)
+    return replace(found, measured_on=[o.name for o in others])
 
 
 compare_strategies = compare  # the name ``toolsearch_lab`` exports
@@ -301,51 +430,3 @@ compare_strategies = compare  # the name ``toolsearch_lab`` exports
 
 def comparison_rows(runs: Sequence[StrategyRun]) -> list[dict]:
     return [r.row() for r in runs]
-
-
-def visible_tools(messages: Sequence[Mapping], tools: Sequence[Mapping]) -> list[str]:
-    """Tools a request let the model call: the tools array plus definitions expanded inline by search
-    results in the conversation."""
-    names = [t["function"]["name"] for t in tools if t["function"]["name"] != TOOL_SEARCH_TOOL_NAME]
-    for message in messages:
-        if message.get("role") == "tool" and message.get("name") == TOOL_SEARCH_TOOL_NAME:
-            content = message.get("content")
-            if isinstance(content, str) and content.lstrip().startswith("[{"):
-                names += [n for n in search_result_names(content) if n not in names]
-    return names
-
-
-def unexposed_requests(
-    steps: Sequence[ScenarioStep], trace: Any, visible: Sequence[Sequence[str]]
-) -> tuple[int | None, int]:
-    """(first request number, count of requests) whose current step's tools were none of them callable.
-
-    The current step of a request is the first step not yet done by the tools that ran before it (a step is
-    done when its expected tools ran in order since it started, or one of its ``also_accepted`` ran)."""
-    step, since, first, misses = 0, [], None, 0
-    for number, iteration in enumerate(trace.iterations, start=1):
-        if step >= len(steps):
-            break
-        needed = set(steps[step].expected_tools) | set(steps[step].also_accepted)
-        callable_now = set(visible[number - 1]) if number - 1 < len(visible) else set()
-        if not needed & callable_now:
-            misses += 1
-            first = first if first is not None else number
-        for call in iteration.tool_calls:
-            if call.kind != "tool":
-                continue
-            since.append(call.name)
-            if step < len(steps) and _done(steps[step], since):
-                step, since = step + 1, []
-    return first, misses
-
-
-def _done(step: ScenarioStep, called: list[str]) -> bool:
-    if any(n in called for n in step.also_accepted):
-        return True
-    position = 0
-    for name in step.expected_tools:
-        if name not in called[position:]:
-            return False
-        position = called.index(name, position) + 1
-    return bool(step.expected_tools)

@@ -6,6 +6,7 @@ Computing them takes minutes (a few hundred runs, and the example requests must 
 that file; ``load_wording_matrix(recompute=True)`` computes the same tables live. The file records a digest of
 the inputs it was computed from (the scenario files, the glossary, the example requests and the package
 version): a shipped file whose digest no longer matches is refused, naming the script that rebuilds it.
+Conversation scenarios (several user turns) are not part of the wording tables, nor of their digest.
 """
 
 from __future__ import annotations
@@ -43,14 +44,27 @@ def inputs_digest() -> str:
     digest = hashlib.sha256(__version__.encode())
     for folder in _INPUT_DIRS:
         for path in sorted((data_dir() / folder).glob("*.json")):
+            if folder == "scenarios" and _is_conversation(path):
+                continue
             digest.update(f"{folder}/{path.name}\0".encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
+def _is_conversation(path: Path) -> bool:
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return isinstance(raw, dict) and "turns" in raw
+
+
+def _single_requests() -> list[str]:
+    """The shipped scenarios the tables cover: one user request each (a conversation has turns)."""
+    folder = data_dir() / "scenarios"
+    return [n for n in list_scenarios() if not _is_conversation(folder / f"{n}.json")]
+
+
 def build_wording_matrix(names: list[str] | None = None) -> dict[str, Any]:
     """Compute every table (``names``: a subset of the scenarios, for a quick look or a test)."""
-    names = list(names) if names is not None else list_scenarios()
+    names = list(names) if names is not None else _single_requests()
     indexes, left_out = buildable_indexes()
     users = [n for n in names if load_scenario(n).wording == "user"]
     ceiling: list[dict[str, Any]] = []

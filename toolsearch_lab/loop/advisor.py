@@ -28,7 +28,12 @@ Deliberate deviations from Spring, each an option:
   number is an error result;
 - ``destructive="exclude"`` or ``"ask"`` holds tools whose MCP annotations declare them destructive back
   from search results (always, or unless the query asks for them: :mod:`toolsearch_lab.loop.policy`).
-  ``"include"``, the default, is Spring's behaviour.
+  ``"include"``, the default, is Spring's behaviour;
+- in a conversation (:meth:`ToolSearchAdvisor.chat`), ``accumulation_source="session"`` (the default) keeps
+  the tools each session's turns found in the advisor, so chat memory that drops or summarises old messages
+  does not take them away; ``"history"`` is Spring's rule, the names read back from the toolSearchTool
+  results in the messages sent, which a message window or a compaction removes (spring-ai #7034). A
+  session's record goes when the session is evicted (:mod:`toolsearch_lab.loop.conversation`).
 """
 
 from __future__ import annotations
@@ -36,19 +41,26 @@ from __future__ import annotations
 import json
 import time
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from toolsearch_lab.loop.calls import execute_call, search_session
 from toolsearch_lab.loop.checks import check_context, check_messages, check_tools, usable_turn
+from toolsearch_lab.loop.conversation import (
+    ACCUMULATION_SOURCES,
+    AccumulationSource,
+    Conversation,
+    check_source,
+)
 from toolsearch_lab.loop.execution import (
     MAX_RESULT_DEPTH,
     describe_exception,
 )
 from toolsearch_lab.loop.limits import limit_breach
+from toolsearch_lab.loop.memory import ChatMemory
 from toolsearch_lab.loop.messages import api_messages, baseline_messages, with_suffix
 from toolsearch_lab.loop.policy import DestructivePolicy
-from toolsearch_lab.loop.run import RunResult, RunState, ToolNotFoundError, reject_all
+from toolsearch_lab.loop.run import RunResult, RunState, ToolNotFoundError, TurnReading, reject_all
 from toolsearch_lab.loop.search_tool import (
     ToolSearchTool,
 )
@@ -73,6 +85,7 @@ from toolsearch_lab.trace import (
 )
 
 __all__ = [
+    "ACCUMULATION_SOURCES",
     "DEFAULT_MAX_CALLS_PER_TOOL",
     "DEFAULT_MAX_TOTAL_TOOL_CALLS",
     "DEFAULT_SESSION_ID_KEY",
@@ -122,6 +135,7 @@ class ToolSearchAdvisor:
         enforce_max_results_range: bool = False,
         protect_running_sessions: bool = True,
         destructive: DestructivePolicy = "include",
+        accumulation_source: AccumulationSource = "session",
     ) -> None:
         if index is None:
             raise ValueError("ToolSearchAdvisor: index is required (a RegexToolIndex, BM25ToolIndex, ...)")
@@ -153,6 +167,7 @@ class ToolSearchAdvisor:
         self.max_repeated_searches = max_repeated_searches
         self.max_tool_result_chars = max_tool_result_chars
         self.protect_running_sessions = bool(protect_running_sessions)
+        self.accumulation_source: AccumulationSource = check_source(accumulation_source)
         self._token_counter = token_counter
         self.sessions = IndexedSessions(index, self.eviction)
         self._schema_checked: weakref.WeakValueDictionary[int, Tool] = weakref.WeakValueDictionary()
@@ -197,6 +212,55 @@ class ToolSearchAdvisor:
         ``context`` value under ``session_id_key`` (both: they must agree). Bad arguments raise a
         ``ValueError``/``TypeError`` naming the input; once the run has started, limits and failures end it
         with a stop reason, never raise (except ``strict=True``'s ``ToolNotFoundError``)."""
+        return self._run(model, messages, tools, context, session_id, None)
+
+    def chat(
+        self,
+        model: ChatModel,
+        user_messages: Sequence[str],
+        tools: Iterable[Tool],
+        context: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> RunResult:
+        """A conversation: each of ``user_messages`` in turn, in one session, through chat memory; ``options``
+        are :meth:`conversation`'s (``session_id``, ``memory``: ``full``, ``window:N``, ``compact:N`` or a
+        :class:`~toolsearch_lab.loop.memory.ChatMemory`, ``system``, ``conversation_history``). The result's
+        trace covers every turn (``trace.turns``); its messages and answer are the last turn's."""
+        return self.conversation(model, tools, context, **options).send_all(user_messages)
+
+    def conversation(
+        self,
+        model: ChatModel,
+        tools: Iterable[Tool],
+        context: Mapping[str, Any] | None = None,
+        *,
+        session_id: str | None = None,
+        memory: ChatMemory | str | None = None,
+        system: str | None = None,
+        conversation_history: bool = True,
+    ) -> Conversation:
+        """A conversation to hold turn by turn (``send``); :meth:`chat` runs a list of messages."""
+        return Conversation(
+            self,
+            model,
+            list(tools),
+            context=context,
+            session_id=session_id,
+            memory=memory,
+            system=system,
+            conversation_history=conversation_history,
+        )
+
+    def _run(
+        self,
+        model: ChatModel,
+        messages: list[dict[str, Any]],
+        tools: Iterable[Tool],
+        context: Mapping[str, Any] | None,
+        session_id: str | None,
+        turn: TurnReading | None,
+    ) -> RunResult:
+        """``run``, or one turn of a conversation (``turn`` says how it reads the tools found before it)."""
         context = check_context(context)
         session = self._session_id(context, session_id)
         context[self.session_id_key] = session
@@ -205,7 +269,7 @@ class ToolSearchAdvisor:
         if self.protect_running_sessions:
             self.sessions.pin(session)
         try:
-            return self._loop(self._start(model, session, context, original, registered))
+            return self._loop(self._start(model, session, context, original, registered, turn))
         finally:
             if self.protect_running_sessions:
                 self.sessions.unpin(session)
@@ -256,6 +320,7 @@ class ToolSearchAdvisor:
         context: dict[str, Any],
         original: list[dict[str, Any]],
         registered: dict[str, Tool],
+        turn: TurnReading | None = None,
     ) -> RunState:
         counter = self._counter()
         user_request = next(
@@ -287,6 +352,9 @@ class ToolSearchAdvisor:
             search_definition=self.search_tool.definition(),
             generation=generation,
         )
+        if turn is not None:  # read after initialize: an eviction there empties the session's record
+            run.kept = tuple(self.sessions.found_groups(session_id)) if turn.session_record else ()
+            run.scan_from = turn.scan_from(run.conversation)
         count = self.strategy.pre_retrieval()
         if count is not None:
             outcome = search_session(self, run, {"query": trace.user_request, "maxResults": count}, None, "")
@@ -298,7 +366,7 @@ class ToolSearchAdvisor:
         """Work out what the model may see this step, count its tokens, and open the trace's iteration."""
         run.iteration_started = time.perf_counter()
         run.plan = self.strategy.plan(
-            RequestView(run.conversation, run.registered, run.prebound, self.strict)
+            RequestView(run.conversation, run.registered, run.prebound, self.strict, run.kept, run.scan_from)
         )
         exposed = run.plan.callable
         array = ([TOOL_SEARCH_TOOL_NAME] if run.plan.offers_search else []) + run.plan.tools_array

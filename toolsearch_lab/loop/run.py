@@ -7,8 +7,9 @@ serves many sessions on many threads.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from toolsearch_lab.loop.strategy import RequestPlan
 from toolsearch_lab.model import Tool
@@ -16,7 +17,7 @@ from toolsearch_lab.models.base import AssistantTurn, ChatModel
 from toolsearch_lab.tokens import TokenCounter
 from toolsearch_lab.trace import Iteration, RunTrace, SearchRecord, ToolCallRecord
 
-__all__ = ["RunResult", "RunState", "ToolNotFoundError", "reject_all"]
+__all__ = ["RunResult", "RunState", "ToolNotFoundError", "TurnReading", "reject_all"]
 
 
 class ToolNotFoundError(RuntimeError):
@@ -33,6 +34,25 @@ class RunResult:
     @property
     def stop_reason(self) -> str:
         return self.trace.stop_reason
+
+
+@dataclass(frozen=True)
+class TurnReading:
+    """How a conversation turn reads the tools found before it (:mod:`toolsearch_lab.loop.conversation`):
+    ``scan`` = which messages' search results count ("all" sent, the "turn" since its user message, or the
+    "last" message only, Spring with ``conversationHistoryEnabled=false``); ``session_record``: also the
+    search groups the advisor recorded for the session's earlier turns."""
+
+    scan: Literal["all", "turn", "last"] = "all"
+    session_record: bool = False
+
+    def scan_from(self, conversation: Sequence[dict[str, Any]]) -> int:
+        if self.scan == "last":
+            return -1
+        if self.scan == "turn":
+            users = [i for i, m in enumerate(conversation) if m.get("role") == "user"]
+            return users[-1] if users else 0
+        return 0
 
 
 @dataclass
@@ -61,6 +81,8 @@ class RunState:
     prebound: list[str] = field(default_factory=list)  # a strategy's pre-retrieval results
     pre_search: SearchRecord | None = None
     generation: int = 0  # the session's indexing this run relies on (see IndexedSessions)
+    kept: tuple[tuple[str, ...], ...] = ()  # a conversation turn: the session's recorded search groups
+    scan_from: int = 0  # a conversation turn: search results are read from conversation[scan_from:]
 
     def fail(self, iteration: Iteration, message: str) -> None:
         iteration.errors.append(message)

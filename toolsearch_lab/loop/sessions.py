@@ -6,6 +6,10 @@ clears its index and forgets its fingerprint, so the next request indexes it aga
 own lock, so two requests of one session never index it at the same time, while other sessions go on.
 Session ids reach this module already checked (a plain non-blank ``str``).
 
+The session also holds the advisor's record of the search groups its conversation turns found (the
+``"session"`` accumulation source, :mod:`toolsearch_lab.loop.conversation`); evicting the session forgets the
+record with the index and the fingerprint.
+
 Runs pin their session (:meth:`IndexedSessions.pin`) so that eviction strategies that know pins do not
 evict it under them. Each indexing of a session gets a new ``generation`` number: a run remembers the
 generation it started with, and a different one (or none) later means the session was evicted during
@@ -36,6 +40,7 @@ class _SessionState:
     lock: threading.Lock = field(default_factory=threading.Lock)
     fingerprint: str | None = None
     generation: int = 0
+    found: list[tuple[str, ...]] = field(default_factory=list)  # search groups of the conversation's turns
 
 
 class IndexedSessions:
@@ -63,6 +68,18 @@ class IndexedSessions:
             state = self._states.get(session_id)
         return state.generation if state and state.fingerprint is not None else 0
 
+    def found_groups(self, session_id: str) -> list[tuple[str, ...]]:
+        """The search groups the session's conversation turns found, oldest first ([] after an eviction)."""
+        with self._lock:
+            state = self._states.get(session_id)
+            return list(state.found) if state else []
+
+    def record_found(self, session_id: str, groups: list[list[str]]) -> None:
+        """Add a turn's search groups to the session's record (a session evicted since keeps only these)."""
+        state = self._state(session_id)
+        with self._lock:
+            state.found.extend(tuple(g) for g in groups if g)
+
     def pin(self, session_id: str) -> None:
         """Tell the eviction strategy a run of ``session_id`` started (if it knows pins)."""
         pin = getattr(self.eviction, "pin", None)
@@ -84,6 +101,7 @@ class IndexedSessions:
             state.fingerprint = None
             state.generation = 0
         with self._lock:
+            state.found.clear()
             self._states.pop(session_id, None)
             # Only a session that had an index is re-indexed "after eviction": evicting one that was never
             # indexed (AlwaysEvict on a first request) leaves its next indexing a first one.

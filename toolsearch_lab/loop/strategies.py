@@ -20,6 +20,8 @@ The strategies compared, each a class here (with the system each one comes from)
 - :class:`Unload` - a wrapper over any of them: drop loaded tools unused for ``idle_turns`` model turns,
   and/or keep at most ``max_loaded`` (most recently used first). Asked for in anthropics/claude-code#27215,
   NousResearch/hermes-agent#6318.
+- :class:`~toolsearch_lab.loop.pinning.Pinned` (row ``pinned``) - search-only with some tools always loaded,
+  first in the tools array. Claude Code's ``alwaysLoad``; which to pin: ``recommend_pins``.
 
 A new strategy goes in a module of its own, subclassing :class:`~toolsearch_lab.loop.strategy.Strategy`,
 and is named in :data:`STRATEGY_NAMES` and :func:`make_strategy` here.
@@ -27,13 +29,15 @@ and is named in :data:`STRATEGY_NAMES` and :func:`make_strategy` here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from toolsearch_lab.loop.pinning import Pinned
 from toolsearch_lab.loop.strategy import (
     RequestPlan,
     RequestView,
     Strategy,
+    Wrapper,
     check_result_count,
     first_sentence,
     found_tools,
@@ -44,6 +48,7 @@ from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, Tool, check_positive_int
 from toolsearch_lab.wire import encode_inline_result
 
 __all__ = [
+    "COMPARED_BY_DEFAULT",
     "RESULT_COUNT_STRATEGIES",
     "STRATEGY_NAMES",
     "UNLOADABLE",
@@ -122,8 +127,11 @@ class InlineReferences(Strategy):
         return encode_inline_result(registered[n].definition() for n in names if n in registered)
 
     def plan(self, view: RequestView) -> RequestPlan:
-        found = found_tools(view.conversation, view.registered, self.accumulation, view.strict)
-        return RequestPlan([], True, found, found)
+        found = view.found(self.accumulation)
+        # Tools the session record carries from earlier turns have no definition in the messages any more:
+        # the advisor sends them in the tools array.
+        inline = [n for n in found if n in found_tools(view.conversation, view.registered, True, view.strict)]
+        return RequestPlan([n for n in found if n not in inline], True, inline, found)
 
 
 class PreRetrieval(Strategy):
@@ -177,7 +185,7 @@ class RetrieveThenBind(Strategy):
         return {"name": self.name, "max_results": self.max_results}
 
 
-class Unload(Strategy):
+class Unload(Wrapper):
     """Any strategy, with its loaded tools dropped when unused for more than ``idle_turns`` model turns
     and/or capped at ``max_loaded`` (the most recently found or called stay). A tool counts as used on the
     turn that found it and on every turn that called it. Dropped tools can be found again by searching."""
@@ -190,24 +198,9 @@ class Unload(Strategy):
                 check_positive_int(value, f"Unload: {label} (or None)")
         if idle_turns is None and max_loaded is None:
             raise ValueError("Unload: set idle_turns, max_loaded or both")
-        self.inner = inner
+        super().__init__(inner, "unload")
         self.idle_turns = idle_turns
         self.max_loaded = max_loaded
-        self.name = f"{inner.name}+unload"
-        self.offers_search = inner.offers_search
-        self.accumulation = inner.accumulation
-
-    def system_suffix(self, default: str, registered: Mapping[str, Tool]) -> str:
-        return self.inner.system_suffix(default, registered)
-
-    def pre_retrieval(self) -> int | None:
-        return self.inner.pre_retrieval()
-
-    def search_arguments(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self.inner.search_arguments(args)
-
-    def search_result(self, names: list[str], result: str, registered: Mapping[str, Tool]) -> str:
-        return self.inner.search_result(names, result, registered)
 
     def plan(self, view: RequestView) -> RequestPlan:
         plan = self.inner.plan(view)
@@ -260,14 +253,21 @@ STRATEGY_NAMES = (
     "inline-references",
     "pre-retrieval",
     "retrieve-then-bind",
+    "pinned",
 )
 
+# What compare runs unless told: every row but pinned, whose pins come from running other scenarios first.
+COMPARED_BY_DEFAULT = tuple(n for n in STRATEGY_NAMES if n != "pinned")
 UNLOADABLE = ("search-only", "search-only-no-accumulation", "listed-names", "retrieve-then-bind")
 RESULT_COUNT_STRATEGIES = ("pre-retrieval", "retrieve-then-bind")
 
 
 def make_strategy(
-    name: str, idle_turns: int | None = None, max_loaded: int | None = None, max_results: int | None = None
+    name: str,
+    idle_turns: int | None = None,
+    max_loaded: int | None = None,
+    max_results: int | None = None,
+    pinned: Sequence[str] | None = None,
 ) -> Strategy:
     """A strategy by its row name (see :data:`STRATEGY_NAMES`), wrapped in :class:`Unload` when an unload
     option is given and the strategy can reload what it drops (:data:`UNLOADABLE`): all-tools loads nothing;
@@ -277,7 +277,7 @@ def make_strategy(
     ``max_results`` is the result count of the strategies that own one (:data:`RESULT_COUNT_STRATEGIES`:
     pre-retrieval's ``k``, retrieve-then-bind's ``limit``; None keeps their defaults, 10 and 5). The others
     search with the model's ``maxResults`` or the advisor's, so a value given for them is refused rather
-    than ignored."""
+    than ignored. ``pinned`` is the ``pinned`` row's tools (required there, refused elsewhere)."""
     builders: dict[str, Callable[[], Strategy]] = {
         "all-tools": AllTools,
         "search-only": lambda: SearchOnly(True),
@@ -286,6 +286,7 @@ def make_strategy(
         "inline-references": InlineReferences,
         "pre-retrieval": lambda: PreRetrieval(10 if max_results is None else max_results),
         "retrieve-then-bind": lambda: RetrieveThenBind(5 if max_results is None else max_results),
+        "pinned": lambda: Pinned(SearchOnly(True), pinned or ()),
     }
     if name not in builders:
         raise ValueError(f"unknown strategy {name!r}; expected one of {list(STRATEGY_NAMES)}")
@@ -293,6 +294,11 @@ def make_strategy(
         raise ValueError(
             f"strategy {name!r} has no result count of its own (its searches use the model's maxResults, "
             f"else the advisor's max_results): max_results applies to {', '.join(RESULT_COUNT_STRATEGIES)}"
+        )
+    if (name == "pinned") != (pinned is not None):
+        raise ValueError(
+            "strategy 'pinned' needs pinned=[tool names] (recommend_pins measures which), and only it takes "
+            f"them; got strategy {name!r} with pinned={pinned!r:.80}"
         )
     strategy = builders[name]()
     if (idle_turns is not None or max_loaded is not None) and name in UNLOADABLE:

@@ -8,7 +8,9 @@ always the ``tools`` array as sent). The strategies themselves are in :mod:`tool
 
 A strategy is stateless: everything it decides comes from the conversation so far (as Spring derives the
 exposed tools from it), so one strategy object serves many runs and threads. The functions at the end read
-that conversation.
+that conversation. In a conversation held with ``ToolSearchAdvisor.chat`` the tools found in earlier turns
+come either from the messages memory kept (``accumulation_source="history"``, Spring's way) or from the
+advisor's record of the session (``"session"``): :meth:`RequestView.found` reads whichever it was given.
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ __all__ = [
     "RequestPlan",
     "RequestView",
     "Strategy",
+    "Wrapper",
     "check_result_count",
     "first_sentence",
     "found_tools",
     "last_used",
     "one_of",
+    "pick_found",
     "search_groups",
     "search_result_names",
 ]
@@ -43,11 +47,27 @@ class RequestView:
     registered: Mapping[str, Tool]
     prebound: Sequence[str] = ()  # tools retrieved before the first call (PreRetrieval)
     strict: bool = False  # Spring's strictness: a search result that is not an array of names raises
+    # A conversation turn: the search groups of earlier turns the advisor recorded for the session, oldest
+    # first ("session"); and where search results are read from: conversation[scan_from:] (0: every message
+    # sent, "history"; the turn's user message: this turn only; -1: the last message only, Spring with
+    # conversationHistoryEnabled=false).
+    kept: Sequence[Sequence[str]] = ()
+    scan_from: int = 0
 
     @property
     def turn(self) -> int:
         """Model turns so far (assistant messages in the conversation)."""
         return sum(1 for m in self.conversation if m.get("role") == "assistant")
+
+    def groups(self) -> list[list[str]]:
+        """The search groups this request may read: the session's kept ones, then the messages' ones."""
+        scanned = search_groups(self.conversation[self.scan_from :], self.strict)
+        return [list(g) for g in self.kept] + scanned
+
+    def found(self, accumulate: bool) -> list[str]:
+        """Registered tools the searches so far found, in discovery order (spec §7.4-7.5): every group's
+        (``accumulate``) or the latest group's only. Unknown names are dropped, as Spring does."""
+        return pick_found(self.groups(), self.registered, accumulate)
 
 
 @dataclass(frozen=True)
@@ -90,7 +110,7 @@ class Strategy:
         return result
 
     def plan(self, view: RequestView) -> RequestPlan:
-        found = found_tools(view.conversation, view.registered, self.accumulation, view.strict)
+        found = view.found(self.accumulation)
         return RequestPlan(found, True, [], found)
 
     def describe(self) -> dict[str, Any]:
@@ -100,6 +120,28 @@ class Strategy:
     def __repr__(self) -> str:
         options = ", ".join(f"{k}={v!r}" for k, v in self.describe().items() if k != "name")
         return f"{type(self).__name__}({options})"
+
+
+class Wrapper(Strategy):
+    """A strategy that changes what ``inner`` plans (unloading, pinning): everything else is ``inner``'s."""
+
+    def __init__(self, inner: Strategy, suffix: str) -> None:
+        self.inner = inner
+        self.name = f"{inner.name}+{suffix}"
+        self.offers_search = inner.offers_search
+        self.accumulation = inner.accumulation
+
+    def system_suffix(self, default: str, registered: Mapping[str, Tool]) -> str:
+        return self.inner.system_suffix(default, registered)
+
+    def pre_retrieval(self) -> int | None:
+        return self.inner.pre_retrieval()
+
+    def search_arguments(self, args: dict[str, Any]) -> dict[str, Any]:
+        return self.inner.search_arguments(args)
+
+    def search_result(self, names: list[str], result: str, registered: Mapping[str, Tool]) -> str:
+        return self.inner.search_result(names, result, registered)
 
 
 # ---- reading the conversation -----------------------------------------------------------------------------
@@ -136,7 +178,13 @@ def found_tools(
     """Registered tools named by search results, in discovery order (spec §7.4–7.5): every search's
     (``accumulate``) or the latest searching turn's only, with all its parallel searches. Unknown names
     are dropped, as Spring does."""
-    groups = search_groups(conversation, strict)
+    return pick_found(search_groups(conversation, strict), registered, accumulate)
+
+
+def pick_found(
+    groups: Sequence[Sequence[str]], registered: Mapping[str, Tool], accumulate: bool
+) -> list[str]:
+    """The registered names of every group (``accumulate``) or of the last one, in order, once each."""
     names: list[str] = []
     for group in groups if accumulate else groups[-1:]:
         for name in group:

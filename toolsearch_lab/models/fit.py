@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -44,6 +46,26 @@ def words(text: str, split_camel: bool = False) -> list[str]:
 class Step:
     need: str
     data: dict = field(default_factory=dict)
+
+
+def as_step(raw: Step | Mapping[str, Any]) -> Step:
+    return raw if isinstance(raw, Step) else Step(raw["need"], dict(raw.get("data") or {}))
+
+
+def turn_steps(turns: Sequence[Mapping[str, Any]]) -> dict[str, list[Step]]:
+    """{user message: its steps}, checked: each turn has non-blank text of its own and at least one step."""
+    out: dict[str, list[Step]] = {}
+    for i, turn in enumerate(turns):
+        text = turn.get("user") if isinstance(turn, Mapping) else None
+        steps = turn.get("steps") if isinstance(turn, Mapping) else None
+        if not isinstance(text, str) or not text.strip() or not steps:
+            raise ValueError(f"simulated agent: turns[{i}] must be {{'user': <message>, 'steps': [...]}}")
+        if text.strip() in out:
+            raise ValueError(
+                f"simulated agent: turns[{i}] repeats an earlier user message; each needs its own"
+            )
+        out[text.strip()] = [as_step(s) for s in steps]
+    return out
 
 
 def tool_fit(need: str, tool_definition: dict, examples: bool = False) -> float:

@@ -55,6 +55,14 @@ Common rules
   ..."), and carries on with the next step; the final answer lists the skipped steps.
 * The thresholds are round numbers, set while watching both wordings run; the scenario wordings were
   written before and never changed to suit the agent or the indexes.
+
+In a conversation (``turns=[{"user": message, "steps": [...]}, ...]``): the task is the steps of the turn
+whose user message (exact text) is the last one sent, numbered per turn. Tools in hand first (semantic agent):
+before its first search of a turn it rates each tool it already holds (kept from earlier turns, or pinned) as
+it rates search results, counting the tool as returned by one search (confidence = fit + ``VOTE_WEIGHT`` / 3),
+and calls the best when that reaches ``sure_threshold``; picking among the tools in front of it is easier than
+finding one among hundreds (Claude Code: a deferred tool used in 2 of 6 sessions, 6 of 6 when loaded). The
+literal agent's rule for exposed tools (``pick_threshold``) already covers tools in hand.
 """
 
 from __future__ import annotations
@@ -62,7 +70,7 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar, cast
 
@@ -72,6 +80,7 @@ from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME
 from toolsearch_lab.models.base import AssistantTurn, ToolCall
 from toolsearch_lab.models.fit import (
     Step,
+    as_step,
     data_words,
     fill_arguments,
     inline_definitions,
@@ -79,6 +88,7 @@ from toolsearch_lab.models.fit import (
     query_of,
     semantic_fit,
     surface_words,
+    turn_steps,
     word_fit,
 )
 from toolsearch_lab.models.glossary import Glossary, default_glossary
@@ -104,6 +114,8 @@ class _Progress:
     found: dict[str, float] = field(default_factory=dict)  # tool -> searches of this step that returned it
     results: list[tuple[int, str, str]] = field(default_factory=list)  # (step, tool, result)
     skipped: list[int] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)  # the steps of the current turn
+    turn_searches: int = 0  # searches made since the user's message
 
     def next_step(self) -> None:
         self.step, self.searches, self.queries, self.last_found, self.found = self.step + 1, 0, [], [], {}
@@ -132,19 +144,23 @@ class SimulatedAgent(ABC):
 
     def __init__(
         self,
-        steps: Sequence[Step | dict],
+        steps: Sequence[Step | dict] = (),
         max_results: int | None = 5,
         pick_threshold: float | None = None,
         max_searches_per_step: int | None = None,
         query_words: int = 6,
         mode: str | None = None,
+        turns: Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
-        if not steps:
-            raise ValueError("SimulatedAgent: at least one step is required")
         if mode is not None and mode != self.mode:
             raise ValueError(f"{type(self).__name__}: mode is {self.mode!r}, got mode={mode!r}")
+        if turns is not None and steps:
+            raise ValueError(f"{type(self).__name__}: give steps (one request) or turns, not both")
+        self.turns: dict[str, list[Step]] | None = None if turns is None else turn_steps(turns)
+        self.steps = [as_step(s) for s in steps] or [s for t in (self.turns or {}).values() for s in t]
+        if not self.steps:
+            raise ValueError("SimulatedAgent: at least one step is required")
         self.name = self.default_name
-        self.steps = [s if isinstance(s, Step) else Step(s["need"], dict(s.get("data") or {})) for s in steps]
         self.max_results = max_results
         self.pick_threshold = pick_threshold if pick_threshold is not None else 0.8
         self.max_searches_per_step = max_searches_per_step or self.default_searches_per_step
@@ -156,33 +172,45 @@ class SimulatedAgent(ABC):
         return step.need
 
     def complete(self, messages: list[dict], tools: list[dict]) -> AssistantTurn:
+        steps = self._task(messages)
+        if steps is None:
+            return AssistantTurn("I have no task for this message (a simulated agent knows only its turns).")
         state = self._progress(messages)
+        state.steps = steps
         turn_id = sum(1 for m in messages if m.get("role") == "assistant")
         notes: list[str] = []
         candidates = [t for t in tools if t["function"]["name"] != TOOL_SEARCH_TOOL_NAME]
         candidates += inline_definitions(messages, {t["function"]["name"] for t in tools})
-        while state.step < len(self.steps):
-            step = self.steps[state.step]
+
+        def call(name: str, arguments: str) -> AssistantTurn:
+            return AssistantTurn("\n".join(notes) or None, [ToolCall(f"call_{turn_id}_0", name, arguments)])
+
+        def use(tool: dict) -> AssistantTurn:
+            return call(tool["name"], json.dumps(fill_arguments(tool.get("parameters") or {}, step.data)))
+
+        while state.step < len(steps):
+            step = steps[state.step]
             chosen = self._choose(step, candidates, state)
             if chosen is not None:
-                arguments = fill_arguments(chosen.get("parameters") or {}, step.data)
-                call = ToolCall(f"call_{turn_id}_0", chosen["name"], json.dumps(arguments))
-                return AssistantTurn("\n".join(notes) or None, [call])
+                return use(chosen)
             query = self._next_query(step, state, candidates)
             if query is not None:
-                call = ToolCall(
-                    f"call_{turn_id}_0", TOOL_SEARCH_TOOL_NAME, self._search_args(query, state.searches)
-                )
-                return AssistantTurn("\n".join(notes) or None, [call])
+                return call(TOOL_SEARCH_TOOL_NAME, self._search_args(query, state.searches))
             settled = self._settle(step, candidates, state)
             if settled is not None:
-                arguments = fill_arguments(settled.get("parameters") or {}, step.data)
-                call = ToolCall(f"call_{turn_id}_0", settled["name"], json.dumps(arguments))
-                return AssistantTurn("\n".join(notes) or None, [call])
+                return use(settled)
             gave_up = self._nothing_fits(step, state, notes)
             if gave_up is not None:
                 return gave_up
         return AssistantTurn("\n".join([*notes, self._summary(state)]))
+
+    def _task(self, messages: list[dict]) -> list[Step] | None:
+        """The steps to do now: all of them (one request), or those of the turn whose user message is the
+        last one sent (None: no turn has that message)."""
+        if self.turns is None:
+            return self.steps
+        last = next((m.get("content") for m in reversed(messages) if m.get("role") == "user"), None)
+        return self.turns.get(last.strip()) if isinstance(last, str) else None
 
     @abstractmethod
     def _nothing_fits(self, step: Step, state: _Progress, notes: list[str]) -> AssistantTurn | None:
@@ -274,6 +302,7 @@ class SimulatedAgent(ABC):
                 content = str(message.get("content", ""))
                 if name == TOOL_SEARCH_TOOL_NAME:
                     state.searches += 1
+                    state.turn_searches += 1
                     state.queries.append(query_of(arguments))
                     state.last_found = names_in(content)
                     for name in dict.fromkeys(state.last_found):
@@ -290,11 +319,11 @@ class SimulatedAgent(ABC):
             lines = [f"Done. I used {len(state.results)} tool(s):"]
             for step_index, name, content in state.results:
                 short = content if len(content) <= 160 else content[:157] + "..."
-                need = self.steps[step_index].need if step_index < len(self.steps) else "?"
+                need = state.steps[step_index].need if step_index < len(state.steps) else "?"
                 lines.append(f"- {need} → {name}: {short}")
         if state.skipped:
             lines.append(
-                "Skipped: " + "; ".join(f"step {k + 1} ({self.steps[k].need})" for k in state.skipped)
+                "Skipped: " + "; ".join(f"step {k + 1} ({state.steps[k].need})" for k in state.skipped)
             )
         return "\n".join(lines)
 
@@ -328,19 +357,20 @@ class SemanticAgent(SimulatedAgent):
 
     def __init__(
         self,
-        steps: Sequence[Step | dict],
+        steps: Sequence[Step | dict] = (),
         max_results: int | None = 5,
         pick_threshold: float | None = None,
         max_searches_per_step: int | None = None,
         query_words: int = 6,
         mode: str | None = None,
+        turns: Sequence[Mapping[str, Any]] | None = None,
         embedder: Embedder | None = None,
         glossary: Glossary | None = None,
         sure_threshold: float = 0.8,
         settle_threshold: float = 0.5,
         hint_threshold: float = 0.2,
     ) -> None:
-        super().__init__(steps, max_results, pick_threshold, max_searches_per_step, query_words, mode)
+        super().__init__(steps, max_results, pick_threshold, max_searches_per_step, query_words, mode, turns)
         self.sure_threshold = sure_threshold
         self.settle_threshold = settle_threshold
         self.hint_threshold = hint_threshold
@@ -372,6 +402,17 @@ class SemanticAgent(SimulatedAgent):
     def _judge(self, step: Step, tool: dict) -> float:
         return semantic_fit(step.need, tool, self.embedder, self.reading(step))
 
+    def _in_hand(self, step: Step, candidates: list[dict], state: _Progress) -> dict | None:
+        """Tools in hand first (module docstring): the held tool rated as if one search had returned it."""
+        if self.turns is None or state.turn_searches or not candidates:
+            return None
+        used = {name for _, name, _ in state.results}
+        vote = VOTE_WEIGHT / self.max_searches_per_step
+        fit, tool = max(
+            ((self.fit(step, c, used) + vote, c["function"]) for c in candidates), key=lambda p: p[0]
+        )
+        return tool if fit >= self.sure_threshold else None
+
     def _nothing_fits(self, step: Step, state: _Progress, notes: list[str]) -> AssistantTurn | None:
         notes.append(
             f"Skipping step {state.step + 1} ({step.need!r}): no tool fits after {state.searches} "
@@ -382,9 +423,10 @@ class SemanticAgent(SimulatedAgent):
         return None
 
     def _choose(self, step: Step, candidates: list[dict], state: _Progress) -> dict | None:
-        """As the literal agent; and once it has searched for the step, a tool those searches returned
-        whose confidence reaches ``sure_threshold``."""
-        plain = super()._choose(step, candidates, state)
+        """As the literal agent; in a conversation before the turn's first search, a tool in hand it is sure
+        of; once it has searched for the step, a tool those searches returned whose confidence reaches
+        ``sure_threshold``."""
+        plain = super()._choose(step, candidates, state) or self._in_hand(step, candidates, state)
         if plain is not None:
             return plain
         confidence, tool = self._most_promising(step, candidates, state)
@@ -443,8 +485,8 @@ class SemanticAgent(SimulatedAgent):
 _AGENTS: dict[str, type[SimulatedAgent]] = {"literal": LiteralAgent, "semantic": SemanticAgent}
 
 
-def simulated_agent(name: str, steps: Sequence[Step | dict], **options: Any) -> SimulatedAgent:
-    """The simulated agent called ``name`` (one of :data:`AGENT_NAMES`) for ``steps``."""
+def simulated_agent(name: str, steps: Sequence[Step | dict] = (), **options: Any) -> SimulatedAgent:
+    """The simulated agent called ``name`` (one of :data:`AGENT_NAMES`) for ``steps`` (or ``turns=``)."""
     if name not in AGENT_NAMES:
         raise ValueError(f"unknown simulated agent {name!r}; expected one of {list(AGENT_NAMES)}")
     if name == "semantic-no-glossary":

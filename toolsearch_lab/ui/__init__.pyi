@@ -30,6 +30,7 @@ from .stepper_demos import (
     remembering_runs as remembering_runs,
     runs_table as runs_table,
 )
+from .stepper_turns import turn_view as turn_view, turns_table as turns_table
 from .strategy_lab import (
     StrategyLab as StrategyLab,
     comparison_table as comparison_table,

@@ -2,7 +2,10 @@
 settings to see what changes.
 
 Moving the slider only redraws (a highlight and the details panel). Changing a setting re-runs the scenario,
-but runs are cached per parameter set, so going back to an earlier setting is instant.
+but runs are cached per parameter set, so going back to an earlier setting is instant. A conversation scenario
+(``support-conversation``) adds its chat memory and where found tools live to the settings, a band per user
+turn behind both figures, a turn selector, and the selected request's turn above its details
+(:mod:`toolsearch_lab.ui.stepper_turns`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from toolsearch_lab.ui.stepper_render import (
     tools_spec,
     trace_of,
 )
+from toolsearch_lab.ui.stepper_turns import turn_bands, turn_choices, turn_html, with_turns
 
 # What the threshold slider means per index kind: (label, min, max, step, default). Regex has no scores;
 # hybrid ranks by fused rank, so neither has a threshold to move.
@@ -43,6 +47,19 @@ AGENT_LABELS = {
     "semantic-no-glossary": "simulated · semantic, no glossary",
 }
 OPENAI_LABEL = ("openai", "openai")
+MEMORIES = ("full", "window:6", "window:20", "compact:6")  # the memory dropdown (conversation scenarios)
+SOURCES = ("session", "history")
+_CONVERSATIONS: dict[str, bool] = {}
+
+
+def is_conversation(scenario: str) -> bool:
+    """Whether the shipped scenario holds several user turns (remembered per name)."""
+    if scenario not in _CONVERSATIONS:
+        try:
+            _CONVERSATIONS[scenario] = bool(load_scenario(scenario).turns)
+        except Exception:  # noqa: BLE001 - a hand-made run's name that is no shipped scenario: not one
+            _CONVERSATIONS[scenario] = False
+    return _CONVERSATIONS[scenario]
 
 
 def model_choices(current: str) -> list[tuple[str, str]]:
@@ -86,16 +103,20 @@ def default_runner(
     max_results: int,
     threshold: float | None,
     examples: bool = False,
+    memory: str | None = None,
+    accumulation_source: str | None = None,
 ):
     """Run a shipped scenario, its tools' descriptions with example requests if ``examples``. ``model`` is
     a simulated agent's name (``AGENT_NAMES``; "simulated" means the default one) or "openai". With a
     simulated agent the slider's max_results is what the agent asks for (it always sends maxResults, and
-    the model's value wins over the advisor's, as in Spring)."""
+    the model's value wins over the advisor's, as in Spring). A conversation runs with ``memory`` and
+    ``accumulation_source``."""
     sc = load_scenario(scenario, examples=examples)
     chat_model: Any = model
     mode = DEFAULT_MODE if model == "simulated" else model
     if mode in AGENT_NAMES:
-        chat_model = simulated_agent(mode, sc.agent_steps(), max_results=max_results)
+        task: dict[str, Any] = {"turns": sc.agent_turns()} if sc.turns else {"steps": sc.agent_steps()}
+        chat_model = simulated_agent(mode, max_results=max_results, **task)
     return run_scenario(
         sc,
         index=index,
@@ -103,12 +124,15 @@ def default_runner(
         model=chat_model,
         max_results=max_results,
         min_score=threshold,
+        memory=memory if sc.turns else None,
+        accumulation_source=accumulation_source if sc.turns else None,  # type: ignore[arg-type]
     )
 
 
 class IterationStepper(Displayable):
     """See the module docstring. ``run`` may be a ScenarioRun or a RunTrace; ``runner`` replaces
-    :func:`default_runner` (tests, or a custom model)."""
+    :func:`default_runner` (tests, or a custom model); ``memory`` and ``source`` are a conversation's first
+    chat memory and where its found tools live."""
 
     def __init__(
         self,
@@ -117,11 +141,15 @@ class IterationStepper(Displayable):
         model: str = DEFAULT_MODE,
         run=None,
         runner: Callable[..., Any] | None = None,
+        *,
+        memory: str = "full",
+        source: str = "session",
     ) -> None:
         self._runner = runner or default_runner
         self._cache: dict[tuple, Any] = {}
         self._busy = False  # suppresses re-runs while controls are set programmatically
         self._build_settings(scenario, index, model)
+        self.memory.value, self.source.value = memory, source
         self._build_stepping()
         self.status = html_sink()
         self.details = html_sink()
@@ -184,6 +212,15 @@ class IterationStepper(Displayable):
             indent=False,
             layout=widgets.Layout(width="300px"),
         )
+        self.memory = dropdown(MEMORIES, "full", "Chat memory", "220px")
+        self.source = dropdown(SOURCES, "session", "Found tools kept in", "250px")
+        self.turn = widgets.Dropdown(
+            options=[("(one user request)", 0)],
+            value=0,
+            description="Turn",
+            layout=widgets.Layout(width="420px"),
+        )
+        self._sync_conversation(scenario)
 
     def _build_stepping(self) -> None:
         """The iteration slider and its play button."""
@@ -226,9 +263,12 @@ class IterationStepper(Displayable):
             self.threshold,
             self.accumulation,
             self.examples,
+            self.memory,
+            self.source,
         ):
             control.observe(self._on_setting, names="value")
         self.slider.observe(self._on_step, names="value")
+        self.turn.observe(self._on_turn, names="value")
         self.run_button.on_click(lambda _: self.rerun(force=True))
 
     def _layout(self) -> widgets.VBox:
@@ -236,8 +276,8 @@ class IterationStepper(Displayable):
             [self.scenario_dropdown, self.model_dropdown, self.index_dropdown, self.run_button]
         )
         row2 = widgets.HBox([self.max_results, self.threshold])
-        row3 = widgets.HBox([self.accumulation, self.examples])
-        stepper = widgets.HBox([self.play, self.slider])
+        row3 = widgets.HBox([self.accumulation, self.examples, self.memory, self.source])
+        stepper = widgets.VBox([widgets.HBox([self.play, self.slider]), self.turn])
         return widgets.VBox(
             [
                 row1,
@@ -265,6 +305,8 @@ class IterationStepper(Displayable):
             int(self.max_results.value),
             threshold,
             bool(self.examples.value),
+            self.memory.value,
+            self.source.value,
         )
 
     def _configure_threshold(self, kind: str) -> None:
@@ -290,7 +332,9 @@ class IterationStepper(Displayable):
         if not force and params in self._cache:
             self.run, self.error = self._cache[params], None
             return True
-        scenario, index, accumulation, model, max_results, threshold, examples = params
+        scenario, index, accumulation, model, max_results, threshold, examples, memory, source = params
+        # Only a conversation takes memory and a source (a custom runner may know neither).
+        chat = {"memory": memory, "accumulation_source": source} if is_conversation(scenario) else {}
         try:
             run = self._runner(
                 scenario=scenario,
@@ -300,6 +344,7 @@ class IterationStepper(Displayable):
                 max_results=max_results,
                 threshold=threshold,
                 examples=examples,
+                **chat,
             )
         except Exception as exc:  # noqa: BLE001 - shown to the room instead of a traceback
             self.error = f"Run failed: {type(exc).__name__}: {exc}"
@@ -321,6 +366,8 @@ class IterationStepper(Displayable):
             return
         if change["owner"] is self.index_dropdown:
             self._configure_threshold(change["new"])
+        if change["owner"] is self.scenario_dropdown:
+            self._sync_conversation(change["new"])
         if self.model_dropdown.value not in AGENT_NAMES and self._params() not in self._cache:
             # A real model costs money and time: wait for the button instead of running on every click.
             self.status.value = (
@@ -352,20 +399,22 @@ class IterationStepper(Displayable):
             self._busy = False
         self.status.value = status_html(self.run)
         self.steps.value = steps_html(trace)
+        self._sync_turns(trace)
         position = keep - 1
+        tools, tokens = (
+            with_turns(tools_spec(trace, position), trace),
+            with_turns(tokens_spec(trace, position), trace),
+        )
         if self.tools_fig.data:
-            update_figure(self.tools_fig, tools_spec(trace, position))
-            update_figure(self.tokens_fig, tokens_spec(trace, position))
+            update_figure(self.tools_fig, tools)
+            update_figure(self.tokens_fig, tokens)
         else:  # first real run after a failed start: figures were built empty
-            for fig, spec in (
-                (self.tools_fig, tools_spec(trace, position)),
-                (self.tokens_fig, tokens_spec(trace, position)),
-            ):
+            for fig, spec in ((self.tools_fig, tools), (self.tokens_fig, tokens)):
                 with fig.batch_update():
                     fig.add_traces(spec["data"])
                     fig.layout.update(spec["layout"])
                 resync(fig)
-        self.details.value = details_html(trace, position)
+        self.details.value = turn_html(trace, position) + details_html(trace, position)
 
     def _on_step(self, change) -> None:
         if self._busy:
@@ -379,8 +428,37 @@ class IterationStepper(Displayable):
         if trace is None:
             return
         n = len(trace.iterations)
-        shapes = highlight(number - 1, n)
+        shapes = turn_bands(trace) + highlight(number - 1, n)
         for fig in (self.tools_fig, self.tokens_fig):
             fig.layout.shapes = shapes
             resync(fig)
-        self.details.value = details_html(trace, number - 1)
+        self.details.value = turn_html(trace, number - 1) + details_html(trace, number - 1)
+        self._busy = True
+        try:  # the turn selector follows the slider
+            first = [v for _, v in self.turn.options if 0 < v <= number]
+            self.turn.value = first[-1] if first else self.turn.options[0][1]
+        finally:
+            self._busy = False
+
+    # ---- conversations -------------------------------------------------------------------------------------
+    def _sync_conversation(self, scenario: str) -> None:
+        """Memory and where found tools live matter only for a conversation scenario."""
+        conversation = is_conversation(scenario)
+        self.memory.disabled = self.source.disabled = not conversation
+
+    def _sync_turns(self, trace) -> None:
+        """The turn selector's choices for this run (one entry when it is a single request)."""
+        choices = turn_choices(trace) or [("(one user request)", 0)]
+        self._busy = True
+        try:
+            self.turn.options = choices
+            self.turn.value = choices[0][1]
+            self.turn.disabled = not trace.turns
+        finally:
+            self._busy = False
+
+    def _on_turn(self, change) -> None:
+        """Jump the slider to the first request of the chosen turn."""
+        if self._busy or not change["new"]:
+            return
+        self.slider.value = change["new"]

@@ -1,6 +1,10 @@
 """StrategyLab: every way of loading tools on one scenario: the comparison table, a cost-vs-success Pareto
 plot (one point per strategy x index) and, per strategy, which part of each request a prompt cache serves.
 
+The ``pinned`` row (a checkbox, on unless the lab is given runs without it) keeps the tools
+:func:`~toolsearch_lab.eval.compare.usage_pins` recommends (measured on the other shipped scenarios over the
+same catalog) always loaded, first in every tools array.
+
 The pure render functions (:func:`table_html`, :func:`pareto_spec`, :func:`prefix_html`) take comparison
 rows and runs from :mod:`toolsearch_lab.eval.compare`; :class:`StrategyLab` wires them to widgets that change
 the scenario, the indexes, maxResults, the unload policy and the prices live. Re-pricing never re-runs a
@@ -20,6 +24,7 @@ from toolsearch_lab.eval.compare import StrategyRun, compare, comparison_rows
 from toolsearch_lab.eval.cost import Price, PriceTable, in_hashset_order, load_prices, request_costs
 from toolsearch_lab.eval.scenarios import list_scenarios
 from toolsearch_lab.index.factory import INDEX_KINDS
+from toolsearch_lab.loop.strategies import COMPARED_BY_DEFAULT, STRATEGY_NAMES
 from toolsearch_lab.tokens import TokenCounter
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
@@ -36,6 +41,7 @@ STRATEGY_COLOURS = {
     "inline-references": t.FOUND,
     "pre-retrieval": t.NEW,
     "retrieve-then-bind": "#DB2777",
+    "pinned": "#0D9488",  # search-only with the tools measured usage recommends always loaded
 }
 GOOD_TINT = "#DCFCE7"  # the winning row: ink on pale green
 NUDGE = 0.012  # vertical offset between strategies in the Pareto plot, so equal points stay visible
@@ -82,11 +88,14 @@ class HtmlPanel:
 
 # ---- pure render functions ---------------------------------------------------------------------------------
 def table_html(rows: Sequence[dict], width: int = t.PANEL_WIDTH, mark_best: bool = True) -> str:
-    """The comparison table; with ``mark_best`` the cheapest successful row is marked (★, tinted green)."""
+    """The comparison table; with ``mark_best`` the cheapest successful row is marked (★, tinted green). Rows
+    of a conversation also say their chat memory and where found tools were kept."""
     best = cheapest_successful(rows) if mark_best else None
+    chat = any(r.get("memory") for r in rows)
     head = [
         "strategy",
         "index",
+        *(["memory", "tools in"] if chat else []),
         "requests",
         "prompt",
         "cached",
@@ -104,6 +113,7 @@ def table_html(rows: Sequence[dict], width: int = t.PANEL_WIDTH, mark_best: bool
         values = [
             _name_cell(r["strategy"]) + mark,
             t.esc(r["index"]),
+            *([t.esc(r.get("memory")), t.esc(r.get("accumulation_source"))] if chat else []),
             str(r["requests"]),
             t.fmt_int(r["prompt_tokens"]),
             f"{t.fmt_int(r['cached_tokens'])} ({r['cached_share']:.0%})",
@@ -125,6 +135,12 @@ def table_html(rows: Sequence[dict], width: int = t.PANEL_WIDTH, mark_best: bool
         "cached = prompt tokens a prompt cache serves (priced at the cache-read rate); "
         + ("★ cheapest run that completed the task; " if mark_best else "")
         + "1st miss = first request whose step needed a tool the strategy had not exposed."
+        + "".join(
+            f" Pinned row: {t.esc(', '.join(pins) or 'nothing (no tool met the bar)')} always loaded."
+            for pins in dict.fromkeys(
+                tuple(r["options"]["pinned"]) for r in rows if "pinned" in r.get("options", {})
+            )
+        )
     )
     return t.panel("".join(out) + f"<div style='margin-top:6px'>{note}</div>", width)
 
@@ -296,10 +312,11 @@ class StrategyLab(Displayable):
         self.figure: go.FigureWidget | None = None
         self._cache: dict[tuple, list[StrategyRun]] = {}
         if runs is not None:
+            self.pinned.value = any(r.strategy.name == "pinned" for r in runs)
             self._cache[self._key()] = self._checked_seed(list(runs))
         self.runs: list[StrategyRun] = []
         self._rerun()
-        for w in (self.scenario, self.indexes, self.max_results, self.unload):
+        for w in (self.scenario, self.indexes, self.max_results, self.unload, self.pinned):
             w.observe(lambda _: self._rerun(), names="value")
         self.model.observe(lambda _: self._model_changed(), names="value")
         for w in (self.input_price, self.cached_price, self.output_price):
@@ -307,7 +324,7 @@ class StrategyLab(Displayable):
         self.focus.observe(lambda _: self._draw_prefix(), names="value")
         controls = widgets.VBox(
             [
-                widgets.HBox([self.scenario, self.max_results, self.unload]),
+                widgets.HBox([self.scenario, self.max_results, self.unload, self.pinned]),
                 widgets.HBox(
                     [
                         self.indexes,
@@ -342,6 +359,8 @@ class StrategyLab(Displayable):
         self.cached_price = widgets.FloatText(value=price.cache_read, description="cached $/M", style=style)
         self.output_price = widgets.FloatText(value=price.output, description="output $/M", style=style)
         self.focus = widgets.Dropdown(description="Prefix view", style=style)
+        # The pinned row measures usage on the other shipped scenarios first (a few more runs).
+        self.pinned = widgets.Checkbox(value=True, description="pinned row (measured usage)", indent=False)
 
     @property
     def rows(self) -> list[dict]:
@@ -362,10 +381,11 @@ class StrategyLab(Displayable):
             tuple(self.indexes.value) or ("lucene",),
             self.max_results.value,
             self.unload.value,
+            bool(self.pinned.value),
         )
 
     def _checked_seed(self, runs: list[StrategyRun]) -> list[StrategyRun]:
-        scenario, indexes, max_results, _ = self._key()
+        scenario, indexes, max_results, _, _ = self._key()
         wrong = [
             f"{r.strategy.name} · {r.index}"
             for r in runs
@@ -387,6 +407,7 @@ class StrategyLab(Displayable):
         if key not in self._cache:
             self._cache[key] = compare(
                 key[0],
+                STRATEGY_NAMES if key[4] else COMPARED_BY_DEFAULT,
                 indexes=key[1],
                 max_results=key[2],
                 prices=self.prices,

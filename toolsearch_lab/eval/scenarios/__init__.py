@@ -15,6 +15,7 @@ from toolsearch_lab.eval.scenarios.format import (
     WORDINGS,
     Scenario,
     ScenarioStep,
+    ScenarioTurn,
     list_scenarios,
     load_scenario,
     scenario_from_dict,
@@ -35,6 +36,7 @@ from toolsearch_lab.eval.scenarios.running import (
     buildable_indexes,
     run_scenario,
     scenario_matrix,
+    scenario_model,
 )
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "Scenario",
     "ScenarioRun",
     "ScenarioStep",
+    "ScenarioTurn",
     "buildable_indexes",
     "descriptions_label",
     "failed_steps",
@@ -55,6 +58,7 @@ __all__ = [
     "run_scenario",
     "scenario_from_dict",
     "scenario_matrix",
+    "scenario_model",
     "scenario_name",
     "scenarios_dir",
     "searches_per_step",

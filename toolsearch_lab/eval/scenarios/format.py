@@ -9,6 +9,13 @@ A scenario file (``data/scenarios/<name>.json``)::
      "results": {"<tool name>": <what the tool returns>},        # canned results of the tools a run needs
      "steps": [{"need": "...", "data": {...}, "expected_tools": ["..."], "also_accepted": ["..."]}]}
 
+or a conversation: several user messages in one session, each with the steps it asks for (instead of
+``user_request`` and ``steps``; graded turn by turn, the simulated agent working on the turn whose message it
+was sent last)::
+
+    {"name", "title", "system", "catalog" | "tools" | "tools_of", "results",
+     "turns": [{"user": "<what the user writes>", "steps": [<steps as above>]}, ...]}
+
 or a second wording of another scenario, which keeps everything of it but the words::
 
     {"name": "github-user", "wording_of": "github", "wording": "user", "title", "user_request",
@@ -48,6 +55,14 @@ class ScenarioStep:
     also_accepted: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class ScenarioTurn:
+    """One user message of a conversation scenario and the steps it asks for."""
+
+    user: str
+    steps: tuple[ScenarioStep, ...]
+
+
 @dataclass
 class Scenario:
     name: str
@@ -61,17 +76,34 @@ class Scenario:
     family: str = ""  # the scenario this one re-words, or its own name
     tool_set: str = ""  # the shipped catalog, or the scenario that holds the tools
     examples: bool = False  # the tools' descriptions list example requests (catalog.examples)
+    turns: list[ScenarioTurn] = field(default_factory=list)  # a conversation's user messages (else none)
 
     @property
     def expected_tools(self) -> list[str]:
         return [t for s in self.steps for t in s.expected_tools]
 
+    @property
+    def is_conversation(self) -> bool:
+        return bool(self.turns)
+
     def messages(self) -> list[dict]:
         return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user_request}]
 
+    def user_messages(self) -> list[str]:
+        """What the user writes, turn by turn (one message for a single request)."""
+        return [t.user for t in self.turns] or [self.user_request]
+
     def agent_steps(self) -> list[dict]:
         """What the simulated agent may know: the needs and their data, not the expected tools."""
-        return [{"need": s.need, "data": dict(s.data)} for s in self.steps]
+        return [_agent_step(s) for s in self.steps]
+
+    def agent_turns(self) -> list[dict]:
+        """The same for a conversation: each user message with its steps' needs and data."""
+        return [{"user": t.user, "steps": [_agent_step(s) for s in t.steps]} for t in self.turns]
+
+
+def _agent_step(step: ScenarioStep) -> dict:
+    return {"need": step.need, "data": dict(step.data)}
 
 
 def scenarios_dir() -> Path:
@@ -149,7 +181,7 @@ def _base_raw(raw: dict, key: str, where: str) -> dict:
     """The shipped scenario a ``wording_of``/``tools_of`` field points at (one level: no chains)."""
     base_name = _require(raw, key, str, where)
     base = _read_json(_shipped_path(base_name))
-    if "wording_of" in base or "tools_of" in base:
+    if "wording_of" in base or "tools_of" in base or (key == "wording_of" and "turns" in base):
         raise ValueError(
             f"{where}: {key} must name a scenario with its own steps and tools, not {base_name!r}"
         )
@@ -243,7 +275,8 @@ def scenario_from_dict(
         else _with_implementation(t, results)
         for t in base_tools
     ]
-    steps = [
+    turns = _turns(raw, names, where)
+    steps = [s for t in turns for s in t.steps] or [
         _step(s, names, f"{where} steps[{i}]") for i, s in enumerate(_require(raw, "steps", list, where))
     ]
     if not steps:
@@ -252,7 +285,8 @@ def scenario_from_dict(
         name=name,
         title=raw.get("title", name),
         system=raw.get("system", "You are a helpful assistant."),
-        user_request=_require(raw, "user_request", str, where),
+        user_request=turns[0].user if turns else _require(raw, "user_request", str, where),
+        turns=turns,
         tools=tools,
         steps=steps,
         description=raw.get("description", ""),
@@ -260,6 +294,31 @@ def scenario_from_dict(
         family=raw.get("family", name[: -len(USER_SUFFIX)] if name.endswith(USER_SUFFIX) else name),
         tool_set=_tool_set(raw, name),
     )
+
+
+def _turns(raw: dict, names: set[str], where: str) -> list[ScenarioTurn]:
+    """A conversation's turns (none for a single request): each a non-blank message of its own, with steps."""
+    if "turns" not in raw:
+        return []
+    clash = [k for k in ("steps", "user_request") if k in raw]
+    if clash:
+        raise ValueError(f"{where}: a conversation has 'turns' instead of {clash}, not both")
+    turns: list[ScenarioTurn] = []
+    for i, t in enumerate(_require(raw, "turns", list, where)):
+        at = f"{where} turns[{i}]"
+        if not isinstance(t, dict):
+            raise ValueError(f"{at}: expected an object {{'user': ..., 'steps': [...]}}")
+        user = _require(t, "user", str, at)
+        if not user.strip() or user.strip() in [x.user for x in turns]:
+            raise ValueError(f"{at}: 'user' must be non-blank text that no other turn has")
+        raw_steps = _require(t, "steps", list, at)
+        if not raw_steps:
+            raise ValueError(f"{at}: needs at least one step")
+        steps = tuple(_step(s, names, f"{at} steps[{j}]") for j, s in enumerate(raw_steps))
+        turns.append(ScenarioTurn(user.strip(), steps))
+    if not turns:
+        raise ValueError(f"{where}: 'turns' needs at least one turn")
+    return turns
 
 
 def _tool_set(raw: dict, name: str) -> str:

@@ -1,7 +1,8 @@
 """Grading a run of a scenario: which steps the tools that ran did, and why the others failed.
 
 A step succeeds when its expected tools run in order, or any one of its ``also_accepted`` tools runs
-(:mod:`.format`); the task succeeds when every step did and the run ended with an answer.
+(:mod:`.format`); the task succeeds when every step did and the run ended with an answer. A conversation is
+graded turn by turn: a turn's steps against the tools that ran in that turn only.
 """
 
 from __future__ import annotations
@@ -80,13 +81,34 @@ def _alignment(steps: Sequence[ScenarioStep], called: list[str]) -> list[tuple[i
 
 def grade(scenario: Scenario, trace: RunTrace) -> Grade:
     """Grade each step, then the task. Steps are matched in the scenario's order against the tools that ran
-    (other calls may come between), as many as an in-order matching allows (:func:`_alignment`). The task
-    succeeds when every step did and the run ended with an answer; a failed step's ``called`` lists what
-    ran between the neighbouring successful steps."""
-    called = trace.called_tools()
-    matches = _alignment(scenario.steps, called)
+    (other calls may come between), as many as an in-order matching allows (:func:`_alignment`); in a
+    conversation, each turn's steps against the tools of that turn. The task succeeds when every step did
+    and the run (every turn) ended with an answer; a failed step's ``called`` lists what ran between the
+    neighbouring successful steps."""
+    if not scenario.turns:
+        outcomes = _outcomes(scenario.steps, trace.called_tools(), None)
+        finished = trace.stop_reason == "answered"
+    else:
+        numbers = {t.number for t in trace.turns}
+        outcomes = []
+        for number, turn in enumerate(scenario.turns, start=1):
+            part = trace.turn_trace(number).called_tools() if number in numbers else []
+            outcomes += _outcomes(turn.steps, part, number)
+        finished = trace.stop_reason == "answered" and len(trace.turns) == len(scenario.turns)
+    missing = [
+        t
+        for step, o in zip(scenario.steps, outcomes, strict=True)
+        if not o.success
+        for t in step.expected_tools
+    ]
+    success = all(o.success for o in outcomes) and finished
+    return Grade(success, scenario.expected_tools, trace.called_tools(), missing, outcomes)
+
+
+def _outcomes(steps: Sequence[ScenarioStep], called: list[str], turn: int | None) -> list[StepOutcome]:
+    matches = _alignment(steps, called)
     outcomes = []
-    for k, (step, found) in enumerate(zip(scenario.steps, matches, strict=True)):
+    for k, (step, found) in enumerate(zip(steps, matches, strict=True)):
         if found is not None:
             ran = called[found[0] : found[1] + 1]
         else:
@@ -95,22 +117,23 @@ def grade(scenario: Scenario, trace: RunTrace) -> Grade:
             ran = called[(before[-1] + 1 if before else 0) : (after[0] if after else len(called))]
         outcomes.append(
             StepOutcome(
-                step.need, list(step.expected_tools), found is not None, ran, list(step.also_accepted)
+                step.need, list(step.expected_tools), found is not None, ran, list(step.also_accepted), turn
             )
         )
-    missing = [
-        t
-        for step, found in zip(scenario.steps, matches, strict=True)
-        if found is None
-        for t in step.expected_tools
-    ]
-    success = all(m is not None for m in matches) and trace.stop_reason == "answered"
-    return Grade(success, scenario.expected_tools, called, missing, outcomes)
+    return outcomes
 
 
-def searches_per_step(trace: RunTrace, steps: int) -> list[list[list[str]]]:
+def searches_per_step(trace: RunTrace, steps: int | Sequence[int]) -> list[list[list[str]]]:
     """For a simulated agent's run: the names each step's searches returned, step by step. A step ends at
-    the agent's next real tool call or at its "Skipping step N" note (see models.simulated)."""
+    the agent's next real tool call or at its "Skipping step N" note (see models.simulated). For a
+    conversation, ``steps`` is the number of steps of each turn."""
+    if not isinstance(steps, int):
+        ran = {t.number for t in trace.turns}
+        return [
+            s
+            for n, count in enumerate(steps, 1)
+            for s in (searches_per_step(trace.turn_trace(n), count) if n in ran else [[]] * count)
+        ]
     out: list[list[list[str]]] = [[] for _ in range(steps)]
     step = 0
     for it in trace.iterations:
@@ -125,7 +148,9 @@ def searches_per_step(trace: RunTrace, steps: int) -> list[list[list[str]]]:
 def failed_steps(graded: Grade, trace: RunTrace) -> list[dict]:
     """Each failed step of a graded run with why: did any of its searches return an expected (or
     accepted) tool? (``surfaced`` True, False, or None when it made no search for the step)."""
-    found = searches_per_step(trace, len(graded.steps))
+    turns = max((s.turn or 0 for s in graded.steps), default=0)
+    per_turn = [sum(1 for s in graded.steps if s.turn == n) for n in range(1, turns + 1)]
+    found = searches_per_step(trace, per_turn if turns else len(graded.steps))
     failed = []
     for outcome, results in zip(graded.steps, found, strict=True):
         if not outcome.success:

@@ -1,5 +1,6 @@
 """Running scenarios: one through a ToolSearchAdvisor with a model, graded; or all of them as a matrix of
-indexes x simulated agents.
+indexes x simulated agents. A conversation scenario runs through ``ToolSearchAdvisor.chat``, one turn per
+user message, with the chat memory and the accumulation source asked for.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from toolsearch_lab.eval.scenarios.format import Scenario, list_scenarios, load_
 from toolsearch_lab.eval.scenarios.grading import Grade, failed_steps, grade
 from toolsearch_lab.index.factory import INDEX_KINDS, make_index, threshold_options
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+from toolsearch_lab.loop.conversation import AccumulationSource
+from toolsearch_lab.loop.memory import ChatMemory
 from toolsearch_lab.models.base import ChatModel
 from toolsearch_lab.models.factory import make_model
 from toolsearch_lab.models.simulated import AGENT_NAMES
@@ -49,11 +52,20 @@ def run_scenario(
     session_id: str | None = None,
     advisor: ToolSearchAdvisor | None = None,
     wording: str | None = None,
+    memory: ChatMemory | str | None = None,
+    accumulation_source: AccumulationSource | None = None,
 ) -> ScenarioRun:
     """Run a scenario through a fresh ToolSearchAdvisor (or the one given), grade it step by step and put
     the step outcomes in the trace. ``model``: a ChatModel, or a name for
-    :func:`~toolsearch_lab.models.factory.make_model` (a simulated agent gets the scenario's steps)."""
+    :func:`~toolsearch_lab.models.factory.make_model` (a simulated agent gets the scenario's steps).
+    A conversation runs with ``memory`` (default ``full``) and ``accumulation_source`` (default the
+    advisor's, ``session``); a single request takes neither."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario, wording)
+    if not sc.turns and (memory is not None or accumulation_source is not None):
+        raise ValueError(
+            f"scenario {sc.name!r} is one user request: memory and accumulation_source apply to "
+            "conversation scenarios (several user turns)"
+        )
     if advisor is None:
         advisor = ToolSearchAdvisor(
             make_index(index, **threshold_options(index, min_score)),
@@ -61,16 +73,32 @@ def run_scenario(
             reference_tool_name_accumulation=accumulation,
             token_counter=TokenCounter(encoding),
             index_name=index,
+            accumulation_source=accumulation_source or "session",
         )
-    result = advisor.run(
-        make_model(model, sc.agent_steps()),
-        sc.messages(),
-        sc.tools,
-        {advisor.session_id_key: session_id or f"scenario-{sc.name}"},
-    )
+    elif accumulation_source is not None and accumulation_source != advisor.accumulation_source:
+        raise ValueError(
+            f"accumulation_source={accumulation_source!r} disagrees with the advisor's "
+            f"{advisor.accumulation_source!r}; set it on the advisor"
+        )
+    context = {advisor.session_id_key: session_id or f"scenario-{sc.name}"}
+    chat_model = scenario_model(model, sc)
+    if sc.turns:
+        result = advisor.chat(
+            chat_model, sc.user_messages(), sc.tools, context, memory=memory, system=sc.system
+        )
+    else:
+        result = advisor.run(chat_model, sc.messages(), sc.tools, context)
     verdict = grade(sc, result.trace)
     result.trace.steps = verdict.steps
     return ScenarioRun(sc, result.trace, verdict, result.messages)
+
+
+def scenario_model(model: str | ChatModel, scenario: Scenario) -> ChatModel:
+    """The chat model for a scenario run: a simulated agent by name gets the scenario's steps (a
+    conversation's, turn by turn); a ChatModel or a real model by name is used as it is."""
+    if isinstance(model, str) and model in ("simulated", *AGENT_NAMES) and scenario.turns:
+        return make_model(model, turns=scenario.agent_turns())
+    return make_model(model, scenario.agent_steps())
 
 
 def buildable_indexes(kinds: Sequence[str] = INDEX_KINDS) -> tuple[list[str], dict[str, str]]:

@@ -1,6 +1,6 @@
 """The notebooks' "Try this" exercises: blank answers, self-checks that explain, and solutions to reveal.
 
-One module per lesson (``lesson01`` … ``lesson11``) holds its exercise: the judge, which recomputes the right
+One module per lesson (``lesson01`` … ``lesson12``) holds its exercise: the judge, which recomputes the right
 answer from the package and the objects the notebook built; the solution, a function whose body is the code
 ``reveal`` prints for the answer cell; and the record tying them to the notebook's cell. ``base`` says what an
 exercise is and how a solution function becomes the code shown; ``selfcheck`` has ``check`` and ``reveal``.

@@ -30,6 +30,7 @@ from toolsearch_lab.ui.course import (
     lesson09,
     lesson10,
     lesson11,
+    lesson12,
 )
 from toolsearch_lab.ui.course.base import Exercise
 
@@ -49,6 +50,7 @@ LESSONS = (
     lesson09,
     lesson10,
     lesson11,
+    lesson12,
 )
 EXERCISES: dict[str, Exercise] = {e.key: e for lesson in LESSONS for e in lesson.EXERCISES}
 
