@@ -9,7 +9,7 @@ import threading
 import pytest
 import tiktoken
 
-from toolsearch_lab import tokens
+from toolsearch_lab import encodings, tokens
 from toolsearch_lab.model import Tool
 from toolsearch_lab.tokens import (
     ENCODINGS,
@@ -133,7 +133,7 @@ def _block_downloads(monkeypatch):
 
 def test_builds_encodings_without_tiktoken_downloads(monkeypatch):
     _block_downloads(monkeypatch)
-    monkeypatch.setattr(tokens, "_ENCODINGS", {})
+    monkeypatch.setattr(encodings, "_ENCODINGS", {})
     for name in ENCODINGS:
         counter = TokenCounter(name)
         assert counter.encoding.name == name
@@ -141,27 +141,27 @@ def test_builds_encodings_without_tiktoken_downloads(monkeypatch):
 
 
 def test_tampered_rank_file_raises(monkeypatch):
-    raw = bytearray(gzip.decompress(tokens._rank_file_bytes("cl100k_base")))
+    raw = bytearray(gzip.decompress(encodings._rank_file_bytes("cl100k_base")))
     raw[1000] = ord("A") if raw[1000] != ord("A") else ord("B")  # one changed byte inside a base64 token
-    monkeypatch.setattr(tokens, "_rank_file_bytes", lambda name: gzip.compress(bytes(raw)))
-    monkeypatch.setattr(tokens, "_ENCODINGS", {})
+    monkeypatch.setattr(encodings, "_rank_file_bytes", lambda name: gzip.compress(bytes(raw)))
+    monkeypatch.setattr(encodings, "_ENCODINGS", {})
     with pytest.raises(RuntimeError, match="integrity check.*expected 223921b7"):
         get_encoding("cl100k_base")
-    assert "cl100k_base" not in tokens._ENCODINGS  # a failed load is not cached
+    assert "cl100k_base" not in encodings._ENCODINGS  # a failed load is not cached
 
 
 def test_unreadable_rank_file_raises(monkeypatch):
-    monkeypatch.setattr(tokens, "_rank_file_bytes", lambda name: b"not gzip")
-    monkeypatch.setattr(tokens, "_ENCODINGS", {})
+    monkeypatch.setattr(encodings, "_rank_file_bytes", lambda name: b"not gzip")
+    monkeypatch.setattr(encodings, "_ENCODINGS", {})
     with pytest.raises(RuntimeError, match="unreadable"):
         get_encoding("o200k_base")
 
 
 def test_encoding_is_built_once_across_threads(monkeypatch):
-    monkeypatch.setattr(tokens, "_ENCODINGS", {})
+    monkeypatch.setattr(encodings, "_ENCODINGS", {})
     calls = []
-    real_load = tokens._load_encoding
-    monkeypatch.setattr(tokens, "_load_encoding", lambda name: calls.append(name) or real_load(name))
+    real_load = encodings._load_encoding
+    monkeypatch.setattr(encodings, "_load_encoding", lambda name: calls.append(name) or real_load(name))
     results = []
     threads = [threading.Thread(target=lambda: results.append(get_encoding("cl100k_base"))) for _ in range(8)]
     for t in threads:
