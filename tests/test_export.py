@@ -181,7 +181,7 @@ DROP = Tool(
     annotations={"title": "Drop table", "destructiveHint": True, "readOnlyHint": False, "x-vendor": {"a": 1}},
     output_schema={"type": "object", "properties": {"dropped": {"type": "string"}}, "required": ["dropped"]},
 )
-MCP_KEYS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
+MCP_KEYS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta")
 
 
 def test_mcp_export_carries_title_annotations_and_output_schema_losslessly():
@@ -210,8 +210,9 @@ def test_shipped_mcp_snapshots_round_trip_through_the_mcp_export():
     folder = data_path("mcp_catalogs", "github-mcp-server", "toolsnaps")
     snaps = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.snap"))]
     exported = to_mcp_tools(load_catalog("github-mcp"))["tools"]
-    # icons and _meta are not part of the tool model; every field it keeps comes back unchanged.
+    # icons are not part of the tool model; every field it keeps (_meta included) comes back unchanged.
     assert exported == [{k: s[k] for k in MCP_KEYS if k in s} for s in snaps]
+    assert sum("_meta" in r for r in exported) == sum("_meta" in s for s in snaps) > 0
     assert sum("annotations" in r for r in exported) == 117
 
 
@@ -232,7 +233,10 @@ def test_openai_and_anthropic_shapes_and_their_token_counts_ignore_mcps_fields()
     "fields, path",
     [
         ({"parameters": {"type": "object", "properties": {"t": {"maximum": float("inf")}}}}, "parameters"),
-        ({"output_schema": {"type": "object", "properties": {"t": {"maximum": float("nan")}}}}, "output_schema"),
+        (
+            {"output_schema": {"type": "object", "properties": {"t": {"maximum": float("nan")}}}},
+            "output_schema",
+        ),
         ({"annotations": {"x-score": float("-inf")}}, "annotations"),
         ({"meta": {"vendor/weight": [1.0, float("nan")]}}, "meta"),
     ],
@@ -240,5 +244,7 @@ def test_openai_and_anthropic_shapes_and_their_token_counts_ignore_mcps_fields()
 def test_a_tool_with_nan_or_infinity_cannot_exist_so_no_export_writes_invalid_json(fields, path):
     """JSON has no NaN or Infinity: a Tool holding one could be neither sent nor exported, so building it
     is the error, naming where the number sits."""
-    with pytest.raises(ValueError, match=rf"tool 'hot': {path}\S* is -?(inf|nan), which is not a JSON number"):
+    with pytest.raises(
+        ValueError, match=rf"tool 'hot': {path}\S* is -?(inf|nan), which is not a JSON number"
+    ):
         Tool("hot", "x", **fields)

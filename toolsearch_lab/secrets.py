@@ -43,6 +43,8 @@ __all__ = [
     "scrub",
     "split_url_credentials",
     "split_url_query",
+    "header_secret",
+    "url_secret",
 ]
 
 REDACTED = "***"
@@ -189,15 +191,17 @@ def isolated_registry() -> Iterator[None]:
 class Secret:
     """A credential that shows as ``'***'`` in ``repr``/``str``, so ``vars(obj)`` and tracebacks hold no key.
     ``reveal()`` is the one way to read it, at the point where it is sent. Creating one registers the value
-    for :func:`scrub`."""
+    for :func:`scrub`; ``register=False`` is for a value that only *holds* secrets (a whole URL, whose
+    userinfo and query values are registered on their own, see :func:`url_secret`)."""
 
     __slots__ = ("_value",)
 
-    def __init__(self, value: str) -> None:
+    def __init__(self, value: str, *, register: bool = True) -> None:
         if not isinstance(value, str):
             raise TypeError(f"Secret holds a string, got {type(value).__name__}")
         self._value = value
-        register_secret(value)
+        if register:
+            register_secret(value)
 
     def reveal(self) -> str:
         return self._value
@@ -219,6 +223,30 @@ class Secret:
 
 # ---------------------------------------------------------------------------------------------------------
 # URLs
+
+
+# Headers whose values are protocol settings, never credentials: not registered (their values, such as
+# "application/json", would otherwise be hidden from every text). Every other header value is registered.
+PLAIN_HEADERS = frozenset({"accept", "accept-language", "content-type", "user-agent", "mcp-protocol-version"})
+
+
+def header_secret(name: str, value: str) -> Secret:
+    """A header value as a :class:`Secret`, registered unless the header is one of :data:`PLAIN_HEADERS`."""
+    return Secret(value, register=name.strip().lower() not in PLAIN_HEADERS)
+
+
+def url_secret(url: str) -> Secret:
+    """A URL we were configured with as a :class:`Secret` (so no repr shows it), with the parts that can
+    hold a credential registered: the userinfo and every query and fragment value. The URL as a whole is
+    not registered: its host and path are what messages name."""
+    _, user, password = split_url_credentials(url)
+    if user:
+        register_secret(user)
+    query_credentials(url)
+    fragment = urllib.parse.urlsplit(url).fragment
+    if fragment and "=" not in fragment:
+        register_secret(fragment)
+    return Secret(url, register=False)
 
 
 def split_url_credentials(url: str) -> tuple[str, str | None, Secret | None]:

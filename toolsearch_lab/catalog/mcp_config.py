@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch_lab.catalog.errors import CatalogError
-from toolsearch_lab.secrets import Secret, redact_url, scrub
+from toolsearch_lab.secrets import Secret, header_secret, redact_url, scrub, url_secret
 
 __all__ = ["McpConfig", "McpServerConfig", "load_mcp_config"]
 
@@ -196,8 +196,8 @@ def _server(name: str, entry: Mapping, where: str, variables: dict, environ) -> 
     headers = entry.get("headers", {})
     if not isinstance(headers, Mapping):
         raise CatalogError(f"{where}: 'headers' must be an object, got {type(headers).__name__}")
-    url = Secret(text("url", entry["url"]))
-    fields = {str(k): Secret(text(f"headers.{k}", v)) for k, v in headers.items()}
+    url = url_secret(text("url", entry["url"]))
+    fields = {str(k): header_secret(str(k), text(f"headers.{k}", v)) for k, v in headers.items()}
     return McpServerConfig(name, transport, url=url, headers=fields, secrets=tuple(substituted))
 
 
