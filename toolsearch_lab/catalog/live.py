@@ -262,6 +262,9 @@ def connect_mcp_config(
             c.close()
         raise
     report = CatalogReport(list(merged.report.problems), list(merged.report.notes), dict(failures))
+    for item in loaded.ignored:
+        server, _, key = item.partition(": ")
+        report.add_note(f"server {server!r}", f"config key {key!r} is not used by this loader (ignored)")
     for name, why in failures.items():
         report.add_problem(
             f"server {name!r}", why if why.startswith("started,") else f"failed to start: {why}"

@@ -12,6 +12,7 @@ import json
 import sys
 from contextlib import ExitStack
 
+from toolsearch_lab.cli.live_tools import add_destructive_option
 from toolsearch_lab.cli.options import (
     EXIT_OK,
     add_command,
@@ -68,6 +69,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--price-model", default=None, help="the model to price as (default: the table's)")
     add_json_flag(parser, "the rows")
     add_live_options(parser, takes_file=False)
+    add_destructive_option(parser)
     return parser
 
 
@@ -80,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     price = prices.price(args.price_model)
     with ExitStack() as stack:
         # With live servers every strategy's run calls their tools for real.
-        live = live_catalog(args, stack, command=NAME)
+        live = live_catalog(args, stack, command=NAME, once=True)
         scenario = load_scenario(args.scenario, live_tools=live.tools if live else None)
         runs = compare(
             scenario,
