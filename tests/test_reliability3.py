@@ -103,7 +103,10 @@ def test_every_error_path_goes_through_the_same_limit():
     contents = [m["content"] for m in result.messages if m["role"] == "tool"]
     assert all(len(c) <= LIMIT + MARKER_ROOM for c in contents), [len(c) for c in contents]
     assert "is not available" in json.loads(contents[0])["error"]
-    assert "hostileTool returned a dict the model cannot read" in json.loads(contents[2])["error"]
+    assert (
+        "hostileTool returned a dict (it holds a Hostile), which is not JSON"
+        in json.loads(contents[2])["error"]
+    )
     assert all(len(e) < 2 * LIMIT for it in result.trace.iterations for e in it.errors)
 
 

@@ -197,13 +197,14 @@ def non_finite_as_null(value: Any, max_depth: int) -> Any:
     return root
 
 
-def dumps_checked(value: Any, max_depth: int) -> str:
-    """``value`` as strict JSON text (no NaN/Infinity; other objects through ``str``). Raises
-    :class:`JsonLimitError` saying why it cannot be JSON: circular, too deep, a key that is not a string or
-    number, or a ``str()`` that fails."""
+def dumps_checked(value: Any, max_depth: int, *, strict: bool = False) -> str:
+    """``value`` as strict JSON text (no NaN/Infinity; other objects through ``str``, or refused with
+    ``strict=True``). Raises :class:`JsonLimitError` saying why it cannot be JSON: circular, too deep, a
+    key that is not a string or number, an object that is not JSON data (``strict``), or a ``str()`` that
+    fails."""
     value_depth(value, max_depth)
     try:
-        return json.dumps(value, ensure_ascii=False, default=str, allow_nan=False)
+        return json.dumps(value, ensure_ascii=False, default=None if strict else str, allow_nan=False)
     except (ValueError, TypeError, RecursionError) as exc:
         raise JsonLimitError(f"it cannot be written as JSON ({type(exc).__name__}: {exc})") from None
 
