@@ -1,8 +1,9 @@
 """Token estimates that count what a provider's renderer shows the model (issue 30, finding 1): local
-``$ref`` s resolved, ``$defs`` nobody uses counted nothing, recursive refs counted once and named, titles and defaults
-counted; checked against an independent count, OpenAI's own renderer of its tool format (``openai-harmony``,
-loaded offline from the rank file the package ships), on real servers' schemas (tests/fixtures/mcp_servers)
-and on schemas of our own. The exact size of the JSON as sent (``count_json``) is reported beside it."""
+``$ref`` s resolved, ``$defs`` nobody uses counted nothing, recursive refs counted once and named, titles
+and defaults counted; checked against an independent count, OpenAI's own renderer of its tool format
+(``openai-harmony``, loaded offline from the rank file the package ships), on real servers' schemas
+(tests/fixtures/mcp_servers) and on schemas of our own. The exact size of the JSON as sent
+(``count_json``) is reported beside it."""
 
 from __future__ import annotations
 
