@@ -1,7 +1,7 @@
 """The figures of docs/reliability.md, section 7d (issue 30): leaks found by path, aborts caused by one
-server, and the poisoning share per index. Run: ``.venv/bin/python benchmarks/reliability_figures.py`` (about a
-minute; starts tests/hostile_mcp_server.py on stdio and on 127.0.0.1). The token estimate's error against
-openai-harmony per catalog is printed by ``pytest tests/test_token_estimate.py -s``."""
+server, and the poisoning share per index. Run: ``.venv/bin/python benchmarks/reliability_figures.py``
+(about a minute; starts tests/hostile_mcp_server.py on stdio and on 127.0.0.1). The token estimate's error
+against openai-harmony per catalog is printed by ``pytest tests/test_token_estimate.py -s``."""
 
 from __future__ import annotations
 
@@ -130,7 +130,8 @@ def poisoning() -> dict[str, dict]:
     from toolsearch_lab.tokens import TokenCounter
 
     common = (
-        "get list create update delete search issue issues pull request requests repository repositories file "
+        "get list create update delete search issue issues pull request requests repository repositories "
+        "file "
         "files branch branches commit commits user users comment comments review reviews label workflow run "
         "code security alert notification team organization release tag github details information specific"
     )
@@ -150,16 +151,14 @@ def main() -> None:
     for path, leaked in found.items():
         print(f"  {'LEAK' if leaked else 'ok  '}  {path}")
     happened = aborts()
-    print(
-        f"aborts caused by one server: {sum(v.startswith('ABORT') for v in happened.values())} of {len(happened)}"
-    )
+    aborted = sum(v.startswith("ABORT") for v in happened.values())
+    print(f"aborts caused by one server: {aborted} of {len(happened)}")
     for label, what in happened.items():
         print(f"  {label:34s} {what}")
     print("poisoning: the stuffed tool above the right tool, share of the other tools' probe queries")
     for index, share in poisoning().items():
-        print(
-            f"  {index:7s} above {share['above']:.0%}  rank 1 {share['first']:.0%}  tools pushed down {share['tools']}"
-        )
+        above, first, tools = share["above"], share["first"], share["tools"]
+        print(f"  {index:7s} above {above:.0%}  rank 1 {first:.0%}  tools pushed down {tools}")
 
 
 if __name__ == "__main__":
