@@ -103,8 +103,8 @@ def catalog_from_connection(
         report.add_problem(label, problem)
     kept = [(i, r) for i, r in enumerate(records) if r is not None]
     tools, found = read_tools([r for _, r in kept], format="mcp", strict=strict, source=source)
-    for problem in found.problems:  # the listing's own index, not the position among the records kept
-        report.add_problem(_reindexed(problem.tool, kept), problem.message)
+    for line in found.problems:  # the listing's own index, not the position among the records kept
+        report.add_problem(_reindexed(line.tool, kept), line.message)
     report.notes.extend(found.notes)
     for why in listing.problems:
         if strict:
@@ -138,13 +138,13 @@ def _renamed(records: list, server: str, report: CatalogReport) -> tuple[list, d
     for record in records:
         name = record.get("name") if isinstance(record, dict) else None
         why = None
-        if isinstance(name, str) and name:
+        if isinstance(name, str) and name and isinstance(record, dict):
             why = (
                 f"{TOOL_SEARCH_TOOL_NAME!r} is the meta-tool's own name"
                 if name == TOOL_SEARCH_TOOL_NAME
                 else provider_name_problem(name)
             )
-        if why is None:
+        if why is None or not isinstance(name, str) or not isinstance(record, dict):
             out.append(record)
             continue
         new = qualified_name(server, name)

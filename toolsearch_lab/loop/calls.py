@@ -100,8 +100,8 @@ def execute_call(
         )
         return done("rejected", None, message)
     tool_context = {**run.context, TOOL_SEARCH_TOOL_SESSION_ID_KEY: run.session_id}
-    outcome = run_tool(tool, tool.function, args, tool_context, limit, advisor.tool_timeout)
-    return done("tool", outcome.content, outcome.error, None, outcome.flags)
+    ran = run_tool(tool, tool.function, args, tool_context, limit, advisor.tool_timeout)
+    return done("tool", ran.content, ran.error, None, ran.flags)
 
 
 def _search_call(
