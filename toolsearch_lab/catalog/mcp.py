@@ -41,7 +41,6 @@ import json
 import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -51,7 +50,18 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from toolsearch_lab.catalog.mcp_wire import WireLog, install_stdio_hook, quiet_sdk_logs, watched_http_client
+from toolsearch_lab.catalog.mcp_wire import (
+    MAX_LIST_CHARS,
+    MAX_LIST_PAGES,
+    ToolListing,
+    WireLog,
+    install_stdio_hook,
+    listing_bound,
+    quiet_sdk_logs,
+    raw_request,
+    remember_output_schemas,
+    watched_http_client,
+)
 from toolsearch_lab.secrets import (
     Secret,
     header_secret,
@@ -75,12 +85,6 @@ __all__ = [
 TRANSPORTS = ("stdio", "http", "sse")
 
 DEFAULT_STARTUP_TIMEOUT_S = 30.0
-# Bounds of one tools/list: pages, characters of JSON (all pages) and tool records. A real server sends
-# one page of well under 1 MB; these stop one that pages forever or sends megabytes of padding.
-MAX_LIST_PAGES = 100
-MAX_LIST_CHARS = 20_000_000
-MAX_LIST_TOOLS = 10_000
-
 # The SDK's parser hook, the quieting of its log lines for our connections and the redaction of secrets
 # from its (and httpx's) log lines: installed once, when this module is imported.
 install_stdio_hook()
@@ -102,21 +106,6 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     if isinstance(inner, (list, tuple)) and inner:
         return [leaf for e in inner for leaf in _leaves(e)]
     return [exc]
-
-
-@dataclass
-class ToolListing:
-    """One ``tools/list`` as the server sent it (:meth:`McpConnection.listing`): ``records`` in order, each
-    as sent (a malformed one too: the catalog loader names and drops it), ``duplicates`` (record index ->
-    the key it names twice), ``undescribed`` (names without a description; ``""`` is used), ``problems``
-    (the listing stopped early, and why) and ``notes`` (stdout noise)."""
-
-    records: list[Any]
-    pages: int = 1
-    duplicates: dict[int, str] = field(default_factory=dict)
-    undescribed: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
 
 
 def result_to_text(result: Any) -> str:
@@ -349,7 +338,7 @@ class McpConnection:
             with anyio.fail_after(self.timeout):  # the whole listing, every page
                 while True:
                     wire.listing_duplicates.clear()
-                    page = await _raw_request(session, "tools/list", {"cursor": sent} if sent else None)
+                    page = await raw_request(session, "tools/list", {"cursor": sent} if sent else None)
                     listing.pages += 1
                     chars += len(json.dumps(page, default=str))
                     tools = page.get("tools") if isinstance(page, dict) else None
@@ -367,14 +356,14 @@ class McpConnection:
                         index = int(path[len("tools[") : path.index("]")])
                         listing.duplicates[len(listing.records) + index] = path.split(".", 1)[-1]
                     listing.records.extend(tools)
-                    stop = _listing_bound(listing, chars)
+                    stop = listing_bound(listing, chars)
                     if stop:
                         listing.problems.append(stop)
                         break
                     if not isinstance(cursor, str) or not cursor:
                         break
                     sent = cursor
-            _remember_output_schemas(session, listing.records)
+            remember_output_schemas(session, listing.records)
             return listing
 
         listing = self._run(list_all, "tools/list")
@@ -474,50 +463,3 @@ async def _http_streams(url: str, headers: Mapping[str, str], client_factory: Ca
         streamable_http_client(url, http_client=client) as streams,
     ):
         yield streams
-
-
-async def _raw_request(session: ClientSession, method: str, params: dict | None) -> Any:
-    """A request's result as the server sent it (parsed JSON, not validated by the SDK). ``send_request``
-    would validate the whole result against the protocol's types first, so one bad tool record would cost
-    every tool; this uses the session's dispatcher (the SDK's own next step) with the session's headers.
-    Timeouts: the caller's ``anyio.fail_after``."""
-    dispatcher = getattr(session, "_dispatcher", None)
-    send = getattr(dispatcher, "send_raw_request", None)
-    if send is None:  # an SDK without the seam: its validated listing (all or nothing) is what we get
-        result = await session.list_tools(params=None if params is None else _paginated(params))
-        return result.model_dump(by_alias=True, mode="json", exclude_none=True)
-    data: dict[str, Any] = {"method": method, **({"params": params} if params else {})}
-    options: dict[str, Any] = {}
-    stamp = getattr(session, "_stamp", None)
-    if callable(stamp):
-        stamp(data, options)
-    return await send(method, params, options)
-
-
-def _paginated(params: dict) -> Any:
-    from mcp.types import PaginatedRequestParams
-
-    return PaginatedRequestParams(**params)
-
-
-def _listing_bound(listing: ToolListing, chars: int) -> str | None:
-    """Why a listing must stop here (a bound of the module docstring reached), or None."""
-    if listing.pages >= MAX_LIST_PAGES:
-        return f"listing stopped after {MAX_LIST_PAGES} pages (MAX_LIST_PAGES): the server pages on and on"
-    if chars > MAX_LIST_CHARS:
-        return f"listing stopped after {chars:,} characters of JSON (MAX_LIST_CHARS = {MAX_LIST_CHARS:,})"
-    if len(listing.records) > MAX_LIST_TOOLS:
-        return f"listing stopped after {len(listing.records):,} tools (MAX_LIST_TOOLS = {MAX_LIST_TOOLS:,})"
-    return None
-
-
-def _remember_output_schemas(session: ClientSession, records: list[Any]) -> None:
-    """Tell the session each tool's output schema, as its own ``list_tools`` would (it checks structured
-    results against it, and without it would list the tools again, all or nothing, on the first call)."""
-    schemas = getattr(session, "_tool_output_schemas", None)
-    if not isinstance(schemas, dict):
-        return
-    for record in records:
-        if isinstance(record, dict) and isinstance(record.get("name"), str):
-            schema = record.get("outputSchema")
-            schemas[record["name"]] = schema if isinstance(schema, dict) else None

@@ -31,7 +31,20 @@ from typing import Any
 from toolsearch_lab.jsonlimits import duplicate_key_path, text_depth
 from toolsearch_lab.secrets import scrub
 
-__all__ = ["MAX_WIRE_DEPTH", "WireLog", "install_stdio_hook", "quiet_sdk_logs", "watched_http_client"]
+__all__ = [
+    "MAX_LIST_CHARS",
+    "MAX_LIST_PAGES",
+    "MAX_LIST_TOOLS",
+    "MAX_WIRE_DEPTH",
+    "ToolListing",
+    "WireLog",
+    "install_stdio_hook",
+    "listing_bound",
+    "quiet_sdk_logs",
+    "raw_request",
+    "remember_output_schemas",
+    "watched_http_client",
+]
 
 # Tools/list answers are checked for repeated keys up to this size (bigger ones are parsed by the SDK only).
 _MAX_CHECKED_CHARS = 20_000_000
@@ -46,7 +59,28 @@ _HTTP_REASONS = {
     404: "404 Not Found: nothing answers MCP at this URL; check its path (often /mcp, or /sse for SSE)",
     405: "405 Method Not Allowed: this URL does not take MCP requests; check the transport (http or sse)",
 }
+# Bounds of one tools/list: pages, characters of JSON (all pages) and tool records. A real server sends
+# one page of well under 1 MB; these stop one that pages forever or sends megabytes of padding.
+MAX_LIST_PAGES = 100
+MAX_LIST_CHARS = 20_000_000
+MAX_LIST_TOOLS = 10_000
+
 _WATCHED: contextvars.ContextVar[WireLog | None] = contextvars.ContextVar("mcp_wire", default=None)
+
+
+@dataclass
+class ToolListing:
+    """One ``tools/list`` as the server sent it (:meth:`McpConnection.listing`): ``records`` in order, each
+    as sent (a malformed one too: the catalog loader names and drops it), ``duplicates`` (record index ->
+    the key it names twice), ``undescribed`` (names without a description; ``""`` is used), ``problems``
+    (the listing stopped early, and why) and ``notes`` (stdout noise)."""
+
+    records: list[Any]
+    pages: int = 1
+    duplicates: dict[int, str] = field(default_factory=dict)
+    undescribed: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -217,3 +251,50 @@ def quiet_sdk_logs() -> None:
         logger = logging.getLogger(name)
         if _LOWER not in logger.filters:
             logger.addFilter(_LOWER)
+
+
+async def raw_request(session: Any, method: str, params: dict | None) -> Any:
+    """A request's result as the server sent it (parsed JSON, not validated by the SDK). ``send_request``
+    would validate the whole result against the protocol's types first, so one bad tool record would cost
+    every tool; this uses the session's dispatcher (the SDK's own next step) with the session's headers.
+    Timeouts: the caller's ``anyio.fail_after``."""
+    dispatcher = getattr(session, "_dispatcher", None)
+    send = getattr(dispatcher, "send_raw_request", None)
+    if send is None:  # an SDK without the seam: its validated listing (all or nothing) is what we get
+        result = await session.list_tools(params=None if params is None else _paginated(params))
+        return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    data: dict[str, Any] = {"method": method, **({"params": params} if params else {})}
+    options: dict[str, Any] = {}
+    stamp = getattr(session, "_stamp", None)
+    if callable(stamp):
+        stamp(data, options)
+    return await send(method, params, options)
+
+
+def _paginated(params: dict) -> Any:
+    from mcp.types import PaginatedRequestParams
+
+    return PaginatedRequestParams(**params)
+
+
+def listing_bound(listing: ToolListing, chars: int) -> str | None:
+    """Why a listing must stop here (a bound of the module docstring reached), or None."""
+    if listing.pages >= MAX_LIST_PAGES:
+        return f"listing stopped after {MAX_LIST_PAGES} pages (MAX_LIST_PAGES): the server pages on and on"
+    if chars > MAX_LIST_CHARS:
+        return f"listing stopped after {chars:,} characters of JSON (MAX_LIST_CHARS = {MAX_LIST_CHARS:,})"
+    if len(listing.records) > MAX_LIST_TOOLS:
+        return f"listing stopped after {len(listing.records):,} tools (MAX_LIST_TOOLS = {MAX_LIST_TOOLS:,})"
+    return None
+
+
+def remember_output_schemas(session: Any, records: list[Any]) -> None:
+    """Tell the session each tool's output schema, as its own ``list_tools`` would (it checks structured
+    results against it, and without it would list the tools again, all or nothing, on the first call)."""
+    schemas = getattr(session, "_tool_output_schemas", None)
+    if not isinstance(schemas, dict):
+        return
+    for record in records:
+        if isinstance(record, dict) and isinstance(record.get("name"), str):
+            schema = record.get("outputSchema")
+            schemas[record["name"]] = schema if isinstance(schema, dict) else None
