@@ -345,7 +345,18 @@ def report_dropped(report: CatalogReport, command: str) -> None:
         )
         for problem in problems:
             print(f"  {one_line(str(problem))}", file=sys.stderr)
-    notes = [n for n in report.notes if "renamed" in n.message or not n.tool or n.tool.startswith("server ")]
+    shared = [n for n in report.notes if "(also defined by" in n.message and "was taken" not in n.message]
+    if shared:  # the ordinary case of several servers: one line, the doctor lists each
+        print(
+            f"toolsearch-lab {command}: {len(shared)} tool name(s) several servers share are qualified as "
+            "<server>__<tool> (--namespace)",
+            file=sys.stderr,
+        )
+    notes = [
+        n
+        for n in report.notes
+        if n not in shared and ("renamed" in n.message or not n.tool or n.tool.startswith("server "))
+    ]
     for note in notes[:_NOTES_SHOWN]:
         print(f"toolsearch-lab {command}: {one_line(str(note))}", file=sys.stderr)
     if len(notes) > _NOTES_SHOWN:
