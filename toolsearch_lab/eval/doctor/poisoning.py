@@ -126,7 +126,7 @@ def poisoning_findings(
         stuffed = stuffing(by_name[name], tools)
         floor = STUFFED_SHARE if stuffed["stuffed"] else HIJACK_SHARE
         winning = [s["above"] for s in per_index.values() if s["above"] >= floor and s["tools"] >= least]
-        if not winning:
+        if not winning and not stuffed["stuffed"]:
             continue
         each = "; ".join(
             f"{label}: above the right tool for {s['above']:.0%} of the other tools' probe queries "
@@ -139,14 +139,20 @@ def poisoning_findings(
                 f"; its description is keyword-stuffed ({stuffed['word']!r} x{stuffed['count']}, the names "
                 f"of {stuffed['covered']} other tools spelled out)"
             )
-        worst = max(winning)
+        worst = max(winning, default=0.0)
+        said = (
+            f"hijacks searches: it comes back in the top {k} above the tool a query is about ({each}){why}"
+            if winning
+            else f"can hijack searches{why}: an index that counts keyword hits (Spring's keyword index, "
+            f"regex here) ranks it above the right tool for most queries; the indexes probed here resist "
+            f"it ({each})"
+        )
         out.append(
             Finding(
-                "error" if worst >= HIJACK_SHARE or stuffed["stuffed"] else "warning",
+                "error" if winning else "warning",
                 "hijacks-searches",
                 name,
-                f"hijacks searches: it comes back in the top {k} above the tool a query is about "
-                f"({each}){why}",
+                said,
                 "rewrite its description to say what this tool does, once, in its own words (no keyword "
                 "lists); until then leave it out of the catalog: it pushes the right tool out of the "
                 "results the model sees",
