@@ -474,8 +474,15 @@ def test_tokens_command_text_and_json(tmp_path, capsys):
     assert main(["tokens", "--catalog", str(path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"catalog {path}: 2 tools, encoding o200k_base"
+    assert lines[1].split() == ["tool", "tokens", "json"]  # the estimate beside the exact JSON sent
     assert lines[2].startswith("get_current_weather") and lines[3].startswith("tiny")
-    assert lines[4].startswith("total") and lines[5].startswith("json")
+    counter = TokenCounter()
+    weather = lines[2].split()
+    assert weather[1:3] == [
+        f"{counter.tool_tokens(weather_tool()):,}",
+        f"{counter.count_json(weather_tool()):,}",
+    ]
+    assert lines[4].startswith("total") and f"{counter.count_json(tools):,}" in lines[4]
 
     assert main(["tokens", "--catalog", str(path), "--encoding", "cl100k_base", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
@@ -484,9 +491,18 @@ def test_tokens_command_text_and_json(tmp_path, capsys):
         "catalog": str(path),
         "encoding": "cl100k_base",
         "total": counter.tools_tokens(tools),
+        "json_total": counter.count_json(tools),
         "tools": [
-            {"name": "get_current_weather", "tokens": counter.tool_tokens(weather_tool())},
-            {"name": "tiny", "tokens": counter.tool_tokens(Tool("tiny", "t"))},
+            {
+                "name": "get_current_weather",
+                "tokens": counter.tool_tokens(weather_tool()),
+                "json": counter.count_json(weather_tool()),
+            },
+            {
+                "name": "tiny",
+                "tokens": counter.tool_tokens(Tool("tiny", "t")),
+                "json": counter.count_json(Tool("tiny", "t")),
+            },
         ],
     }
 
@@ -500,6 +516,10 @@ def test_tokens_cli_with_real_catalog_loader(tmp_path, capsys):
     payload = json.loads(capsys.readouterr().out)
     assert payload["encoding"] == "o200k_base"
     assert payload["tools"] == [
-        {"name": "get_current_weather", "tokens": TokenCounter().tool_tokens(weather_tool())}
+        {
+            "name": "get_current_weather",
+            "tokens": TokenCounter().tool_tokens(weather_tool()),
+            "json": TokenCounter().count_json(weather_tool()),
+        }
     ]
     assert payload["total"] == payload["tools"][0]["tokens"] + TOOL_FORMAT["o200k_base"].func_end
