@@ -10,9 +10,20 @@ import os
 import shutil
 import tempfile
 
+import pytest
+
+from toolsearch_lab.secrets import isolated_registry
+
 _SESSION_CACHE = tempfile.mkdtemp(prefix="toolsearch-lab-test-cache-")
 os.environ["TOOLSEARCH_LAB_CACHE"] = _SESSION_CACHE
 
 
 def pytest_unconfigure(config):
     shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _own_secret_registry():
+    """Each test registers its own secrets: one test's values must not hide another test's text."""
+    with isolated_registry():
+        yield

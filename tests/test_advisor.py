@@ -672,7 +672,11 @@ def test_circular_and_non_json_tool_results_become_error_results_naming_the_tool
     assert "circular reference" in errors["circularTool"]
     assert "nanTool returned a dict" in errors["nanTool"] and "Out of range float" in errors["nanTool"]
     assert "tupleKeyTool returned a dict" in errors["tupleKeyTool"]
-    assert "unprintableTool returned a list that cannot be converted" in errors["unprintableTool"]
+    # an object that is not JSON data is refused by name, never turned into its str() or repr()
+    assert (
+        "unprintableTool returned a list (it holds a Unprintable), which is not JSON data"
+        in errors["unprintableTool"]
+    )
     assert "nested more than" in errors["deepTool"]
     assert RunTrace.from_json(result.trace.to_json()) == result.trace
 

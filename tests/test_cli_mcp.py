@@ -181,7 +181,7 @@ def test_a_server_that_cannot_start_exits_2_with_one_message_and_no_traceback(tm
         assert "Traceback" not in err
         lines = err.strip().splitlines()
         assert len(lines) == 1, err
-        assert f"failed to start: {name}: MCP server '{name} (" in lines[0] and error in lines[0]
+        assert f"failed to start: {name!r}: MCP server '{name} (" in lines[0] and error in lines[0]
 
 
 def test_doctor_header_counts_the_servers_given_and_names_the_failed_one(capsys, tmp_path):

@@ -595,11 +595,12 @@ def test_two_git_servers_and_time_merge_like_the_catalog_and_name_the_failed_ser
     collisions = [f for f in report.findings if f.kind == "name-collision"]
     assert len(collisions) == 12
     # 26 tools save tokens, but billed with prompt caching (the all-tools list is served from the cache
-    # after the first request) search costs more: a real run measured 108-125 % of the all-tools bill.
+    # after the first request) the bill barely moves: a real run measured 108-125 % of the all-tools bill,
+    # and with $defs-free definitions counted as the renderer shows them the estimate is within a few %.
     pay = report.payoff
-    assert pay.saved_share > 0 and pay.bill_saved_share < 0 and not report.recommendation.use_tool_search
+    assert pay.saved_share > 0.4 and abs(pay.bill_saved_share) < 0.1
     assert (
-        f"billed at {pay.priced_as} prices with prompt caching, search costs"
+        f"billed at {pay.priced_as} prices with prompt caching, search"
         in (report.recommendation.reasons["tool_search"])
     )
     status = next(f for f in collisions if f.evidence["name"] == "git_status")

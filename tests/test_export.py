@@ -159,17 +159,13 @@ def test_duplicates_and_non_tools_are_rejected():
 @pytest.mark.parametrize(
     "parameters, fragment",
     [
-        (
-            {"type": "object", "properties": {"t": {"maximum": float("inf")}}},
-            "parameters.properties.t.maximum is inf",
-        ),
         ({"type": "object", "properties": 5}, "parameters.properties must be an object of named schemas"),
         ({"type": "object", "$ref": "#"}, r"parameters: \$ref chain # loops back to itself"),
     ],
 )
 def test_a_tool_built_in_code_with_a_bad_schema_is_never_exported(parameters, fragment):
-    """Tool(...) checks only "type": "object"; the export edge checks the rest, so no export ever holds
-    NaN/Infinity (invalid JSON) or a schema a provider would reject."""
+    """Tool(...) checks "type": "object" and refuses NaN/Infinity; the export edge checks the rest, so no
+    export ever holds a schema a provider would reject."""
     bad = Tool("hot", "Too hot to export", parameters)
     for export in (to_openai_tools, to_mcp_tools, to_anthropic_tools, to_openai_responses_tools):
         with pytest.raises(ValueError, match=rf"tools\[1\] 'hot': {fragment}.*cannot be exported"):
@@ -185,7 +181,7 @@ DROP = Tool(
     annotations={"title": "Drop table", "destructiveHint": True, "readOnlyHint": False, "x-vendor": {"a": 1}},
     output_schema={"type": "object", "properties": {"dropped": {"type": "string"}}, "required": ["dropped"]},
 )
-MCP_KEYS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
+MCP_KEYS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta")
 
 
 def test_mcp_export_carries_title_annotations_and_output_schema_losslessly():
@@ -214,8 +210,9 @@ def test_shipped_mcp_snapshots_round_trip_through_the_mcp_export():
     folder = data_path("mcp_catalogs", "github-mcp-server", "toolsnaps")
     snaps = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.snap"))]
     exported = to_mcp_tools(load_catalog("github-mcp"))["tools"]
-    # icons and _meta are not part of the tool model; every field it keeps comes back unchanged.
+    # icons are not part of the tool model; every field it keeps (_meta included) comes back unchanged.
     assert exported == [{k: s[k] for k in MCP_KEYS if k in s} for s in snaps]
+    assert sum("_meta" in r for r in exported) == sum("_meta" in s for s in snaps) > 0
     assert sum("annotations" in r for r in exported) == 117
 
 
@@ -232,10 +229,22 @@ def test_openai_and_anthropic_shapes_and_their_token_counts_ignore_mcps_fields()
     assert counter.count_json([DROP]) == counter.count_json([bare])
 
 
-def test_a_bad_output_schema_or_annotation_built_in_code_is_never_exported():
-    hot = Tool("hot", "x", output_schema={"type": "object", "properties": {"t": {"maximum": float("nan")}}})
-    with pytest.raises(ValueError, match=r"tools\[0\] 'hot': output_schema.properties.t.maximum is nan"):
-        to_mcp_tools([hot])
-    odd = Tool("odd", "x", annotations={"x-score": float("inf")})
-    with pytest.raises(ValueError, match=r"tools\[0\] 'odd': annotations.x-score is inf"):
-        to_mcp_tools([odd])
+@pytest.mark.parametrize(
+    "fields, path",
+    [
+        ({"parameters": {"type": "object", "properties": {"t": {"maximum": float("inf")}}}}, "parameters"),
+        (
+            {"output_schema": {"type": "object", "properties": {"t": {"maximum": float("nan")}}}},
+            "output_schema",
+        ),
+        ({"annotations": {"x-score": float("-inf")}}, "annotations"),
+        ({"meta": {"vendor/weight": [1.0, float("nan")]}}, "meta"),
+    ],
+)
+def test_a_tool_with_nan_or_infinity_cannot_exist_so_no_export_writes_invalid_json(fields, path):
+    """JSON has no NaN or Infinity: a Tool holding one could be neither sent nor exported, so building it
+    is the error, naming where the number sits."""
+    with pytest.raises(
+        ValueError, match=rf"tool 'hot': {path}\S* is -?(inf|nan), which is not a JSON number"
+    ):
+        Tool("hot", "x", **fields)

@@ -9,7 +9,7 @@ import threading
 import pytest
 import tiktoken
 
-from toolsearch_lab import tokens
+from toolsearch_lab import encodings, tokens
 from toolsearch_lab.model import Tool
 from toolsearch_lab.tokens import (
     ENCODINGS,
@@ -133,7 +133,7 @@ def _block_downloads(monkeypatch):
 
 def test_builds_encodings_without_tiktoken_downloads(monkeypatch):
     _block_downloads(monkeypatch)
-    monkeypatch.setattr(tokens, "_ENCODINGS", {})
+    monkeypatch.setattr(encodings, "_ENCODINGS", {})
     for name in ENCODINGS:
         counter = TokenCounter(name)
         assert counter.encoding.name == name
@@ -141,27 +141,27 @@ def test_builds_encodings_without_tiktoken_downloads(monkeypatch):
 
 
 def test_tampered_rank_file_raises(monkeypatch):
-    raw = bytearray(gzip.decompress(tokens._rank_file_bytes("cl100k_base")))
+    raw = bytearray(gzip.decompress(encodings._rank_file_bytes("cl100k_base")))
     raw[1000] = ord("A") if raw[1000] != ord("A") else ord("B")  # one changed byte inside a base64 token
-    monkeypatch.setattr(tokens, "_rank_file_bytes", lambda name: gzip.compress(bytes(raw)))
-    monkeypatch.setattr(tokens, "_ENCODINGS", {})
+    monkeypatch.setattr(encodings, "_rank_file_bytes", lambda name: gzip.compress(bytes(raw)))
+    monkeypatch.setattr(encodings, "_ENCODINGS", {})
     with pytest.raises(RuntimeError, match="integrity check.*expected 223921b7"):
         get_encoding("cl100k_base")
-    assert "cl100k_base" not in tokens._ENCODINGS  # a failed load is not cached
+    assert "cl100k_base" not in encodings._ENCODINGS  # a failed load is not cached
 
 
 def test_unreadable_rank_file_raises(monkeypatch):
-    monkeypatch.setattr(tokens, "_rank_file_bytes", lambda name: b"not gzip")
-    monkeypatch.setattr(tokens, "_ENCODINGS", {})
+    monkeypatch.setattr(encodings, "_rank_file_bytes", lambda name: b"not gzip")
+    monkeypatch.setattr(encodings, "_ENCODINGS", {})
     with pytest.raises(RuntimeError, match="unreadable"):
         get_encoding("o200k_base")
 
 
 def test_encoding_is_built_once_across_threads(monkeypatch):
-    monkeypatch.setattr(tokens, "_ENCODINGS", {})
+    monkeypatch.setattr(encodings, "_ENCODINGS", {})
     calls = []
-    real_load = tokens._load_encoding
-    monkeypatch.setattr(tokens, "_load_encoding", lambda name: calls.append(name) or real_load(name))
+    real_load = encodings._load_encoding
+    monkeypatch.setattr(encodings, "_load_encoding", lambda name: calls.append(name) or real_load(name))
     results = []
     threads = [threading.Thread(target=lambda: results.append(get_encoding("cl100k_base"))) for _ in range(8)]
     for t in threads:
@@ -474,8 +474,15 @@ def test_tokens_command_text_and_json(tmp_path, capsys):
     assert main(["tokens", "--catalog", str(path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"catalog {path}: 2 tools, encoding o200k_base"
+    assert lines[1].split() == ["tool", "tokens", "json"]  # the estimate beside the exact JSON sent
     assert lines[2].startswith("get_current_weather") and lines[3].startswith("tiny")
-    assert lines[4].startswith("total") and lines[5].startswith("json")
+    counter = TokenCounter()
+    weather = lines[2].split()
+    assert weather[1:3] == [
+        f"{counter.tool_tokens(weather_tool()):,}",
+        f"{counter.count_json(weather_tool()):,}",
+    ]
+    assert lines[4].startswith("total") and f"{counter.count_json(tools):,}" in lines[4]
 
     assert main(["tokens", "--catalog", str(path), "--encoding", "cl100k_base", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
@@ -484,9 +491,18 @@ def test_tokens_command_text_and_json(tmp_path, capsys):
         "catalog": str(path),
         "encoding": "cl100k_base",
         "total": counter.tools_tokens(tools),
+        "json_total": counter.count_json(tools),
         "tools": [
-            {"name": "get_current_weather", "tokens": counter.tool_tokens(weather_tool())},
-            {"name": "tiny", "tokens": counter.tool_tokens(Tool("tiny", "t"))},
+            {
+                "name": "get_current_weather",
+                "tokens": counter.tool_tokens(weather_tool()),
+                "json": counter.count_json(weather_tool()),
+            },
+            {
+                "name": "tiny",
+                "tokens": counter.tool_tokens(Tool("tiny", "t")),
+                "json": counter.count_json(Tool("tiny", "t")),
+            },
         ],
     }
 
@@ -500,6 +516,10 @@ def test_tokens_cli_with_real_catalog_loader(tmp_path, capsys):
     payload = json.loads(capsys.readouterr().out)
     assert payload["encoding"] == "o200k_base"
     assert payload["tools"] == [
-        {"name": "get_current_weather", "tokens": TokenCounter().tool_tokens(weather_tool())}
+        {
+            "name": "get_current_weather",
+            "tokens": TokenCounter().tool_tokens(weather_tool()),
+            "json": TokenCounter().count_json(weather_tool()),
+        }
     ]
     assert payload["total"] == payload["tools"][0]["tokens"] + TOOL_FORMAT["o200k_base"].func_end

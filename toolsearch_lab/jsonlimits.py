@@ -17,10 +17,13 @@ import re
 from typing import Any
 
 __all__ = [
+    "DuplicateKeyError",
     "JsonLimitError",
+    "duplicate_key_path",
     "dumps_checked",
     "find_non_finite",
     "loads_checked",
+    "loads_unique",
     "non_finite_as_null",
     "shown",
     "text_depth",
@@ -34,6 +37,60 @@ _BRACKETS = re.compile(r"[\[\]{}]")
 
 class JsonLimitError(ValueError):
     """JSON (text or value) is nested too deep, too large, circular or not representable as JSON."""
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object names one key twice. Python's parser keeps the last value silently; we refuse, since
+    the first (hidden) value may be the one a person reviewed. ``path`` names the key (``mcpServers.git``)."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def duplicate_key_path(text: str) -> str | None:
+    """Where JSON ``text`` first names a key twice (``tools[0].description``), or None. The text must
+    parse (``json.JSONDecodeError`` otherwise) and be bounded by the caller (see :func:`loads_checked`)."""
+    repeated: dict[int, str] = {}
+    keep: list[dict] = []
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict:
+        made: dict = {}
+        for key, value in pairs:
+            if key in made and id(made) not in repeated:
+                repeated[id(made)] = key
+            made[key] = value
+        keep.append(made)
+        return made
+
+    document = json.loads(text, object_pairs_hook=hook)
+    if not repeated:
+        return None
+    stack: list[tuple[Any, str]] = [(document, "")]
+    while stack:  # the first in document order: depth first, children in order
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            if id(node) in repeated:
+                key = repeated[id(node)]
+                return f"{path}.{key}" if path else key
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in reversed(list(node.items())))
+        elif isinstance(node, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in reversed(list(enumerate(node))))
+    return None
+
+
+def loads_unique(text: str, what: str, max_depth: int, max_chars: int | None = None) -> Any:
+    """:func:`loads_checked`, and a :class:`DuplicateKeyError` naming the key's path when an object names
+    one key twice."""
+    value = loads_checked(text, what, max_depth, max_chars)
+    path = duplicate_key_path(text)
+    if path is not None:
+        raise DuplicateKeyError(
+            f"{what} names {path.rsplit('.', 1)[-1]!r} twice (at {path}); JSON keeps only the last, so "
+            "remove the one you do not mean",
+            path,
+        )
+    return value
 
 
 def text_depth(text: str) -> int:
@@ -140,13 +197,14 @@ def non_finite_as_null(value: Any, max_depth: int) -> Any:
     return root
 
 
-def dumps_checked(value: Any, max_depth: int) -> str:
-    """``value`` as strict JSON text (no NaN/Infinity; other objects through ``str``). Raises
-    :class:`JsonLimitError` saying why it cannot be JSON: circular, too deep, a key that is not a string or
-    number, or a ``str()`` that fails."""
+def dumps_checked(value: Any, max_depth: int, *, strict: bool = False) -> str:
+    """``value`` as strict JSON text (no NaN/Infinity; other objects through ``str``, or refused with
+    ``strict=True``). Raises :class:`JsonLimitError` saying why it cannot be JSON: circular, too deep, a
+    key that is not a string or number, an object that is not JSON data (``strict``), or a ``str()`` that
+    fails."""
     value_depth(value, max_depth)
     try:
-        return json.dumps(value, ensure_ascii=False, default=str, allow_nan=False)
+        return json.dumps(value, ensure_ascii=False, default=None if strict else str, allow_nan=False)
     except (ValueError, TypeError, RecursionError) as exc:
         raise JsonLimitError(f"it cannot be written as JSON ({type(exc).__name__}: {exc})") from None
 

@@ -9,13 +9,30 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from toolsearch_lab.jsonlimits import JsonLimitError, find_non_finite
+
 log = logging.getLogger(__name__)
 
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.:-]{1,128}\Z")  # \Z: "$" would accept a final "\n"
+# What OpenAI and Anthropic accept as a tool name: stricter than a Tool's own rule (no '.' or ':', at most
+# 64 characters). The one home of this rule: MCP import renames names outside it, the doctor flags them.
+PROVIDER_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}\Z")
+# Deepest nesting checked for NaN/Infinity in a Tool's schemas (the catalog loader's own limit is 100).
+_MAX_TOOL_DEPTH = 100
 # The meta-tool's name: models and the loop both need it, so it lives below both.
 TOOL_SEARCH_TOOL_NAME = "toolSearchTool"
 # The boolean hints of MCP's ToolAnnotations (spec 2025-06-18); ``title`` is its one string field.
 MCP_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
+def provider_name_problem(name: str) -> str | None:
+    """Why providers would refuse ``name`` as a tool name (:data:`PROVIDER_NAME_PATTERN`), or None."""
+    if PROVIDER_NAME_PATTERN.match(name):
+        return None
+    if name == "" or len(name) > 64:
+        return f"{len(name)} characters; providers take 1 to 64"
+    bad = sorted({c for c in name if not (c.isascii() and (c.isalnum() or c in "_-"))})
+    return f"holds {', '.join(map(repr, bad))}; providers take only letters, digits, '_' and '-'"
 
 
 def annotations_problem(annotations: Any) -> str | None:
@@ -42,12 +59,15 @@ class Tool:
     ``function`` is what the advisor executes when the model calls the tool; it is not part of the
     definition, so it is left out of equality and of every export.
 
-    ``title``, ``annotations`` and ``output_schema`` are MCP's own fields (``title``, ``annotations``,
-    ``outputSchema`` of a ``tools/list`` entry): part of the definition, so they count for equality, but
-    not for the fingerprint (names and descriptions, as in Spring), and only the MCP export carries them,
-    because OpenAI and Anthropic tool definitions have no such fields. ``annotations`` is a JSON object
-    whose MCP hints (:data:`MCP_HINTS`) are booleans and whose ``title`` is a string; other keys are kept
-    as they are.
+    ``title``, ``annotations``, ``output_schema`` and ``meta`` are MCP's own fields (``title``,
+    ``annotations``, ``outputSchema`` and ``_meta`` of a ``tools/list`` entry): part of the definition, so
+    they count for equality, but not for the fingerprint (names and descriptions, as in Spring), and only
+    the MCP export carries them, because OpenAI and Anthropic tool definitions have no such fields.
+    ``annotations`` is a JSON object whose MCP hints (:data:`MCP_HINTS`) are booleans and whose ``title``
+    is a string; other keys are kept as they are. ``meta`` is any JSON object (FastMCP puts tags there).
+
+    No NaN or Infinity may sit anywhere in the schemas, annotations or meta: JSON has neither, so such a
+    Tool could not be sent or exported. The error names the path (``parameters.properties.limit.default``).
     """
 
     name: str
@@ -58,6 +78,7 @@ class Tool:
     title: str | None = None
     annotations: dict[str, Any] | None = None
     output_schema: dict[str, Any] | None = field(default=None, repr=False)
+    meta: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def read_only(self) -> bool:
@@ -117,6 +138,28 @@ class Tool:
                 f"tool {label}: field 'output_schema' must be None or a JSON Schema object with "
                 f'"type": "object" (MCP outputSchema), got {got}'
             )
+        if self.meta is not None and not isinstance(self.meta, dict):
+            raise ValueError(
+                f"tool {label}: field 'meta' must be a JSON object (dict) or None, "
+                f"got {type(self.meta).__name__}"
+            )
+        self._check_json_numbers(label)
+
+    def _check_json_numbers(self, label: str) -> None:
+        for where, value in (
+            ("parameters", self.parameters),
+            ("output_schema", self.output_schema),
+            ("annotations", self.annotations),
+            ("meta", self.meta),
+        ):
+            if value is None:
+                continue
+            try:
+                problem = find_non_finite(value, where, _MAX_TOOL_DEPTH)
+            except JsonLimitError as exc:
+                problem = f"{where}: {exc}"
+            if problem:
+                raise ValueError(f"tool {label}: {problem} (JSON has no NaN or Infinity)")
 
     def definition(self) -> dict[str, Any]:
         """The OpenAI chat-completions ``tools`` entry for this tool."""

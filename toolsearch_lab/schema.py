@@ -1,15 +1,24 @@
 """Structural checks of a tool's JSON Schema: wrongly typed keywords, NaN/Infinity, nesting too deep, and
 ``$ref`` values that do not resolve or loop. Run when a catalog is loaded (any format), again when tools
-are exported, and by the advisor on tools handed to it in code."""
+are exported, and by the advisor on tools handed to it in code. Also :func:`resolve_local_refs`: the schema
+with its local ``$ref`` s replaced by what they point at, which the token estimate counts."""
 
 from __future__ import annotations
 
 import urllib.parse
+from dataclasses import dataclass, field
 from typing import Any
 
 from toolsearch_lab.jsonlimits import JsonLimitError, find_non_finite, shown
 
-__all__ = ["MAX_CATALOG_DEPTH", "schema_problems", "validate_schema_refs"]
+__all__ = [
+    "MAX_CATALOG_DEPTH",
+    "MAX_RESOLVED_NODES",
+    "ResolvedSchema",
+    "resolve_local_refs",
+    "schema_problems",
+    "validate_schema_refs",
+]
 
 # Keys whose values are data, not sub-schemas: a "$ref" inside them is a literal, not a reference.
 _DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples", "example"})
@@ -167,3 +176,79 @@ def validate_schema_refs(schema: dict, where: str = "parameters") -> list[str]:
 
     walk(schema, where)
     return problems
+
+
+# Most schema objects one resolution may build: refs used many times inside refs used many times grow
+# exponentially (each use site gets its own copy), so past this the rest stay unresolved ("truncated").
+MAX_RESOLVED_NODES = 50_000
+
+
+@dataclass
+class ResolvedSchema:
+    """A schema with its local ``$ref`` s resolved (:func:`resolve_local_refs`). ``refs``: how many use
+    sites were replaced; ``recursive``: the refs that point back into themselves, each expanded once on a
+    path and left as ``{"$ref": ...}`` (any) inside itself; ``unresolved``: refs that point nowhere or are
+    not local; ``truncated``: :data:`MAX_RESOLVED_NODES` was reached."""
+
+    schema: dict
+    refs: int = 0
+    recursive: list[str] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)
+    truncated: bool = False
+
+
+def resolve_local_refs(schema: dict) -> ResolvedSchema:
+    """``schema`` with every local ``$ref`` (``#/$defs/X``, ``#/definitions/X``, any ``#/...`` pointer)
+    replaced by its target, each use site by its own copy, and the root's ``$defs``/``definitions``
+    dropped: the schema a renderer that dereferences shows the model. Keywords beside a ``$ref`` are kept
+    over the target's (2020-12: they apply alongside). Data (``enum``, ``default``...) is copied as is.
+    Bounded: a ref met again inside its own expansion is not expanded again (named in ``recursive``), and
+    at most :data:`MAX_RESOLVED_NODES` objects are built."""
+    out = ResolvedSchema({})
+    nodes = 0
+
+    def walk(node: Any, path: tuple[str, ...], depth: int) -> Any:
+        nonlocal nodes
+        if isinstance(node, list):
+            return [walk(v, path, depth + 1) for v in node]
+        if not isinstance(node, dict) or depth > MAX_CATALOG_DEPTH:
+            return node if not isinstance(node, dict) else {}
+        nodes += 1
+        merged: dict = {}
+        ref = node.get("$ref")
+        target = _target(ref, path) if isinstance(ref, str) else None
+        if target is not None:
+            out.refs += 1
+            merged.update(walk(target, (*path, str(ref)), depth + 1))
+        for key, value in node.items():
+            if key == "$ref" and target is not None:
+                continue  # resolved: the target's keywords stand in for it
+            if depth == 0 and key in ("$defs", "definitions"):
+                continue
+            merged[key] = value if key in _DATA_KEYWORDS else walk(value, path, depth + 1)
+        return merged
+
+    def _target(ref: str, path: tuple[str, ...]) -> dict | None:
+        if not ref.startswith("#"):
+            _note(out.unresolved, ref)
+            return None
+        if ref in path:
+            _note(out.recursive, ref)
+            return None
+        if nodes >= MAX_RESOLVED_NODES:
+            out.truncated = True
+            return None
+        target, why = _follow_pointer(schema, ref)
+        if why is not None or not isinstance(target, dict):
+            if why is not None:
+                _note(out.unresolved, ref)
+            return None
+        return target
+
+    out.schema = walk(schema, (), 0)
+    return out
+
+
+def _note(found: list[str], ref: str) -> None:
+    if ref not in found:
+        found.append(ref)

@@ -13,169 +13,30 @@ Two layers, kept apart on purpose:
   against the API: 124 (gpt-4o) / 129 (gpt-4) prompt tokens for its messages example, 101 (gpt-4o) / 105
   (gpt-4) for its weather-tool example; ``tests/test_tokens.py`` reproduces all four. Beyond those flat
   examples (nested objects, arrays, ``anyOf``, non-string enums, tool calls and tool results in the history)
-  the numbers are our sensible extension of the recipe, not something OpenAI documents.
+  the numbers are our extension of the recipe: local ``$ref`` s are resolved first (each use site counts
+  what it points at; ``$defs`` nobody uses count nothing) and each property's ``title`` and ``default`` are
+  counted, as OpenAI's reference renderer of its tool format (``openai-harmony``) writes them.
+  ``tests/test_token_estimate.py`` checks the estimate against that renderer on real servers' schemas
+  (within 10 %; figures in docs/tokens.md).
 """
 
 from __future__ import annotations
 
-import base64
-import gzip
-import hashlib
 import json
-import threading
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from importlib import resources
 from typing import Any
 
-import tiktoken
-
+# The encodings live in their own module; these names stay importable from here, where they always were.
+from toolsearch_lab.encodings import (
+    DEFAULT_ENCODING as DEFAULT_ENCODING,
+    ENCODINGS as ENCODINGS,
+    encoding_for_model as encoding_for_model,
+    get_encoding as get_encoding,
+)
 from toolsearch_lab.model import Tool
+from toolsearch_lab.schema import resolve_local_refs
 from toolsearch_lab.trace import RequestTokens
-
-DEFAULT_ENCODING = "o200k_base"
-
-# The pattern and special tokens are copied from tiktoken_ext.openai_public (tiktoken 0.14) rather than taken
-# from its constructor functions, because calling those functions downloads the rank file.
-# tests/test_tokens.py checks that the copies still equal what the installed tiktoken defines.
-_O200K_PAT_STR = "|".join(  # noqa: FLY002 - same layout as tiktoken_ext, easy to diff
-    [
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""\p{N}{1,3}""",
-        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-        r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]
-)
-_CL100K_PAT_STR = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-)
-
-
-@dataclass(frozen=True)
-class _EncodingSpec:
-    rank_file: str
-    sha256: str  # of the *uncompressed* rank file: the expected_hash tiktoken itself checks
-    pat_str: str
-    special_tokens: Mapping[str, int]
-
-
-_SPECS: dict[str, _EncodingSpec] = {
-    "o200k_base": _EncodingSpec(
-        "o200k_base.tiktoken.gz",
-        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
-        _O200K_PAT_STR,
-        {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
-    ),
-    "cl100k_base": _EncodingSpec(
-        "cl100k_base.tiktoken.gz",
-        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
-        _CL100K_PAT_STR,
-        {
-            "<|endoftext|>": 100257,
-            "<|fim_prefix|>": 100258,
-            "<|fim_middle|>": 100259,
-            "<|fim_suffix|>": 100260,
-            "<|endofprompt|>": 100276,
-        },
-    ),
-}
-ENCODINGS: tuple[str, ...] = tuple(_SPECS)
-
-_ENCODINGS: dict[str, tiktoken.Encoding] = {}
-_LOCK = threading.Lock()
-
-
-def _rank_file_bytes(name: str) -> bytes:
-    """The gzipped rank file shipped with the package (a separate function so tests can swap the file)."""
-    return (
-        resources.files("toolsearch_lab")
-        .joinpath("resources")
-        .joinpath("tiktoken")
-        .joinpath(_SPECS[name].rank_file)
-        .read_bytes()
-    )
-
-
-def _check_name(name: str) -> _EncodingSpec:
-    try:
-        return _SPECS[name]
-    except (KeyError, TypeError):
-        raise ValueError(f"unknown encoding {name!r}; valid encodings: {', '.join(ENCODINGS)}") from None
-
-
-def _load_encoding(name: str) -> tiktoken.Encoding:
-    spec = _check_name(name)
-    try:
-        raw = gzip.decompress(_rank_file_bytes(name))
-    except (OSError, EOFError) as exc:  # missing file, or not gzip / truncated
-        raise RuntimeError(f"tiktoken rank file for {name} is unreadable: {exc}") from exc
-    actual = hashlib.sha256(raw).hexdigest()
-    if actual != spec.sha256:
-        raise RuntimeError(
-            f"tiktoken rank file for {name} failed its integrity check: sha256 {actual}, expected "
-            f"{spec.sha256} (the file in toolsearch_lab/resources/tiktoken is corrupt or was replaced; "
-            "reinstall the package)"
-        )
-    # Same format load_tiktoken_bpe parses ("<base64 token> <rank>" per line); parsed here so tiktoken never
-    # touches its download cache.
-    ranks: dict[bytes, int] = {}
-    for line in raw.splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
-    return tiktoken.Encoding(
-        name, pat_str=spec.pat_str, mergeable_ranks=ranks, special_tokens=dict(spec.special_tokens)
-    )
-
-
-def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
-    """The tiktoken ``Encoding`` for ``name``, built once per process from the shipped rank file."""
-    _check_name(name)
-    enc = _ENCODINGS.get(name)
-    if enc is None:
-        with _LOCK:  # o200k takes about a second to build; build it once even if threads race
-            enc = _ENCODINGS.get(name)
-            if enc is None:
-                enc = _ENCODINGS[name] = _load_encoding(name)
-    return enc
-
-
-# Checked in order, so the longer gpt-4 family prefixes win over plain "gpt-4".
-_MODEL_PREFIXES: tuple[tuple[str, str], ...] = (
-    ("gpt-4o", "o200k_base"),
-    ("chatgpt-4o", "o200k_base"),
-    ("gpt-4.1", "o200k_base"),
-    ("gpt-4.5", "o200k_base"),
-    ("gpt-5", "o200k_base"),
-    ("o1", "o200k_base"),
-    ("o3", "o200k_base"),
-    ("o4", "o200k_base"),
-    ("gpt-4", "cl100k_base"),
-    ("gpt-3.5", "cl100k_base"),
-    ("text-embedding-3", "cl100k_base"),
-    ("text-embedding-ada-002", "cl100k_base"),
-)
-
-
-def encoding_for_model(model_name: str) -> str:
-    """The encoding name an OpenAI model uses. Accepts ``openai/gpt-4o`` and ``ft:gpt-4o-mini:...`` forms.
-    Unknown models get ``o200k_base`` (every current OpenAI chat model uses it) and a ``UserWarning``."""
-    model = str(model_name).strip().lower().rsplit("/", 1)[-1]
-    model = model.removeprefix("ft:")
-    for prefix, encoding in _MODEL_PREFIXES:
-        if model.startswith(prefix):
-            return encoding
-    warnings.warn(
-        f"unknown model {model_name!r}: counting with {DEFAULT_ENCODING} (the encoding of all current OpenAI "
-        "chat models); counts for other vendors' models are only indicative",
-        stacklevel=2,
-    )
-    return DEFAULT_ENCODING
 
 
 @dataclass(frozen=True)
@@ -205,6 +66,27 @@ REPLY_PRIMING = 3
 
 _SYSTEM_ROLES = ("system", "developer")
 _MAX_SCHEMA_DEPTH = 32  # plain JSON cannot be cyclic; this only bounds absurd nesting
+# What OpenAI's reference renderer (openai-harmony) writes around a property's title ("// Title" on a line
+# of its own) and default (" // default: 5000") beyond the tokens of the text itself.
+TITLE_FRAME = 2
+DEFAULT_FRAME = 2
+
+
+@dataclass(frozen=True)
+class DefinitionCost:
+    """What one tool definition costs (:meth:`TokenCounter.definition_cost`): ``estimate`` is the
+    estimated prompt tokens (:meth:`TokenCounter.tool_tokens`), ``json`` the exact tokens of its compact
+    JSON as sent (``$defs`` included). ``refs``: local ``$ref`` use sites resolved for the estimate;
+    ``recursive``: refs that point back into themselves, counted once; ``unresolved``: refs counted as
+    ``any``; ``truncated``: resolution stopped at its bound (the estimate is then a lower bound)."""
+
+    name: str
+    estimate: int
+    json: int
+    refs: int = 0
+    recursive: tuple[str, ...] = ()
+    unresolved: tuple[str, ...] = ()
+    truncated: bool = False
 
 
 @dataclass(frozen=True)
@@ -297,10 +179,12 @@ class TokenCounter:
         The cookbook recipe: ``func_init`` + tokens of ``"name:description"``; if there are properties,
         ``prop_init`` and per property ``prop_key`` + tokens of ``"key:type:description"`` (+ ``enum_init``
         and per enum value ``enum_item`` + its tokens). The recipe only knows flat schemas; our extension
-        applies the same per-property rule recursively to nested object properties, array ``items`` and
+        resolves local ``$ref`` s first (:func:`~toolsearch_lab.schema.resolve_local_refs`), applies the
+        same per-property rule recursively to nested object properties, array ``items`` and
         ``anyOf``/``oneOf``/``allOf`` branches, renders a list ``type`` as ``"a | b"`` and a missing one as
-        ``"any"``. Other keywords (``default``, ``minimum``, ``pattern``, ``additionalProperties``...) are not
-        counted, as in the recipe.
+        ``"any"``, and counts a property's ``title`` and ``default`` (+ :data:`TITLE_FRAME` /
+        :data:`DEFAULT_FRAME`). Other keywords (``minimum``, ``pattern``, ``additionalProperties``...) are
+        not counted, as in the recipe.
         """
         if isinstance(tool, Tool):
             cached = self._tool_cache.get(id(tool))
@@ -311,13 +195,29 @@ class TokenCounter:
             return n
         return self._definition_tokens(_tool_definition(tool)["function"])
 
+    def definition_cost(self, tool: Tool | Mapping) -> DefinitionCost:
+        """The estimate and the exact JSON size of one tool, and what resolving its ``$ref`` s found."""
+        fn = _tool_definition(tool)["function"]
+        parameters = fn.get("parameters")
+        resolved = resolve_local_refs(dict(parameters)) if isinstance(parameters, Mapping) else None
+        return DefinitionCost(
+            str(fn.get("name", "")),
+            self.tool_tokens(tool),
+            self.count_json(tool if isinstance(tool, Tool) else dict(_as_plain(tool))),
+            resolved.refs if resolved else 0,
+            tuple(resolved.recursive) if resolved else (),
+            tuple(resolved.unresolved) if resolved else (),
+            resolved.truncated if resolved else False,
+        )
+
     def _definition_tokens(self, fn: Mapping) -> int:
         fmt = self.tool_format
         description = fn.get("description") or ""
         n = fmt.func_init + self.count(f"{fn.get('name', '')}:{_strip_one_period(str(description))}")
         parameters = fn.get("parameters")
         if isinstance(parameters, Mapping):
-            n += self._properties_tokens(parameters.get("properties"), 0)
+            schema = resolve_local_refs(dict(parameters)).schema
+            n += self._properties_tokens(schema.get("properties"), 0)
         return n
 
     def _properties_tokens(self, properties: Any, depth: int) -> int:
@@ -331,6 +231,10 @@ class TokenCounter:
             n += self._enum_tokens(schema.get("enum"))
             description = _strip_one_period(str(schema.get("description") or ""))
             n += self.count(f"{key}:{_type_label(schema)}:{description}")
+            if isinstance(schema.get("title"), str) and schema["title"]:
+                n += TITLE_FRAME + self.count(schema["title"])
+            if "default" in schema:
+                n += DEFAULT_FRAME + self.count(_value_text(schema["default"]))
             n += self._nested_tokens(schema, depth + 1)
         return n
 
@@ -356,8 +260,7 @@ class TokenCounter:
         fmt = self.tool_format
         n = fmt.enum_init
         for value in values:
-            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-            n += fmt.enum_item + self.count(text)
+            n += fmt.enum_item + self.count(_value_text(value))
         return n
 
     def tools_tokens(self, tools: Iterable[Tool | Mapping]) -> int:
@@ -457,6 +360,11 @@ class TokenCounter:
         content_tokens = self._content_tokens(content)
         call_tokens = self._tool_calls_tokens(tool_calls)
         return CompletionTokens(content_tokens, call_tokens, content_tokens + call_tokens)
+
+
+def _value_text(value: Any) -> str:
+    """A JSON value as a renderer writes it: a string as itself, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def _type_label(schema: Mapping) -> str:

@@ -88,6 +88,8 @@ class ToolCallRecord:
 
     ``kind`` is "search" (toolSearchTool), "tool" (an exposed tool ran) or "rejected" (not exposed,
     bad arguments, limit reached: answered with an error result instead of running anything).
+    ``flags`` mark a result that looks like injected instructions or had a secret hidden
+    (:mod:`toolsearch_lab.loop.result_flags`); the result itself is what the model read.
     """
 
     call_id: str
@@ -97,6 +99,7 @@ class ToolCallRecord:
     result: str = ""
     error: str | None = None
     duration_ms: float = 0.0
+    flags: list[str] = field(default_factory=list)
 
 
 @dataclass

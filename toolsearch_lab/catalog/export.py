@@ -91,9 +91,9 @@ def to_openai_tools(tools: Iterable[Tool]) -> list[dict]:
 
 def to_mcp_tools(tools: Iterable[Tool]) -> dict:
     """An MCP ``tools/list`` result: ``{"tools": [{"name", "title", "description", "inputSchema",
-    "outputSchema", "annotations"}]}``, the optional three only when the tool has them (reads back with
-    ``tools_from_json``, equal to the tools exported). MCP is the only shape with these fields: the OpenAI
-    and Anthropic exports leave them out."""
+    "outputSchema", "annotations", "_meta"}]}``, the optional four only when the tool has them (reads back
+    with ``tools_from_json``, equal to the tools exported). MCP is the only shape with these fields: the
+    OpenAI and Anthropic exports leave them out."""
     return {"tools": [_mcp_tool(t) for t in _tools(tools)]}
 
 
@@ -107,6 +107,8 @@ def _mcp_tool(t: Tool) -> dict:
         out["outputSchema"] = t.output_schema
     if t.annotations is not None:
         out["annotations"] = t.annotations
+    if t.meta is not None:
+        out["_meta"] = t.meta
     return out
 
 

@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch_lab.catalog.errors import CatalogError, CatalogReport
-from toolsearch_lab.jsonlimits import JsonLimitError, find_non_finite, shown, text_depth, value_depth
+from toolsearch_lab.jsonlimits import (
+    JsonLimitError,
+    duplicate_key_path,
+    find_non_finite,
+    shown,
+    text_depth,
+    value_depth,
+)
 from toolsearch_lab.model import Tool, annotations_problem
 from toolsearch_lab.schema import MAX_CATALOG_DEPTH, schema_problems, validate_schema_refs
 
@@ -37,7 +44,8 @@ _ABSENT: Any = object()
 
 def read_json_file(path: str | os.PathLike) -> Any:
     """Parse a JSON file, decoding its bytes as strict UTF-8 so a bad byte is reported with its offset
-    instead of turning into U+FFFD inside a tool description. A UTF-8 byte-order mark is tolerated."""
+    instead of turning into U+FFFD inside a tool description. A UTF-8 byte-order mark is tolerated. An
+    object that names one key twice is refused with the key's path (JSON would keep the last silently)."""
     p = Path(path)
     try:
         raw = p.read_bytes()
@@ -60,9 +68,17 @@ def read_json_file(path: str | os.PathLike) -> Any:
             f"{p}: JSON nested {depth} levels deep; the limit is {MAX_CATALOG_DEPTH} (MAX_CATALOG_DEPTH)"
         )
     try:
-        return json.loads(text)
+        document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CatalogError(f"{p}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    duplicate = duplicate_key_path(text)
+    if duplicate is not None:
+        key = duplicate.rsplit(".", 1)[-1]
+        raise CatalogError(
+            f"{p}: names {key!r} twice (at {duplicate}); JSON keeps only the last one silently, so remove "
+            "the one you do not mean"
+        )
+    return document
 
 
 def _lone_surrogate(value: Any, path: str) -> str | None:
@@ -230,24 +246,27 @@ def _checked_parts(record: Any, fmt: str) -> tuple[str, str, dict, str | None]:
 
 
 def _mcp_fields(record: dict) -> dict[str, Any]:
-    """The ``Tool`` keywords for an MCP record's own fields (``title``, ``annotations``, ``outputSchema``;
-    ``null`` is the same as absent), or a :class:`CatalogError` saying what is wrong with one. The output
-    schema gets the same checks as the input schema: the MCP export sends it on unchanged."""
+    """The ``Tool`` keywords for an MCP record's own fields (``title``, ``annotations``, ``outputSchema``,
+    ``_meta``; ``null`` is the same as absent), or a :class:`CatalogError` saying what is wrong with one.
+    The output schema gets the same checks as the input schema: the MCP export sends it on unchanged."""
     out: dict[str, Any] = {}
     for key, keyword in (
         ("title", "title"),
         ("annotations", "annotations"),
         ("outputSchema", "output_schema"),
+        ("_meta", "meta"),
     ):
         value = record.get(key)
         if value is None:
             continue
         bad = _lone_surrogate(value, key) or (
-            find_non_finite(value, key, MAX_CATALOG_DEPTH) if key == "annotations" else None
+            find_non_finite(value, key, MAX_CATALOG_DEPTH) if key in ("annotations", "_meta") else None
         )
         if bad:
             raise CatalogError(bad)
         out[keyword] = value
+    if not isinstance(out.get("meta", {}), dict):
+        raise CatalogError(f"'_meta' must be a JSON object, got {type(out['meta']).__name__}")
     title = out.get("title")
     if title is not None and not isinstance(title, str):
         raise CatalogError(f"'title' must be a string, got {type(title).__name__}")
@@ -282,7 +301,7 @@ def _record_format(record: Any) -> str | None:
         return "mcp"
     if "parameters" in record or "category" in record:
         return "dataset"
-    if "outputSchema" in record or "annotations" in record:
+    if "outputSchema" in record or "annotations" in record or "_meta" in record:
         return "mcp"
     return None
 

@@ -22,6 +22,7 @@ import dataclasses
 import enum
 import functools
 import inspect
+import math
 import types
 import typing
 from collections.abc import Callable
@@ -234,9 +235,13 @@ def _function_name(func: Callable) -> str:
 
 
 def _json_default(value: Any) -> tuple[bool, Any]:
-    """(usable, value) of a default as JSON: enums become their value; anything not JSON-like is left out."""
+    """(usable, value) of a default as JSON: enums become their value; anything not JSON-like is left out,
+    NaN and ±Infinity included (JSON has no such numbers): the parameter stays optional and the function's
+    own default applies when the model leaves it out."""
     if isinstance(value, enum.Enum):
         value = value.value
+    if isinstance(value, float) and not math.isfinite(value):
+        return False, None
     if value is None or isinstance(value, (str, int, float, bool)):
         return True, value
     if isinstance(value, (list, tuple)) and all(_json_default(v)[0] for v in value):

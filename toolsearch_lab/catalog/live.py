@@ -27,6 +27,7 @@ from toolsearch_lab.catalog.errors import CatalogError, CatalogReport
 from toolsearch_lab.catalog.formats import read_tools
 from toolsearch_lab.catalog.mcp_config import McpConfig, connect_servers, load_mcp_config
 from toolsearch_lab.catalog.merge import Namespace, merge_catalogs
+from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, provider_name_problem
 
 if TYPE_CHECKING:
     from toolsearch_lab.catalog.mcp import McpConnection
@@ -69,20 +70,106 @@ class McpServers:
 
 
 def catalog_from_connection(
-    connection: McpConnection, *, strict: bool = True, category: str | None = None
+    connection: McpConnection,
+    *,
+    strict: bool = True,
+    category: str | None = None,
+    server: str | None = None,
 ) -> ToolCatalog:
     """The tools of a live ``McpConnection`` as a catalog whose ``Tool.function`` calls the server; the
-    caller keeps the connection and closes it. A tool with no description (optional in MCP) gets ``""``
-    and a note in ``catalog.report``."""
-    records, undescribed = connection.tool_records()
+    caller keeps the connection and closes it.
+
+    Each record is checked on its own: a malformed one (or one naming a key twice) is left out with a
+    problem line naming it, and the others load (``strict=True`` refuses the server instead). A name
+    providers would refuse (``files.read``, over 64 characters, control characters) or the meta-tool's
+    own ``toolSearchTool`` is qualified by ``server`` (``<server>__<tool>``, see
+    :func:`~toolsearch_lab.catalog.merge.qualified_name`) with a note, and ``catalog.origins`` keeps the
+    name the server knows, which ``Tool.function`` calls. A tool with no description (optional in MCP) gets
+    ``""`` and a note; so does a description holding control characters, which terminals would obey."""
+    listing = connection.listing()
     source = f"mcp:{connection.label}"
-    tools, report = read_tools(records, format="mcp", strict=strict, source=source)
-    for name in undescribed:
+    server = server or connection.name or "server"
+    report = CatalogReport()
+    records, origins = _renamed(listing.records, server, report)
+    for index, key in sorted(listing.duplicates.items()):
+        records[index] = None  # refused below, by name
+        problem = (
+            f"the server's record names {key!r} twice; JSON keeps only the last value silently, "
+            "so the tool is left out"
+        )
+        label = _label(listing.records[index], index)
+        if strict:
+            raise CatalogError(f"{source}: tool {label}: {problem}", tool=label, problem=problem)
+        report.add_problem(label, problem)
+    kept = [(i, r) for i, r in enumerate(records) if r is not None]
+    tools, found = read_tools([r for _, r in kept], format="mcp", strict=strict, source=source)
+    for line in found.problems:  # the listing's own index, not the position among the records kept
+        report.add_problem(_reindexed(line.tool, kept), line.message)
+    report.notes.extend(found.notes)
+    for why in listing.problems:
+        if strict:
+            raise CatalogError(f"{source}: {why}")
+        report.add_problem("", why)
+    for note in listing.notes:
+        report.add_note("", note)
+    for name in listing.undescribed:
         report.add_note(repr(name), 'the server gives no description; using ""')
+    for t in tools:
+        if any(_is_control(c) for c in t.description):
+            report.add_note(repr(t.name), "the description holds control characters (shown neutralised)")
     live = [
-        dataclasses.replace(t, category=category, function=connection.tool_function(t.name)) for t in tools
+        dataclasses.replace(
+            t, category=category, function=connection.tool_function(origins.get(t.name, t.name))
+        )
+        for t in tools
     ]
-    return ToolCatalog(live, source=source, report=report)
+    names = {t.name for t in live}
+    renamed = {name: (server, original) for name, original in origins.items() if name in names}
+    return ToolCatalog(live, source=source, report=report, origins=renamed)
+
+
+def _renamed(records: list, server: str, report: CatalogReport) -> tuple[list, dict[str, str]]:
+    """The records with every name providers would refuse (or ``toolSearchTool``) qualified by server, and
+    ``{new name: name on the server}``."""
+    from toolsearch_lab.catalog.merge import qualified_name
+
+    out: list = []
+    origins: dict[str, str] = {}
+    for record in records:
+        name = record.get("name") if isinstance(record, dict) else None
+        why = None
+        if isinstance(name, str) and name and isinstance(record, dict):
+            why = (
+                f"{TOOL_SEARCH_TOOL_NAME!r} is the meta-tool's own name"
+                if name == TOOL_SEARCH_TOOL_NAME
+                else provider_name_problem(name)
+            )
+        if why is None or not isinstance(name, str) or not isinstance(record, dict):
+            out.append(record)
+            continue
+        new = qualified_name(server, name)
+        origins[new] = name
+        report.add_note(repr(new), f"renamed from {name!r} (server {server!r}): {why}")
+        out.append({**record, "name": new})
+    return out, origins
+
+
+def _label(record: Any, index: int) -> str:
+    name = record.get("name") if isinstance(record, dict) else None
+    return f"{name[:80]!r} (#{index})" if isinstance(name, str) and name else f"#{index}"
+
+
+def _reindexed(label: str, kept: list[tuple[int, Any]]) -> str:
+    """A problem label ``'x' (#3)`` / ``#3`` of the records passed on, with the listing's own index."""
+    head, hash_, tail = label.rpartition("#")
+    digits = tail.rstrip(")")
+    if not hash_ or not digits.isdigit() or int(digits) >= len(kept):
+        return label
+    return f"{head}#{kept[int(digits)][0]}{tail[len(digits) :]}"
+
+
+def _is_control(char: str) -> bool:
+    return (ord(char) < 32 and char not in "\n\t") or 0x7F <= ord(char) <= 0x9F
 
 
 def connect_mcp_stdio(
@@ -110,11 +197,19 @@ def connect_mcp_stdio(
         command, args, env, cwd=cwd, name=name, timeout=timeout, startup_timeout=startup
     )
     try:
-        catalog = catalog_from_connection(connection, strict=strict, category=category)
+        catalog = catalog_from_connection(
+            connection, strict=strict, category=category, server=name or _command_name(command, args)
+        )
     except BaseException:
         connection.close()
         raise
     return McpServers(catalog, {name or connection.label: connection})
+
+
+def _command_name(command: str, args: Sequence[str]) -> str:
+    """A server's name from its command line: the first script's stem, else the program's name."""
+    script = next((a for a in args if a.endswith((".py", ".js", ".mjs", ".ts"))), None)
+    return os.path.splitext(os.path.basename(script or command))[0] or "server"
 
 
 def connect_mcp_config(
@@ -130,8 +225,10 @@ def connect_mcp_config(
     """Start every server of an MCP config file (Claude Desktop, VS Code, Cursor; see
     :mod:`toolsearch_lab.catalog.mcp_config`), or only those named in ``servers``, concurrently, and merge
     their tools with names qualified by server where they collide (:mod:`toolsearch_lab.catalog.merge`).
-    A server that fails to start is named in ``failures`` (and in the catalog's report) with its error, and
-    the others still load; ``strict=True`` refuses instead, as does a config none of whose servers start.
+    A server that fails to start, or whose tools cannot be listed, is named in ``failures`` (and in the
+    catalog's report) with its error, and the others still load; a malformed tool costs only itself (a
+    problem line); names that still collide are qualified again, with a note. ``strict=True`` refuses
+    instead, as does a config none of whose servers start.
     ``with connect_mcp_config(path) as servers:`` stops the servers."""
     loaded = config if isinstance(config, McpConfig) else load_mcp_config(config)
     loaded = loaded.select(list(servers) if servers else None)
@@ -140,21 +237,37 @@ def connect_mcp_config(
     connections, failures = connect_servers(
         loaded, timeout=timeout, startup_timeout=startup_timeout, pass_env=pass_env
     )
+    from toolsearch_lab.catalog.mcp import McpToolError
+
     try:
+        parts = []
+        for name, connection in list(connections.items()):
+            try:
+                parts.append((name, catalog_from_connection(connection, strict=strict, server=name)))
+            except (McpToolError, CatalogError) as exc:
+                if strict:
+                    raise
+                connection.close()  # its tools cannot be listed: it costs only itself
+                del connections[name]
+                failures[name] = f"started, but listing its tools failed: {exc}"
         if failures and (strict or not connections):
-            listed = "; ".join(f"{name}: {why}" for name, why in failures.items())
+            listed = "; ".join(f"{name!r}: {why}" for name, why in failures.items())
             raise CatalogError(
                 f"{loaded.source}: {len(failures)} of {len(loaded.servers)} server(s) "
                 f"failed to start: {listed}"
             )
-        parts = [(name, catalog_from_connection(c, strict=strict)) for name, c in connections.items()]
         merged = merge_catalogs(parts, namespace=namespace, source=f"mcp-config:{loaded.source}")
     except BaseException:
         for c in connections.values():
             c.close()
         raise
     report = CatalogReport(list(merged.report.problems), list(merged.report.notes), dict(failures))
+    for item in loaded.ignored:
+        server, _, key = item.partition(": ")
+        report.add_note(f"server {server!r}", f"config key {key!r} is not used by this loader (ignored)")
     for name, why in failures.items():
-        report.add_problem(f"server {name!r}", f"failed to start: {why}")
+        report.add_problem(
+            f"server {name!r}", why if why.startswith("started,") else f"failed to start: {why}"
+        )
     catalog = ToolCatalog(merged, source=merged.source, report=report, origins=merged.origins)
     return McpServers(catalog, connections)

@@ -14,7 +14,18 @@ carrying the server's message; the advisor turns a raised exception into an erro
 
 Start-up has its own, generous deadline (``startup_timeout``, 30 s: a cold Python server on a busy machine
 takes seconds to import its SDK), separate from the per-request ``timeout``. A server process that exits
-during start-up is noticed at once (its stdout closes), so a broken command fails fast either way.
+during start-up is noticed at once (its stdout closes), so a broken command fails fast either way. An HTTP
+server that refuses us is named with its status (``HTTP 401 Unauthorized: …``).
+
+``tools/list`` is read as sent (:meth:`McpConnection.tool_records`), not through the SDK's all-or-nothing
+validation of the whole page: each record is checked on its own by the catalog loader, so one malformed
+record costs only itself. The listing is bounded (:data:`MAX_LIST_PAGES` pages, :data:`MAX_LIST_CHARS`
+characters, a cursor the server repeats ends it); what the server printed on stdout that is not JSON-RPC
+is counted and named instead of filling the terminal (:mod:`toolsearch_lab.catalog.mcp_wire`).
+
+Secrets: every ``env`` and ``headers`` value and every part of the URL that can hold one (userinfo, every
+query value) is a :class:`~toolsearch_lab.secrets.Secret`, registered, and scrubbed from every message,
+stderr tail, log line and tool result; the connection keeps no plain copy (``vars()`` shows ``'***'``).
 
 This module knows nothing of catalogs: :mod:`toolsearch_lab.catalog.live` (``connect_mcp_stdio``,
 ``connect_mcp_config``, ``catalog_from_connection``) turns a connection's :meth:`McpConnection.tool_records`
@@ -37,16 +48,48 @@ import jsonschema  # noqa: F401  (the mcp client imports it lazily on the first 
 from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
-from mcp.types import PaginatedRequestParams
+from mcp.client.streamable_http import streamable_http_client
 
-from toolsearch_lab.secrets import Secret, redact_url, scrub
+from toolsearch_lab.catalog.mcp_wire import (
+    MAX_LIST_CHARS,
+    MAX_LIST_PAGES,
+    ToolListing,
+    WireLog,
+    install_stdio_hook,
+    listing_bound,
+    quiet_sdk_logs,
+    raw_request,
+    remember_output_schemas,
+    watched_http_client,
+)
+from toolsearch_lab.secrets import (
+    Secret,
+    header_secret,
+    install_log_redaction,
+    redact_url,
+    scrub,
+    url_secret,
+)
 
-__all__ = ["DEFAULT_STARTUP_TIMEOUT_S", "TRANSPORTS", "McpConnection", "McpToolError", "result_to_text"]
+__all__ = [
+    "DEFAULT_STARTUP_TIMEOUT_S",
+    "MAX_LIST_CHARS",
+    "MAX_LIST_PAGES",
+    "TRANSPORTS",
+    "McpConnection",
+    "McpToolError",
+    "ToolListing",
+    "result_to_text",
+]
 
 TRANSPORTS = ("stdio", "http", "sse")
 
 DEFAULT_STARTUP_TIMEOUT_S = 30.0
+# The SDK's parser hook, the quieting of its log lines for our connections and the redaction of secrets
+# from its (and httpx's) log lines: installed once, when this module is imported.
+install_stdio_hook()
+quiet_sdk_logs()
+install_log_redaction()
 
 # Extra wall-clock allowance on top of the SDK's own read timeout before a sync wait gives up.
 _GRACE_SECONDS = 5.0
@@ -131,25 +174,21 @@ class McpConnection:
         self.url = redact_url(url)
         self.timeout = float(timeout)
         self.startup_timeout = float(startup_timeout)
-        # Header values, env values and whatever the caller says came from the environment may hold tokens:
-        # kept as Secrets and scrubbed from the label and every message.
-        self._headers = {k: Secret(str(v)) for k, v in (headers or {}).items()}
-        self._secrets = [
-            *secrets,
-            *self._headers.values(),
-            *(Secret(v) for v in (env or {}).values() if len(v) >= 8),
-        ]
+        # Header values, env values, the URL's userinfo and query values, and whatever the caller says came
+        # from the environment may hold tokens: each is a Secret (registered, so scrub hides it everywhere),
+        # and no plain copy is kept: the SDK's parameters are built when the transport opens.
+        self._headers = {str(k): header_secret(str(k), str(v)) for k, v in (headers or {}).items()}
+        self._env = {str(k): Secret(str(v)) for k, v in (env or {}).items()}
+        self._cwd = cwd
+        self._secrets = [*secrets, *self._env.values()]
         where = " ".join([command, *self.args]) if command is not None else str(self.url)
         where = self._scrub(where)
         self.name = name
         self.label = where if name is None else f"{name} ({where})"
         self.server_info: Any = None
-        self._url = Secret(url) if url is not None else None
-        self._params = (
-            StdioServerParameters(command=command, args=self.args, env=dict(env) if env else None, cwd=cwd)
-            if command is not None
-            else None
-        )
+        self._url = url_secret(url) if url is not None else None
+        self._wire = WireLog()
+        self.last_listing: ToolListing | None = None
         # Lives as long as the connection (closed in close()), so no context manager.
         self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         self._session: ClientSession | None = None
@@ -174,12 +213,15 @@ class McpConnection:
             tail = self._stderr_tail()
             self.close()
             raise McpToolError(
-                f"MCP server {self.label!r} did not start within {self.startup_timeout:g} s{tail}"
+                self._scrub(f"MCP server {self.label!r} did not start within {self.startup_timeout:g} s")
+                + tail
             )
         if self._startup_error is not None:
             tail = self._stderr_tail()
             self.close()
-            reasons = "; ".join(f"{type(e).__name__}: {e}" for e in _leaves(self._startup_error))
+            reasons = self._wire.http_reason() or "; ".join(
+                f"{type(e).__name__}: {e}" for e in _leaves(self._startup_error)
+            )
             raise McpToolError(
                 self._scrub(f"MCP server {self.label!r} failed to start: {reasons}{tail}")
             ) from None
@@ -200,21 +242,30 @@ class McpConnection:
         return f"; the server was restarted ({len(self.restarts)} of {self.max_restarts}): call again"
 
     def _scrub(self, message: str) -> str:
-        return scrub(message, self._secrets)
+        return scrub(message, self._secrets, hide_queries=True)
 
     def _open_transport(self) -> Any:
         """The SDK's transport context manager, yielding ``(read, write)`` streams."""
-        if self._params is not None:
-            return stdio_client(self._params, errlog=self._stderr)
+        if self.command is not None:
+            env = {k: v.reveal() for k, v in self._env.items()} or None
+            params = StdioServerParameters(command=self.command, args=self.args, env=env, cwd=self._cwd)
+            return stdio_client(params, errlog=self._stderr)
         assert self._url is not None
         headers = {k: v.reveal() for k, v in self._headers.items()}
+        factory = watched_http_client(self._wire)
         if self.transport == "sse":
-            return sse_client(self._url.reveal(), headers=headers or None, timeout=self.startup_timeout)
-        return _http_streams(self._url.reveal(), headers)
+            return sse_client(
+                self._url.reveal(),
+                headers=headers or None,
+                timeout=self.startup_timeout,
+                httpx_client_factory=factory,
+            )
+        return _http_streams(self._url.reveal(), headers, factory)
 
     async def _serve(self) -> None:
         """Holds the transport and session open (they must be entered and left in one task) until close."""
         self._stop = asyncio.Event()
+        self._wire.watch()  # this task and the transport's tasks it starts are this connection's
         try:
             # The session's default read timeout covers only initialize (spawn + SDK import on the server
             # side); every later request passes or enforces self.timeout.
@@ -261,8 +312,9 @@ class McpConnection:
             reason = {
                 -32000: "the server closed the connection (did it exit?)",
                 -32001: f"no answer within the {self.timeout:g} s timeout",
-            }.get(code if isinstance(code, int) else 0, str(exc))
-            message = f"MCP server {self.label!r}: {what} failed: {reason} [{exc}]{self._stderr_tail()}"
+            }.get(code if isinstance(code, int) else 0, self._wire.http_reason() or str(exc))
+            detail = f" [{exc}]" if str(exc) != reason else ""
+            message = f"MCP server {self.label!r}: {what} failed: {reason}{detail}{self._stderr_tail()}"
             if code == -32000:  # the process is gone: ``alive`` stops saying True, and it gets one restart
                 self._server_gone = True
                 message += self._restart(f"{what}: {reason}")
@@ -273,23 +325,63 @@ class McpConnection:
                 self._scrub(f"MCP server {self.label!r}: {what} failed: {problem}{self._stderr_tail()}")
             ) from None
 
-    def list_tools(self) -> list[Any]:
-        """The server's tools as SDK ``Tool`` objects, following pagination cursors."""
+    def listing(self) -> ToolListing:
+        """Every ``tools/list`` page as the server sent it, following cursors within the bounds of the
+        module docstring (see :class:`ToolListing`). The SDK's validation of the whole page is bypassed on
+        purpose: it refuses every tool for one malformed record."""
+        wire = self._wire
 
-        async def list_all(session: ClientSession) -> list[Any]:
-            tools: list[Any] = []
-            cursor = None
-            # list_tools takes no per-request timeout, so bound the whole listing here.
-            with anyio.fail_after(self.timeout):
+        async def list_all(session: ClientSession) -> ToolListing:
+            listing = ToolListing([], pages=0)
+            sent: str | None = None
+            chars = 0
+            with anyio.fail_after(self.timeout):  # the whole listing, every page
                 while True:
-                    params = PaginatedRequestParams(cursor=cursor) if cursor else None
-                    page = await session.list_tools(params=params)
-                    tools.extend(page.tools)
-                    cursor = page.next_cursor
-                    if not cursor:
-                        return tools
+                    wire.listing_duplicates.clear()
+                    page = await raw_request(session, "tools/list", {"cursor": sent} if sent else None)
+                    listing.pages += 1
+                    chars += len(json.dumps(page, default=str))
+                    tools = page.get("tools") if isinstance(page, dict) else None
+                    if not isinstance(tools, list):
+                        kind = type(tools).__name__ if isinstance(page, dict) else type(page).__name__
+                        raise McpToolError(f"its tools/list answer has no 'tools' list (got {kind})")
+                    cursor = page.get("nextCursor")
+                    if sent is not None and cursor == sent:
+                        listing.problems.append(
+                            f"the server answered cursor {str(sent)[:40]!r} with the same cursor again; "
+                            f"listing stopped after {listing.pages - 1} page(s)"
+                        )
+                        break
+                    for path in wire.listing_duplicates:
+                        index = int(path[len("tools[") : path.index("]")])
+                        listing.duplicates[len(listing.records) + index] = path.split(".", 1)[-1]
+                    listing.records.extend(tools)
+                    stop = listing_bound(listing, chars)
+                    if stop:
+                        listing.problems.append(stop)
+                        break
+                    if not isinstance(cursor, str) or not cursor:
+                        break
+                    sent = cursor
+            remember_output_schemas(session, listing.records)
+            return listing
 
-        return self._run(list_all, "tools/list")
+        listing = self._run(list_all, "tools/list")
+        note = wire.noise_note()
+        if note:
+            listing.notes.append(self._scrub(note))
+        for i, record in enumerate(listing.records):
+            if isinstance(record, dict) and record.get("description") is None and "name" in record:
+                listing.records[i] = {**record, "description": ""}
+                listing.undescribed.append(str(record["name"]))
+        self.last_listing = listing
+        return listing
+
+    def tool_records(self) -> tuple[list, list[str]]:
+        """The server's ``tools/list`` records as sent (:meth:`listing`), and the names of those without a
+        description (optional in MCP; they get ``""``)."""
+        listing = self.listing()
+        return listing.records, listing.undescribed
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> str:
         """Call ``name`` and return its result as text; raise :class:`McpToolError` on ``is_error``, a dead
@@ -298,7 +390,8 @@ class McpConnection:
         result = self._run(
             lambda s: s.call_tool(name, args, read_timeout_seconds=self.timeout), f"tool {name!r}"
         )
-        text = result_to_text(result)
+        # A result may echo a header or env value (a token): scrubbed before anyone reads it.
+        text = scrub(result_to_text(result), self._secrets)
         if result.is_error:
             raise McpToolError(f"MCP tool {name!r} reported an error: {text or '(no message)'}")
         return text
@@ -312,29 +405,6 @@ class McpConnection:
         call.__name__ = call.__qualname__ = name if name.isidentifier() else "mcp_tool"
         call.__doc__ = f"Calls MCP tool {name!r} on {self.label!r}."
         return call
-
-    def tool_records(self) -> tuple[list[dict], list[str]]:
-        """The server's tools as MCP ``tools/list`` records (``name``, ``description``, ``inputSchema``, and
-        ``title``, ``outputSchema``, ``annotations`` when the server sends them), and the names of those
-        without a description (optional in MCP; they get ``""``). The SDK parses annotations into a model
-        that drops keys it does not know, so only MCP's own annotation keys come through."""
-        records, undescribed = [], []
-        for t in self.list_tools():
-            description = t.description
-            if description is None:
-                description = ""
-                undescribed.append(t.name)
-            record: dict[str, Any] = {"name": t.name}
-            if t.title is not None:
-                record["title"] = t.title
-            record.update(description=description, inputSchema=t.input_schema)
-            if t.output_schema is not None:
-                record["outputSchema"] = t.output_schema
-            if t.annotations is not None:
-                hints = t.annotations.model_dump(by_alias=True, exclude_none=True, mode="json")
-                record["annotations"] = hints
-            records.append(record)
-        return records, undescribed
 
     @property
     def alive(self) -> bool:
@@ -372,7 +442,8 @@ class McpConnection:
         return f"McpConnection({self.label!r}, {'alive' if self.alive else 'closed'})"
 
     def _stderr_tail(self, lines: int = 8) -> str:
-        if self._params is None:
+        """The last lines the server wrote on stderr, scrubbed (a server may print its own token)."""
+        if self.command is None:
             return ""
         try:
             self._stderr.flush()
@@ -380,14 +451,15 @@ class McpConnection:
             tail = self._stderr.read().strip().splitlines()[-lines:]
         except (OSError, ValueError):
             return ""
-        return ("\nserver stderr (last lines):\n  " + "\n  ".join(tail)) if tail else ""
+        text = "\nserver stderr (last lines):\n  " + "\n  ".join(tail) if tail else ""
+        return self._scrub(text)
 
 
 @contextlib.asynccontextmanager
-async def _http_streams(url: str, headers: Mapping[str, str]):
+async def _http_streams(url: str, headers: Mapping[str, str], client_factory: Callable[..., Any]):
     """Streamable HTTP with our headers: the SDK takes them on the HTTP client it is given."""
     async with (
-        create_mcp_http_client(headers=dict(headers) or None) as client,
+        client_factory(headers=dict(headers) or None) as client,
         streamable_http_client(url, http_client=client) as streams,
     ):
         yield streams

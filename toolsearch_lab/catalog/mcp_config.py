@@ -8,9 +8,16 @@
 
 ``cwd`` is accepted everywhere. A server with ``"disabled": true`` is skipped and listed in
 ``McpConfig.skipped``. Strings may use ``${VAR}`` and ``${env:VAR}`` (from the environment),
+``${VAR:-default}`` (Claude Code: the default when the variable is unset or empty),
 ``${workspaceFolder}`` (the folder holding ``.vscode``/``.cursor``, else the config's folder) and
-``${userHome}``. A variable that is not set is an error naming the server, the field and the variable.
-VS Code's ``${input:…}`` prompts cannot be answered here and are refused by name.
+``${userHome}``. A variable that is not set (and has no default) is an error naming the server, the field
+and the variable. VS Code's ``${input:…}`` prompts cannot be answered here and are refused by name.
+
+VS Code's ``envFile`` (a dotenv file: ``NAME=value`` lines, ``#`` comments, optional quotes) is read into
+the server's ``env`` (``env`` wins on a name both give); a missing file is an error naming it. FastMCP's
+``"transport"`` key is read like ``"type"`` (``sse``, ``http``, ``streamable-http``, ``stdio``); the two
+disagreeing is an error. A key named twice anywhere in the file is refused by name, since JSON would keep
+the last one silently. Other keys a server entry may carry are listed in ``McpConfig.ignored``.
 
 Values that came from the environment, and every ``env`` and ``headers`` value, are held as
 :class:`~toolsearch_lab.secrets.Secret`, so a config's repr, the catalog's source and error messages never
@@ -28,11 +35,18 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch_lab.catalog.errors import CatalogError
-from toolsearch_lab.secrets import Secret, redact_url, scrub
+from toolsearch_lab.jsonlimits import DuplicateKeyError, JsonLimitError, loads_unique
+from toolsearch_lab.schema import MAX_CATALOG_DEPTH
+from toolsearch_lab.secrets import Secret, header_secret, redact_url, scrub, url_secret
 
 __all__ = ["McpConfig", "McpServerConfig", "load_mcp_config"]
 
 _VARIABLE = re.compile(r"\$\{([^}]*)\}")
+# The keys a server entry may have that this loader reads or knows to be harmless (client-side settings).
+_KNOWN_KEYS = frozenset(
+    {"type", "transport", "command", "args", "env", "envFile", "cwd", "url", "headers", "disabled"}
+    | {"autoApprove", "alwaysAllow", "timeout", "description", "name", "gallery", "version", "dev"}
+)
 _TRANSPORT_ALIASES = {
     "stdio": "stdio",
     "http": "http",
@@ -103,6 +117,7 @@ class McpConfig:
     servers: tuple[McpServerConfig, ...]
     source: str
     skipped: tuple[str, ...] = ()
+    ignored: tuple[str, ...] = ()  # "server: key" for keys of a server entry this loader does not use
 
     def select(self, names: list[str] | tuple[str, ...] | None) -> McpConfig:
         """Only the servers named (in the order given); an unknown name is an error listing the known."""
@@ -115,7 +130,7 @@ class McpConfig:
                 f"{self.source}: no server named {unknown[0]!r}; "
                 f"the config has {', '.join(by_name) or 'none'}"
             )
-        return McpConfig(tuple(by_name[n] for n in names), self.source, self.skipped)
+        return McpConfig(tuple(by_name[n] for n in names), self.source, self.skipped, self.ignored)
 
 
 def load_mcp_config(config: str | os.PathLike | Mapping[str, Any], *, environ=None) -> McpConfig:
@@ -127,10 +142,12 @@ def load_mcp_config(config: str | os.PathLike | Mapping[str, Any], *, environ=No
         path = Path(config).expanduser()
         source = str(path)
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
+            document = loads_unique(path.read_text(encoding="utf-8"), source, MAX_CATALOG_DEPTH)
         except FileNotFoundError:
             raise CatalogError(f"{source}: no such MCP config file") from None
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except DuplicateKeyError as exc:
+            raise CatalogError(str(exc)) from None
+        except (UnicodeDecodeError, json.JSONDecodeError, JsonLimitError) as exc:
             raise CatalogError(f"{source}: not a JSON MCP config ({exc})") from None
         folder = path.resolve().parent
         if folder.name in (".vscode", ".cursor"):
@@ -149,15 +166,16 @@ def load_mcp_config(config: str | os.PathLike | Mapping[str, Any], *, environ=No
             f"{source}: {key!r} must map server names to servers, got {type(entries).__name__}"
         )
     variables = {"workspaceFolder": str(folder), "userHome": str(Path.home())}
-    servers, skipped = [], []
+    servers, skipped, ignored = [], [], []
     for name, entry in entries.items():
         if not isinstance(entry, Mapping):
             raise CatalogError(f"{source}: server {name!r} must be an object, got {type(entry).__name__}")
         if entry.get("disabled") is True:
             skipped.append(str(name))
             continue
+        ignored += [f"{name}: {key}" for key in entry if key not in _KNOWN_KEYS]
         servers.append(_server(str(name), entry, f"{source}: server {name!r}", variables, environ))
-    return McpConfig(tuple(servers), source, tuple(skipped))
+    return McpConfig(tuple(servers), source, tuple(skipped), tuple(ignored))
 
 
 def _server(name: str, entry: Mapping, where: str, variables: dict, environ) -> McpServerConfig:
@@ -170,10 +188,7 @@ def _server(name: str, entry: Mapping, where: str, variables: dict, environ) -> 
         substituted.extend(Secret(v) for v in from_env if v)
         return expanded
 
-    declared = str(entry.get("type", "")).strip().lower()
-    if declared and declared not in _TRANSPORT_ALIASES:
-        raise CatalogError(f"{where}: 'type' must be stdio, http or sse, got {entry.get('type')!r}")
-    transport = _TRANSPORT_ALIASES.get(declared) or ("http" if "url" in entry else "stdio")
+    transport = _transport(entry, where)
     if transport == "stdio":
         if "command" not in entry:
             raise CatalogError(f"{where}: a stdio server needs 'command' (or give 'url' for an HTTP server)")
@@ -186,7 +201,10 @@ def _server(name: str, entry: Mapping, where: str, variables: dict, environ) -> 
         cwd = entry.get("cwd")
         command = text("command", entry["command"])
         arguments = tuple(text(f"args[{i}]", a) for i, a in enumerate(args))
-        environment = {str(k): Secret(text(f"env.{k}", v)) for k, v in env.items()}
+        environment = {}
+        if "envFile" in entry:
+            environment = _env_file(text("envFile", entry["envFile"]), where, variables)
+        environment.update({str(k): Secret(text(f"env.{k}", v)) for k, v in env.items()})
         directory = text("cwd", cwd) if cwd is not None else None
         return McpServerConfig(
             name, "stdio", command, arguments, environment, directory, secrets=tuple(substituted)
@@ -196,9 +214,51 @@ def _server(name: str, entry: Mapping, where: str, variables: dict, environ) -> 
     headers = entry.get("headers", {})
     if not isinstance(headers, Mapping):
         raise CatalogError(f"{where}: 'headers' must be an object, got {type(headers).__name__}")
-    url = Secret(text("url", entry["url"]))
-    fields = {str(k): Secret(text(f"headers.{k}", v)) for k, v in headers.items()}
+    url = url_secret(text("url", entry["url"]))
+    fields = {str(k): header_secret(str(k), text(f"headers.{k}", v)) for k, v in headers.items()}
     return McpServerConfig(name, transport, url=url, headers=fields, secrets=tuple(substituted))
+
+
+def _transport(entry: Mapping, where: str) -> str:
+    """The server's transport from ``type`` (Claude Code, VS Code) or ``transport`` (FastMCP), else from
+    whether it has a ``url``."""
+    declared = {}
+    for key in ("type", "transport"):
+        if key in entry:
+            value = str(entry[key]).strip().lower()
+            if value not in _TRANSPORT_ALIASES:
+                raise CatalogError(f"{where}: {key!r} must be stdio, http or sse, got {entry[key]!r}")
+            declared[key] = _TRANSPORT_ALIASES[value]
+    if len(set(declared.values())) > 1:
+        raise CatalogError(
+            f"{where}: 'type' says {declared['type']} but 'transport' says {declared['transport']}; keep one"
+        )
+    return next(iter(declared.values()), "http" if "url" in entry else "stdio")
+
+
+def _env_file(path_text: str, where: str, variables: dict) -> dict[str, Secret]:
+    """VS Code's ``envFile``: ``NAME=value`` lines (``export`` allowed, ``#`` comments, one pair of
+    quotes stripped), each value a :class:`Secret`. Relative paths are from the workspace folder."""
+    path = Path(path_text).expanduser()
+    if not path.is_absolute():
+        path = Path(variables["workspaceFolder"]) / path
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogError(f"{where}: 'envFile' {str(path)!r} cannot be read ({exc})") from None
+    values: dict[str, Secret] = {}
+    for number, line in enumerate(lines, 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, equals, value = line.removeprefix("export ").partition("=")
+        name, value = name.strip(), value.strip()
+        if not equals or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise CatalogError(f"{where}: 'envFile' {str(path)!r} line {number} is not NAME=value")
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        values[name] = Secret(value)
+    return values
 
 
 def _expand(value: str, where: str, variables: dict, environ) -> tuple[str, list[str]]:
@@ -214,9 +274,12 @@ def _expand(value: str, where: str, variables: dict, environ) -> tuple[str, list
             )
         if ref in variables:
             return variables[ref]
+        ref, has_default, default = ref.partition(":-")
         var = ref[4:] if ref.startswith("env:") else ref
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", var):
             raise CatalogError(f"{where}: {match.group(0)} is not a variable this loader knows")
+        if not environ.get(var) and has_default:
+            return default  # written in the config itself: not a secret
         if var not in environ:
             raise CatalogError(f"{where}: environment variable {var!r} is not set (used as {match.group(0)})")
         from_env.append(environ[var])

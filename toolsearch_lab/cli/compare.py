@@ -16,6 +16,7 @@ import sys
 from contextlib import ExitStack
 
 from toolsearch_lab.cli.demo import memory_spec
+from toolsearch_lab.cli.live_tools import add_destructive_option
 from toolsearch_lab.cli.options import (
     EXIT_OK,
     add_command,
@@ -98,6 +99,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--price-model", default=None, help="the model to price as (default: the table's)")
     add_json_flag(parser, "the rows")
     add_live_options(parser, takes_file=False)
+    add_destructive_option(parser)
     return parser
 
 
@@ -110,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     price = prices.price(args.price_model)
     with ExitStack() as stack:
         # With live servers every strategy's run calls their tools for real.
-        live = live_catalog(args, stack, command=NAME)
+        live = live_catalog(args, stack, command=NAME, once=True)
         scenario = load_scenario(args.scenario, live_tools=live.tools if live else None)
         runs = compare(
             scenario,

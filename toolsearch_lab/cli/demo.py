@@ -21,6 +21,7 @@ from contextlib import ExitStack
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
+from toolsearch_lab.cli.live_tools import add_destructive_option
 from toolsearch_lab.cli.options import (
     EXIT_OK,
     EXIT_RUN_FAILED,
@@ -122,6 +123,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     add_json_flag(parser, "the trace summary (with the grade, errors and retries)")
     add_live_options(parser, takes_file=False)
+    add_destructive_option(parser)
     return parser
 
 

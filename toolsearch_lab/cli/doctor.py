@@ -147,7 +147,8 @@ def _summary_lines(report: DoctorReport, seconds: float | None) -> list[str]:
     return [
         f"doctor {report.source}: {plural(report.tools, 'tool')}{servers}; "
         f"indexes {', '.join(report.indexes)}; k={report.k}{took}",
-        f"cost      {totals} prompt tokens per request with every tool; median tool {cost.median_tool:,}",
+        f"cost      {totals} prompt tokens per request with every tool (estimated; the JSON sent is "
+        f"{cost.json_total[cost.encodings[0]]:,} exact); median tool {cost.median_tool:,}",
         f"findable  {low:.0%}-{high:.0%} of plain requests expected in the top {report.k} with {rec.index} "
         f"(user-style probes to own-words probes); own-words probes: {scores}",
         f"payoff    a {pay.calls_per_task}-call task: {pay.tokens_per_task_all:,} tokens sending every tool "

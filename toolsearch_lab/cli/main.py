@@ -27,6 +27,7 @@ from toolsearch_lab.cli import (
     train_ranker,
 )
 from toolsearch_lab.cli.options import EXIT_CODES_HELP, EXIT_USAGE, HelpFormatter, add_command
+from toolsearch_lab.cli.terminal import guarded_output
 from toolsearch_lab.version import __version__
 
 COMMANDS: tuple[ModuleType, ...] = (
@@ -71,13 +72,15 @@ def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
     command = command_named(words)
     args = build_parser(() if command is None else (command,)).parse_args(words)
-    try:
-        return int(args.run(args))
-    except (ValueError, OSError, KeyError) as exc:
-        # Bad input (unknown name, malformed file, missing file): say what and exit 2, no traceback.
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"toolsearch-lab {args.command}: error: {message}", file=sys.stderr)
-        return EXIT_USAGE
+    # Everything printed while the command runs is shown, never obeyed, and holds no secret (cli.terminal).
+    with guarded_output():
+        try:
+            return int(args.run(args))
+        except (ValueError, OSError, KeyError) as exc:
+            # Bad input (unknown name, malformed file, missing file): say what and exit 2, no traceback.
+            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+            print(f"toolsearch-lab {args.command}: error: {message}", file=sys.stderr)
+            return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -282,12 +282,21 @@ def open_catalog(
     return ToolCatalog(merged, source=merged.source, report=report, origins=merged.origins)
 
 
-def live_catalog(args: argparse.Namespace, stack: ExitStack, *, command: str = "") -> ToolCatalog | None:
-    """The live servers' catalog (:func:`open_catalog` without files), or None when no server is named."""
+def live_catalog(
+    args: argparse.Namespace, stack: ExitStack, *, command: str = "", once: bool = False
+) -> ToolCatalog | None:
+    """The live servers' catalog (:func:`open_catalog` without files), or None when no server is named,
+    with ``--destructive`` applied (:func:`guard_destructive`). ``once=True`` (``compare``, which runs a
+    scenario once per row) runs each distinct call of a live tool once and hands later identical calls the
+    first one's result (:func:`once_per_call`), so rows never multiply a tool's side effects."""
     if not (args.mcp_config or args.mcp):
         live_config(args)  # refuses --server or --env without servers
         return None
-    return open_catalog(args, stack, command=command)
+    from toolsearch_lab.cli.live_tools import guard_destructive, once_per_call
+
+    catalog = open_catalog(args, stack, command=command)
+    catalog = guard_destructive(catalog, getattr(args, "destructive", None), command)
+    return once_per_call(catalog, command) if once else catalog
 
 
 def open_servers(
@@ -317,7 +326,45 @@ def open_servers(
             "--strict refuses instead)",
             file=sys.stderr,
         )
+    report_dropped(live.catalog.report, command)
     return live
+
+
+_NOTES_SHOWN = 10
+
+
+def report_dropped(report: CatalogReport, command: str) -> None:
+    """On stderr: every tool left out (each with why) and the notes on what was renamed or tolerated, so
+    no tool a server listed disappears without a line."""
+    problems = [p for p in report.problems if not p.tool.startswith("server ")]
+    if problems:
+        print(
+            f"toolsearch-lab {command}: {len(problems)} problem(s); the tools named are left out "
+            "(--strict refuses instead):",
+            file=sys.stderr,
+        )
+        for problem in problems:
+            print(f"  {one_line(str(problem))}", file=sys.stderr)
+    shared = [n for n in report.notes if "(also defined by" in n.message and "was taken" not in n.message]
+    if shared:  # the ordinary case of several servers: one line, the doctor lists each
+        print(
+            f"toolsearch-lab {command}: {len(shared)} tool name(s) several servers share are qualified as "
+            "<server>__<tool> (--namespace)",
+            file=sys.stderr,
+        )
+    notes = [
+        n
+        for n in report.notes
+        if n not in shared and ("renamed" in n.message or not n.tool or n.tool.startswith("server "))
+    ]
+    for note in notes[:_NOTES_SHOWN]:
+        print(f"toolsearch-lab {command}: {one_line(str(note))}", file=sys.stderr)
+    if len(notes) > _NOTES_SHOWN:
+        print(
+            f"toolsearch-lab {command}: ... and {len(notes) - _NOTES_SHOWN} more note(s) "
+            "(toolsearch-lab doctor lists them all)",
+            file=sys.stderr,
+        )
 
 
 _STDERR_TAIL = re.compile(r"\nserver stderr \(last lines\):\n((?:  .*(?:\n|$))+)")

@@ -52,6 +52,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     from toolsearch_lab.atomic import write_text
+    from toolsearch_lab.secrets import scrub
 
     config = live_config(args)
     if config is None:
@@ -59,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     with ExitStack() as stack:
         servers = open_servers(config, args, stack, command=NAME)
         document = snapshot_document(servers, {s.name: s for s in config.servers}, config.source)
-    write_text(args.output, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    # A server may put a secret it was given into a description: every registered value is hidden.
+    write_text(args.output, scrub(json.dumps(document, indent=2, ensure_ascii=False)) + "\n")
     servers = document["servers"]
     print(
         f"wrote {args.output}: {len(document['tools'])} tools from {len(servers)} "
@@ -75,8 +77,10 @@ def snapshot_document(live: McpServers, servers: dict[str, Any], source: str) ->
     catalog = live.catalog
     records: dict[tuple[str, str], dict] = {}
     for server, connection in live.connections.items():
-        for record in connection.tool_records()[0]:
-            records[(server, record["name"])] = record
+        listing = connection.last_listing or connection.listing()  # the listing the catalog was made from
+        for record in listing.records:
+            if isinstance(record, dict) and isinstance(record.get("name"), str):
+                records[(server, record["name"])] = record
     tools = []
     counts: dict[str, int] = dict.fromkeys(live.connections, 0)
     for t in catalog:

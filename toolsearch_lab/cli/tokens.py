@@ -29,8 +29,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         subparsers,
         NAME,
         SUMMARY,
-        "Estimated prompt tokens of each tool definition (OpenAI's cookbook recipe), most expensive first,\n"
-        "the total for sending them all, and the exact tokens of the compact JSON tools array.",
+        "Estimated prompt tokens of each tool definition (OpenAI's cookbook recipe, local $refs resolved),\n"
+        "most expensive first, beside the exact tokens of its compact JSON as sent ($defs included); the\n"
+        "totals for sending them all. docs/tokens.md says which is which.",
     )
     parser.add_argument(
         "--catalog",
@@ -57,30 +58,48 @@ def run(args: argparse.Namespace) -> int:
     label = args.catalog if args.catalog and not live else catalog.source or "catalog"
     counter = TokenCounter(args.encoding)
     rows, total = counter.catalog_tokens(tools)
+    costs = {t.name: counter.definition_cost(t) for t in tools}
+    sent = counter.count_json(tools)
     if args.json:
         payload = {
             "catalog": str(label),
             **({"examples": args.examples} if args.examples is not None else {}),
             "encoding": counter.encoding_name,
             "total": total,
-            "tools": [{"name": name, **_server(catalog, name), "tokens": cost} for name, cost in rows],
+            "json_total": sent,
+            "tools": [
+                {"name": name, **_server(catalog, name), "tokens": cost, **_exact(costs[name])}
+                for name, cost in rows
+            ],
         }
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return EXIT_OK
     width = max([len(name) for name, _ in rows] + [4])
     described = f", example requests from {args.examples}" if args.examples else ""
     print(f"catalog {label}: {len(rows)} tools{described}, encoding {counter.encoding_name}")
-    print(f"{'tool':<{width}}  {'tokens':>7}")
+    print(f"{'tool':<{width}}  {'tokens':>7}  {'json':>7}")
     for name, cost in rows:
-        print(f"{name:<{width}}  {cost:>7,}")
+        refs = costs[name]
+        note = f"  ({refs.refs} $ref resolved)" if refs.refs else ""
+        note += f"  (recursive: {', '.join(refs.recursive)}, counted once)" if refs.recursive else ""
+        print(f"{name:<{width}}  {cost:>7,}  {refs.json:>7,}{note}")
     print(
-        f"{'total':<{width}}  {total:>7,}  (estimated prompt tokens of the tool definitions, "
-        f"incl. {counter.tool_format.func_end} once per request)"
-    )
-    print(
-        f"{'json':<{width}}  {counter.count_json(tools):>7,}  (exact tokens of the compact JSON tools array)"
+        f"{'total':<{width}}  {total:>7,}  {sent:>7,}  (tokens: estimated prompt tokens of the definitions, "
+        f"incl. {counter.tool_format.func_end} once per request; json: exact tokens of the compact JSON sent)"
     )
     return EXIT_OK
+
+
+def _exact(cost) -> dict:
+    """A tool's exact JSON size and what resolving its $refs found, for the JSON output."""
+    out: dict = {"json": cost.json}
+    if cost.refs:
+        out["refs_resolved"] = cost.refs
+    if cost.recursive:
+        out["recursive_refs"] = list(cost.recursive)
+    if cost.unresolved:
+        out["unresolved_refs"] = list(cost.unresolved)
+    return out
 
 
 def _server(catalog: ToolCatalog, name: str) -> dict:

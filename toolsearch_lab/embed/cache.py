@@ -1,7 +1,11 @@
 """On-disk embedding cache: vectors keyed by (embedder name, sha256 of the text).
 
 Layout: ``<cache root>/embeddings/<embedder dir>/<shard>.npz``. Each shard holds ``keys`` (sha256 hex of each
-text) and ``vectors`` (float32). Writers never modify a file: they write a new shard to a temporary name and
+text), ``vectors`` (float32) and ``digest`` (sha256 of both, written with them): a shard whose content does
+not match its digest (edited, truncated to zeros, overwritten) is ignored with a warning and its texts are
+embedded again, as is one whose vectors have absurd lengths (a norm of 0 everywhere, or above 1e6).
+
+Writers never modify a file: they write a new shard to a temporary name and
 ``os.replace`` it into place, which is atomic on POSIX and Windows, so concurrent processes never see a torn
 file and never lose each other's work. Readers load every shard they have not seen yet. When a directory
 holds many shards, a writer merges them into one (also via a temporary file) and deletes the originals;
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
 import logging
 import os
 import threading
@@ -32,6 +37,7 @@ from tqdm.auto import tqdm
 from toolsearch_lab.atomic import TEMP_PREFIX, atomic_file
 from toolsearch_lab.embed.base import Embedder, check_texts, storage_name, text_key
 from toolsearch_lab.embed.shipped import ShippedVectors, shipped_vectors
+from toolsearch_lab.secrets import scrub
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +51,31 @@ _FLUSH_AT = 256  # small misses (single queries) are buffered in memory and writ
 def _shards(directory: Path) -> list[Path]:
     """The finished shards: a writer's temporary file (``.tmp-*.npz``, still being written) is not one."""
     return sorted(p for p in directory.glob("*.npz") if not p.name.startswith(TEMP_PREFIX))
+
+
+# Vectors longer than this (or all of length 0) are not embeddings: every embedder here gives lengths near 1.
+_MAX_NORM = 1e6
+
+
+def _digest(keys: np.ndarray, vectors: np.ndarray) -> str:
+    """sha256 of a shard's keys and float32 vectors, in a fixed byte order."""
+    h = hashlib.sha256()
+    h.update("\n".join(str(k) for k in keys.tolist()).encode("utf-8"))
+    h.update(np.ascontiguousarray(vectors, dtype="<f4").tobytes())
+    return h.hexdigest()
+
+
+def _tampered(keys: np.ndarray, vectors: np.ndarray, stored: str | None) -> str | None:
+    """Why a shard's content cannot be trusted, or None: its digest does not match (a shard written
+    before digests existed has none, and gets only the length check), or its vectors' lengths are absurd."""
+    if stored is not None and stored != _digest(keys, vectors.astype(np.float32, copy=False)):
+        return "its content does not match the digest written with it"
+    norms = np.linalg.norm(vectors.astype(np.float64), axis=1) if len(vectors) else np.ones(1)
+    if not norms.any():
+        return "every vector has length 0"
+    if norms.max() > _MAX_NORM:
+        return f"a vector has length {norms.max():.3g} (embeddings have lengths near 1)"
+    return None
 
 
 def default_cache_dir() -> Path:
@@ -63,7 +94,8 @@ class EmbeddingCache:
         self.embedder_name = embedder_name
         self.dim = dim
         root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-        self.directory = root / storage_name(embedder_name)
+        # A name may hold an endpoint URL: the folder is named after it with every secret hidden.
+        self.directory = root / storage_name(scrub(embedder_name, hide_queries=True))
         self._vectors: dict[str, np.ndarray] = {}
         self._seen_shards: set[str] = set()
         self._pending: dict[str, np.ndarray] = {}
@@ -86,6 +118,7 @@ class EmbeddingCache:
                 try:
                     with np.load(path, allow_pickle=False) as data:
                         keys, vectors = data["keys"], data["vectors"]
+                        stored = str(data["digest"]) if "digest" in data.files else None
                 except FileNotFoundError:
                     continue  # merged away by another writer between glob and open
                 except Exception as exc:  # noqa: BLE001 - a corrupt shard must not break embedding
@@ -105,6 +138,12 @@ class EmbeddingCache:
                 if vectors.dtype.kind != "f" or not np.isfinite(vectors).all():
                     log.warning(
                         "embedding cache: ignoring shard %s with non-finite or non-float vectors", path
+                    )
+                    continue
+                problem = _tampered(keys, vectors, stored)
+                if problem:
+                    log.warning(
+                        "embedding cache: ignoring shard %s: %s; its texts are embedded again", path, problem
                     )
                     continue
                 for key, vec in zip(keys.tolist(), vectors.astype(np.float32, copy=False), strict=False):
@@ -165,8 +204,9 @@ class EmbeddingCache:
             )
 
     def _atomic_save(self, target: Path, keys: np.ndarray, vectors: np.ndarray) -> None:
+        vectors = vectors.astype(np.float32, copy=False)
         with atomic_file(target, "wb") as fh:
-            np.savez(fh, keys=keys, vectors=vectors.astype(np.float32, copy=False))
+            np.savez(fh, keys=keys, vectors=vectors, digest=np.asarray(_digest(keys, vectors)))
 
     def _maybe_compact(self) -> None:
         shards = _shards(self.directory)

@@ -15,7 +15,10 @@ Deliberate deviations from Spring, each an option:
 - the same search repeated ``max_repeated_searches`` times gets an error result (runaway-loop guard);
 - everything sent back to the model as a tool message (results, error results, exception text) longer
   than ``max_tool_result_chars`` is cut, with a marker saying so;
-- any ``BaseException`` but ``KeyboardInterrupt`` from a tool (``sys.exit()`` included) is an error result;
+- any ``BaseException`` but ``KeyboardInterrupt`` from a tool (``sys.exit()`` included) is an error result,
+  and so is a call that takes longer than ``tool_timeout`` seconds (60; None: no deadline) or returns
+  something that is not text or JSON data; results are scrubbed of registered secrets and flagged when they
+  look like injected instructions (``ToolCallRecord.flags``);
 - two different tools with one name are refused (Spring keeps the first silently);
 - ``protect_running_sessions=True`` pins a session while its run is in progress, so the eviction
   strategies of this package do not evict it for other sessions' requests; a session evicted anyway
@@ -53,6 +56,7 @@ from toolsearch_lab.loop.conversation import (
     check_source,
 )
 from toolsearch_lab.loop.execution import (
+    DEFAULT_TOOL_TIMEOUT_S,
     MAX_RESULT_DEPTH,
     describe_exception,
 )
@@ -136,6 +140,7 @@ class ToolSearchAdvisor:
         protect_running_sessions: bool = True,
         destructive: DestructivePolicy = "include",
         accumulation_source: AccumulationSource = "session",
+        tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT_S,
     ) -> None:
         if index is None:
             raise ValueError("ToolSearchAdvisor: index is required (a RegexToolIndex, BM25ToolIndex, ...)")
@@ -168,6 +173,7 @@ class ToolSearchAdvisor:
         self.max_tool_result_chars = max_tool_result_chars
         self.protect_running_sessions = bool(protect_running_sessions)
         self.accumulation_source: AccumulationSource = check_source(accumulation_source)
+        self.tool_timeout = _check_timeout(tool_timeout)
         self._token_counter = token_counter
         self.sessions = IndexedSessions(index, self.eviction)
         self._schema_checked: weakref.WeakValueDictionary[int, Tool] = weakref.WeakValueDictionary()
@@ -461,6 +467,7 @@ class ToolSearchAdvisor:
             "strict": self.strict,
             "max_repeated_searches": self.max_repeated_searches,
             "max_tool_result_chars": self.max_tool_result_chars,
+            "tool_timeout_s": self.tool_timeout,
         }
         if not self.protect_running_sessions:
             summary["protect_running_sessions"] = False
@@ -471,3 +478,12 @@ class ToolSearchAdvisor:
         if self._strategy_chosen:  # Spring's default loop leaves the config as Spring's settings alone
             summary["strategy"] = self.strategy.describe()
         return summary
+
+
+def _check_timeout(value: object) -> float | None:
+    """``tool_timeout``: seconds > 0 (a finite number), or None for no deadline."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+        raise ValueError(f"ToolSearchAdvisor: tool_timeout must be seconds > 0 or None, got {value!r:.40}")
+    return float(value)

@@ -39,6 +39,7 @@ class Advisor(Protocol):
     max_repeated_searches: int
     max_tool_result_chars: int
     protect_running_sessions: bool
+    tool_timeout: float | None
 
 
 def execute_call(
@@ -50,7 +51,11 @@ def execute_call(
     limit = advisor.max_tool_result_chars
 
     def done(
-        kind: str, content: str | None, error: str | None = None, search: SearchRecord | None = None
+        kind: str,
+        content: str | None,
+        error: str | None = None,
+        search: SearchRecord | None = None,
+        flags: list[str] | None = None,
     ) -> tuple[ToolCallRecord, str, SearchRecord | None]:
         """The call's record and tool message; ``content=None`` means the error result of ``error``.
         Both go through the one size limit (``max_tool_result_chars``) before the model or the trace
@@ -62,11 +67,8 @@ def execute_call(
             if cut and error is None:
                 error = f"result cut to {limit} characters ({cut} cut)"
         ms = (time.perf_counter() - started) * 1000
-        return (
-            ToolCallRecord(call.id, call.name, call.arguments, kind, content, error, ms),
-            content,
-            search,
-        )
+        args = (call.id, call.name, call.arguments, kind, content, error, ms, list(flags or []))
+        return ToolCallRecord(*args), content, search
 
     args, problem = parse_arguments(call.arguments)
     searchable = run.plan.offers_search
@@ -98,8 +100,8 @@ def execute_call(
         )
         return done("rejected", None, message)
     tool_context = {**run.context, TOOL_SEARCH_TOOL_SESSION_ID_KEY: run.session_id}
-    content, error = run_tool(tool, tool.function, args, tool_context, limit)
-    return done("tool", content, error)
+    ran = run_tool(tool, tool.function, args, tool_context, limit, advisor.tool_timeout)
+    return done("tool", ran.content, ran.error, None, ran.flags)
 
 
 def _search_call(

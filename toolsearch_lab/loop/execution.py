@@ -4,21 +4,36 @@ into the text the model reads. Nothing here raises: every failure becomes an err
 Everything the loop sends back to the model as a tool message goes through :func:`bounded_content` (a result)
 or :func:`bounded_error` (an error result), so ``max_tool_result_chars`` is one limit on every path: a 3 MB
 exception text is cut like a 3 MB result.
+
+A tool runs in a worker thread with a deadline (``tool_timeout``, :data:`DEFAULT_TOOL_TIMEOUT_S`): one that
+gives no answer in time becomes an error result saying so, and the run goes on. Python cannot stop a
+thread, so the late call finishes (or hangs) in the background, its result dropped. A result must be text
+or JSON data (dict, list, str, number, bool, None): bytes, sets, generators and other objects are refused
+by name rather than sent as a ``repr`` with a memory address. Every result and error is scrubbed of the
+registered secrets (:mod:`toolsearch_lab.secrets`) before it is cut, so no part of a secret survives the
+cut, and checked for text that looks like injected instructions (:mod:`~toolsearch_lab.loop.result_flags`).
 """
 
 from __future__ import annotations
 
+import contextvars
 import inspect
+import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from toolsearch_lab.jsonlimits import JsonLimitError, dumps_checked
+from toolsearch_lab.loop.result_flags import SECRET_HIDDEN, injection_flags
 from toolsearch_lab.loop.search_tool import MAX_ARGUMENT_DEPTH
 from toolsearch_lab.model import Tool
+from toolsearch_lab.secrets import scrub
 from toolsearch_lab.wire import error_result
 
 __all__ = [
+    "DEFAULT_TOOL_TIMEOUT_S",
     "MAX_RESULT_DEPTH",
+    "ToolOutcome",
     "bounded_content",
     "bounded_error",
     "cut_marker",
@@ -30,6 +45,22 @@ __all__ = [
 # Deepest nesting accepted in a tool's return value (same reason and size as the arguments limit: JSON
 # encoding recurses per level).
 MAX_RESULT_DEPTH = MAX_ARGUMENT_DEPTH
+# How long one tool call may take before the run goes on without it (ToolSearchAdvisor(tool_timeout=...)).
+DEFAULT_TOOL_TIMEOUT_S = 60.0
+
+
+@dataclass
+class ToolOutcome:
+    """What one tool call gave the model: ``content`` (bounded, scrubbed), ``error`` (None, or why it is an
+    error result or was cut) and ``flags`` (:mod:`~toolsearch_lab.loop.result_flags`)."""
+
+    content: str
+    error: str | None = None
+    flags: list[str] = field(default_factory=list)
+
+
+class _NoAnswer(Exception):
+    """The tool's deadline passed."""
 
 
 def cut_marker(cut: int) -> str:
@@ -95,31 +126,83 @@ def run_tool(
     args: dict[str, Any],
     tool_context: dict[str, Any],
     max_chars: int,
-) -> tuple[str, str | None]:
-    """Call ``function`` (``tool``'s) and return (the content the model reads, error or None). Content,
-    error results included, longer than ``max_chars`` is cut, with a marker saying so.
+    timeout: float | None = DEFAULT_TOOL_TIMEOUT_S,
+) -> ToolOutcome:
+    """Call ``function`` (``tool``'s) within ``timeout`` seconds (None: no deadline) and return what the
+    model reads (see the module docstring). Content, error results included, longer than ``max_chars`` is
+    cut, with a marker saying so.
 
     Any ``BaseException`` but ``KeyboardInterrupt`` from the tool becomes an error result: ``sys.exit()``
     (``SystemExit``), a stray ``GeneratorExit`` or a custom ``BaseException`` subclass inside one tool must
     not end the caller's process or escape the run without a trace. Ctrl-C still stops the run."""
     try:
-        value = invoke(function, args, tool_context)
+        value = _call(lambda: invoke(function, args, tool_context), timeout, tool.name)
     except KeyboardInterrupt:
         raise
+    except _NoAnswer:
+        message = (
+            f"{tool.name} gave no answer within {timeout:g} s (tool_timeout); the run went on without it "
+            "(the call may still finish in the background, its result unused)"
+        )
+        return _outcome(message, max_chars, error=True)
     except BaseException as exc:  # noqa: BLE001  (see the docstring: every tool failure is a result)
-        return bounded_error(f"{tool.name} raised {describe_exception(exc)}", max_chars)
+        return _outcome(f"{tool.name} raised {describe_exception(exc)}", max_chars, error=True)
     try:
-        content = value if isinstance(value, str) else dumps_checked(value, MAX_RESULT_DEPTH)
+        content = value if isinstance(value, str) else dumps_checked(value, MAX_RESULT_DEPTH, strict=True)
     except KeyboardInterrupt:
         raise
     except JsonLimitError as exc:
-        kind = type(value).__name__
-        return bounded_error(f"{tool.name} returned a {kind} the model cannot read: {exc}", max_chars)
+        return _outcome(_not_json(tool.name, value, exc), max_chars, error=True)
     except BaseException as exc:  # noqa: BLE001  (a str() of some returned object raised or exited)
         kind = type(value).__name__
         message = f"{tool.name} returned a {kind} that cannot be converted to text: {describe_exception(exc)}"
-        return bounded_error(message, max_chars)
-    content, cut = bounded_content(content, max_chars)
-    if not cut:
-        return content, None
-    return content, f"result cut to {max_chars} characters ({cut} cut)"
+        return _outcome(message, max_chars, error=True)
+    return _outcome(content, max_chars)
+
+
+def _call(thunk: Callable[[], Any], timeout: float | None, name: str) -> Any:
+    """``thunk()`` in a worker thread (with the caller's context variables), waiting at most ``timeout``."""
+    if timeout is None:
+        return thunk()
+    box: dict[str, Any] = {}
+    done = threading.Event()
+    context = contextvars.copy_context()
+
+    def work() -> None:
+        try:
+            box["value"] = context.run(thunk)
+        except BaseException as exc:  # noqa: BLE001  (handed to the caller's thread)
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name=f"tool:{name[:40]}", daemon=True).start()
+    if not done.wait(timeout):
+        raise _NoAnswer
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _not_json(name: str, value: Any, exc: JsonLimitError) -> str:
+    """The error result for a value the model cannot read as JSON, naming what it was."""
+    kind = type(value).__name__
+    if "is not JSON serializable" in str(exc):
+        inner = str(exc).split("Object of type ", 1)[-1].split(" is not", 1)[0]
+        where = f" (it holds a {inner})" if inner != kind else ""
+        return (
+            f"{name} returned a {kind}{where}, which is not JSON data; a tool returns a str or JSON data "
+            "(dict, list, str, number, bool, None)"
+        )
+    return f"{name} returned a {kind} the model cannot read: {exc}"
+
+
+def _outcome(text: str, max_chars: int, *, error: bool = False) -> ToolOutcome:
+    """Scrub, flag and bound ``text`` (a result, or an error message with ``error``)."""
+    clean = scrub(text)
+    flags = ([SECRET_HIDDEN] if clean != text else []) + injection_flags(clean)
+    if error:
+        content, message = bounded_error(clean, max_chars)
+        return ToolOutcome(content, message, flags)
+    content, cut = bounded_content(clean, max_chars)
+    return ToolOutcome(content, f"result cut to {max_chars} characters ({cut} cut)" if cut else None, flags)

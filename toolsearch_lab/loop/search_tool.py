@@ -51,6 +51,8 @@ MAX_ARGUMENT_DEPTH = 64
 # The index default for a third-party index without a ``default_max_results`` attribute (the built-in
 # indexes all have one; 10 is their default too).
 FALLBACK_DEFAULT_MAX_RESULTS = 10
+# Spring binds maxResults to a Java Integer: a larger number fails its parse ("out of range of int").
+JAVA_INT_MAX = 2_147_483_647
 
 
 def _description(default_max_results: int) -> str:
@@ -232,6 +234,11 @@ def _check_search_args(args: dict[str, Any], enforce_range: bool) -> str | None:
         if isinstance(model_max, bool) or not whole or model_max < low or (high and model_max > high):
             wanted = f"from {low} to {high}" if high else "that is 0 or more"
             return f"'maxResults' must be an integer {wanted}, got {model_max!r:.40}"
+        if model_max > JAVA_INT_MAX:  # as Spring's Integer binding answers it
+            return (
+                f"'maxResults' {model_max!r:.40} is out of range of int (-2147483648 - {JAVA_INT_MAX}); "
+                "ask for the number of tools you need"
+            )
     category = args.get("categoryFilter")
     if category is not None and not isinstance(category, str):
         return f"'categoryFilter' must be a string, got {category!r:.40}"

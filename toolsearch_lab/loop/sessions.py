@@ -18,6 +18,7 @@ the run, which :meth:`IndexedSessions.restore` detects and repairs.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import threading
 from collections import OrderedDict
@@ -31,8 +32,16 @@ from toolsearch_lab.trace import SessionEvent, SessionReason
 __all__ = ["IndexedSessions"]
 
 # How many evicted sessions keep the reason they were evicted, for the trace of a run that finds its
-# session gone (older reasons are dropped: the event then says "evicted" without who did it).
+# session gone (older reasons are dropped: the event then says "evicted" without who did it), and the most
+# characters of reason text kept in all. Sessions are remembered by a digest of their id, so a 100 KB id
+# costs 32 bytes here: the memory is bounded in bytes, not only in entries.
 _REASONS_KEPT = 4096
+_REASON_CHARS = 200
+_REASONS_CHARS_KEPT = 256_000
+
+
+def _digest(session_id: str) -> bytes:
+    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).digest()
 
 
 @dataclass
@@ -50,8 +59,10 @@ class IndexedSessions:
         self._states: dict[str, _SessionState] = {}
         self._lock = threading.Lock()
         self._generations = itertools.count(1)
-        # session -> (why it was evicted, the same in words), for the event of its next indexing
-        self._evicted_why: OrderedDict[str, tuple[SessionReason, str]] = OrderedDict()
+        # digest of the session id -> (why it was evicted, the same in words), for the event of its next
+        # indexing; _why_chars: the characters of words kept in all
+        self._evicted_why: OrderedDict[bytes, tuple[SessionReason, str]] = OrderedDict()
+        self._why_chars = 0
 
     def _state(self, session_id: str) -> _SessionState:
         with self._lock:
@@ -106,12 +117,24 @@ class IndexedSessions:
             # Only a session that had an index is re-indexed "after eviction": evicting one that was never
             # indexed (AlwaysEvict on a first request) leaves its next indexing a first one.
             if had_index:
-                self._evicted_why[session_id] = (reason, why)
-                self._evicted_why.move_to_end(session_id)
-                while len(self._evicted_why) > _REASONS_KEPT:
-                    self._evicted_why.popitem(last=False)
+                self._remember(session_id, reason, why)
         self.eviction.on_removed(session_id)
         return SessionEvent("evicted", session_id, detail=why, reason=reason)
+
+    def _remember(self, session_id: str, reason: SessionReason, why: str) -> None:
+        """Keep why ``session_id`` was evicted, within the bounds above (the caller holds ``_lock``)."""
+        key, why = _digest(session_id), why[:_REASON_CHARS]
+        old = self._evicted_why.pop(key, None)
+        self._why_chars += len(why) - (len(old[1]) if old else 0)
+        self._evicted_why[key] = (reason, why)
+        while len(self._evicted_why) > _REASONS_KEPT or self._why_chars > _REASONS_CHARS_KEPT:
+            self._why_chars -= len(self._evicted_why.popitem(last=False)[1][1])
+
+    def _forget(self, session_id: str) -> tuple[SessionReason, str] | None:
+        old = self._evicted_why.pop(_digest(session_id), None)
+        if old is not None:
+            self._why_chars -= len(old[1])
+        return old
 
     def initialize(self, session_id: str, tools: list[Tool]) -> list[SessionEvent]:
         """Eviction, then fingerprint compare-and-reindex (atomic per session)."""
@@ -145,7 +168,7 @@ class IndexedSessions:
     def _first_index_reason(self, session_id: str) -> tuple[SessionReason, str]:
         """A session without an index was never indexed, or was evicted: say which."""
         with self._lock:
-            evicted = self._evicted_why.get(session_id)
+            evicted = self._evicted_why.get(_digest(session_id))
         if evicted is None:
             return "first_request", "first request"
         return "after_eviction", f"re-index after eviction ({evicted[1]})"
@@ -159,7 +182,7 @@ class IndexedSessions:
         if self.generation(session_id) == generation:
             return generation, None
         with self._lock:
-            why = self._evicted_why.get(session_id, ("after_eviction", "evicted"))[1]
+            why = self._evicted_why.get(_digest(session_id), ("after_eviction", "evicted"))[1]
         current = fingerprint(tools)
         state = self._state(session_id)
         with state.lock:
@@ -190,4 +213,4 @@ class IndexedSessions:
         state.generation = next(self._generations)
         with self._lock:
             self._states[session_id] = state  # an eviction may have dropped it meanwhile
-            self._evicted_why.pop(session_id, None)
+            self._forget(session_id)

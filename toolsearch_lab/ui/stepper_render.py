@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from itertools import accumulate
 
+from toolsearch_lab.loop.result_flags import FLAG_TEXT
 from toolsearch_lab.loop.search_tool import TOOL_SEARCH_TOOL_NAME
 from toolsearch_lab.trace import Iteration, RunTrace, SearchRecord, StepOutcome
 from toolsearch_lab.ui import theme as t
@@ -398,14 +399,13 @@ def _calls_html(it: Iteration) -> list[str]:
             f"<span style='color:{t.MUTED}'>arguments</span> "
             f"<code style='font-family:{t.MONO}'>{t.esc(t.clip(c.arguments, 300))}</code>"
         )
-        if c.error:
-            body += f"<br><span style='color:{t.BAD}'>{t.esc(t.clip(c.error, 300))}</span>"
+        flags = [f"\u26a0 flagged: {FLAG_TEXT.get(f, f)}" for f in c.flags]  # injected-looking text...
+        for note in ([c.error] if c.error else []) + flags:
+            body += f"<br><span style='color:{t.BAD}'>{t.esc(t.clip(note, 300))}</span>"
         if c.result:
-            body += (
-                f"<br><span style='color:{t.MUTED}'>result</span> "
-                f"<code style='font-family:{t.MONO};white-space:pre-wrap'>{t.esc(t.clip(c.result, 500))}"
-                "</code>"
-            )
+            text = t.esc(t.clip(c.result, 500))
+            code = f"<code style='font-family:{t.MONO};white-space:pre-wrap'>{text}</code>"
+            body += f"<br><span style='color:{t.MUTED}'>result</span> {code}"
         parts.append(body + "</div>")
     return parts
 

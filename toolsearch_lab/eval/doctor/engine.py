@@ -23,6 +23,7 @@ from toolsearch_lab.eval.doctor.findability import (
 )
 from toolsearch_lab.eval.doctor.inputs import CatalogLike, resolve
 from toolsearch_lab.eval.doctor.payoff import payoff, payoff_finding, pick_index, pick_max_results, recommend
+from toolsearch_lab.eval.doctor.poisoning import poisoning_findings
 from toolsearch_lab.eval.doctor.quality import description_findings, name_findings
 from toolsearch_lab.eval.doctor.report import (
     SEVERITIES,
@@ -84,6 +85,7 @@ def diagnose(
         + findability_findings(m.findability, m.pairs, k, blank, similarity_threshold)
         + cost_findings(m.cost)
         + destructive_findings(tools)
+        + poisoning_findings(m.findability, tools, list(built), k)
         + [payoff_finding(pay, rec, len(tools))]
     )
     return DoctorReport(

@@ -1,0 +1,63 @@
+"""What reaches the terminal: text a server, a catalog, a transcript or a tool supplied is shown, never
+obeyed.
+
+A tool description holding ``ESC ]0;…`` sets the window title, ``ESC [2J`` clears the screen, a
+right-to-left override reorders what follows, and ``ESC ]8;;`` makes a hyperlink that hides its target.
+:func:`terminal_safe` replaces every such character by its visible ``\\uXXXX`` escape (the same escape JSON
+uses, so JSON output stays valid JSON with the same values). :func:`guarded_output` puts it, and
+:func:`~toolsearch_lab.secrets.scrub` of every registered secret, in front of ``sys.stdout`` and
+``sys.stderr`` for the whole of a command: the one helper every printer of the CLI goes through, whichever
+printer it is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sys
+from collections.abc import Iterator
+from typing import TextIO
+
+from toolsearch_lab.secrets import scrub
+
+__all__ = ["guarded_output", "terminal_safe"]
+
+# C0 and C1 controls, DEL, and the Unicode format characters that reorder or hide text: bidi embeddings,
+# overrides and isolates, the line/paragraph separators, the Arabic letter mark.
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_UNSAFE_WITH_CR = re.compile(_UNSAFE.pattern.replace(r"\x0b-\x1f", r"\x0b\x0c\x0e-\x1f"))
+
+
+def terminal_safe(text: str, *, keep_carriage_return: bool = False) -> str:
+    """``text`` with every control and text-reordering character as a visible ``\\uXXXX`` escape; only
+    newline and tab stay (and carriage return with ``keep_carriage_return``, for progress bars)."""
+    pattern = _UNSAFE_WITH_CR if keep_carriage_return else _UNSAFE
+    return pattern.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+class _Guarded:
+    """A text stream that neutralises and scrubs what is written, then passes it on."""
+
+    def __init__(self, stream: TextIO, *, keep_carriage_return: bool) -> None:
+        self._stream = stream
+        self._keep_cr = keep_carriage_return
+
+    def write(self, text: str) -> int:
+        self._stream.write(terminal_safe(scrub(text), keep_carriage_return=self._keep_cr))
+        return len(text)
+
+    def __getattr__(self, name: str):  # flush, isatty, encoding, fileno...
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def guarded_output() -> Iterator[None]:
+    """Guard ``sys.stdout`` (controls neutralised) and ``sys.stderr`` (the same, carriage returns kept for
+    progress bars) while the block runs; restored afterwards."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout = _Guarded(saved[0], keep_carriage_return=False)  # type: ignore[assignment]
+    sys.stderr = _Guarded(saved[1], keep_carriage_return=True)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
