@@ -27,7 +27,7 @@ from toolsearch_lab.loop.search_tool import (
 from toolsearch_lab.model import SearchRequest, Tool
 from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall, Usage
 from toolsearch_lab.session.eviction import AlwaysEvict, LruEviction
-from toolsearch_lab.trace import RunTrace
+from toolsearch_lab.trace import TRACE_VERSION, RunTrace
 
 CTX = {"chat_memory_conversation_id": "conv-1"}
 
@@ -743,7 +743,7 @@ def test_iterations_are_numbered_from_1_and_version_1_traces_still_load():
     assert [it.number for it in result.trace.iterations] == [1, 2, 3]
     assert [it.index for it in result.trace.iterations] == [0, 1, 2]  # position in the list
     data = result.trace.to_dict()
-    assert data["version"] == 2 and [it["number"] for it in data["iterations"]] == [1, 2, 3]
+    assert data["version"] == TRACE_VERSION and [it["number"] for it in data["iterations"]] == [1, 2, 3]
     assert all("index" not in it for it in data["iterations"])
     old = json.loads(result.trace.to_json())
     old["version"] = 1
@@ -751,7 +751,7 @@ def test_iterations_are_numbered_from_1_and_version_1_traces_still_load():
         del it["number"], it["retries"]
         it["index"] = i
     again = RunTrace.from_dict(old)
-    assert [it.number for it in again.iterations] == [1, 2, 3] and again.version == 2
+    assert [it.number for it in again.iterations] == [1, 2, 3] and again.version == TRACE_VERSION
     assert again.to_json() == result.trace.to_json()
 
 

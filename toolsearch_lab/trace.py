@@ -20,7 +20,7 @@ from typing import Any, Literal, get_args
 
 from toolsearch_lab.jsonlimits import loads_checked, non_finite_as_null
 
-TRACE_VERSION = 2  # 2: Iteration.number (1-based) replaces index; Iteration.retries
+TRACE_VERSION = 3  # 2: Iteration.number (1-based) replaces index; Iteration.retries. 3: Iteration.deferred
 # A trace nests about 6 levels (trace, iterations, tool calls, tokens, api usage); deeper text is not ours.
 MAX_TRACE_DEPTH = 64
 
@@ -155,6 +155,10 @@ class Iteration:
     model_ms: float = 0.0
     duration_ms: float = 0.0
     retries: list[RetryRecord] = field(default_factory=list)  # failed model requests retried in this step
+    # Tools the request sent deferred (``defer_loading``; Claude Code's deferred tools): named to the API but
+    # not in the model's context until a search loads them. Replayed runs fill it; the loop's own strategies
+    # keep deferred tools out of the request, so their iterations leave it empty.
+    deferred: list[str] = field(default_factory=list)
 
     @property
     def index(self) -> int:
@@ -347,7 +351,8 @@ _NESTED: dict[tuple[type, str], type] = {
 
 
 def _upgrade(data: Any) -> Any:
-    """A version-1 trace (0-based ``Iteration.index``) in the current shape; other input is left as is."""
+    """A version-1 trace (0-based ``Iteration.index``) in the current shape; other input is left as is.
+    Version 2 needs nothing: the field version 3 added (``Iteration.deferred``) defaults to empty."""
     if (
         not isinstance(data, dict)
         or data.get("version", 1) != 1

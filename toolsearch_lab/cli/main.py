@@ -21,6 +21,7 @@ from toolsearch_lab.cli import (
     demo,
     doctor,
     eval as eval_command,
+    replay,
     search,
     snapshot,
     tokens,
@@ -36,6 +37,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     tokens,
     doctor,
     compare,
+    replay,
     snapshot,
     train_ranker,
 )
