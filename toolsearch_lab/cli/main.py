@@ -21,6 +21,7 @@ from toolsearch_lab.cli import (
     demo,
     doctor,
     eval as eval_command,
+    models,
     replay,
     search,
     snapshot,
@@ -38,6 +39,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     doctor,
     compare,
     replay,
+    models,
     snapshot,
     train_ranker,
 )
