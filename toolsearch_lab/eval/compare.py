@@ -22,6 +22,7 @@ from toolsearch_lab.eval.scenarios import (
 )
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+from toolsearch_lab.loop.anthropic_native import ANTHROPIC_VARIANTS, AnthropicNative
 from toolsearch_lab.loop.strategies import STRATEGY_NAMES, make_strategy
 from toolsearch_lab.loop.strategy import Strategy, search_result_names
 from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME
@@ -40,6 +41,9 @@ __all__ = [
     "run_spring",
     "run_strategy",
 ]
+
+
+OWN_INDEX = tuple(f"anthropic-{v}" for v in ANTHROPIC_VARIANTS)  # rows that search with their own index
 
 
 class RecordingModel:
@@ -121,10 +125,16 @@ def run_strategy(
     if isinstance(strategy, str):
         strategy = make_strategy(strategy, idle_turns, max_loaded)
     counter = TokenCounter(encoding)
+    chat_model = make_model(model, sc.agent_steps())
+    if isinstance(strategy, AnthropicNative):  # Anthropic's search runs on the server's index, not the run's
+        index, chat_model = strategy.index_label, strategy.model_for(chat_model)
+        search_index = strategy.make_index()
+    else:
+        search_index = make_index(index)
     advisor = ToolSearchAdvisor(
-        make_index(index), max_results=max_results, token_counter=counter, index_name=index, strategy=strategy
+        search_index, max_results=max_results, token_counter=counter, index_name=index, strategy=strategy
     )
-    recorder = RecordingModel(make_model(model, sc.agent_steps()))
+    recorder = RecordingModel(chat_model)
     run = run_scenario(sc, model=recorder, advisor=advisor, session_id=f"compare-{sc.name}-{strategy.name}")
     return _costed(strategy, index, run, recorder, (prices or load_prices()).price(price_model), counter)
 
@@ -288,12 +298,18 @@ def compare(
     indexes: Sequence[str] = ("lucene",),
     **options: Any,
 ) -> list[StrategyRun]:
-    """Every strategy x index on one scenario (loaded once); ``options`` go to :func:`run_strategy`."""
+    """Every strategy x index on one scenario (loaded once); ``options`` go to :func:`run_strategy`. A
+    strategy with its own index (Anthropic's native search) runs once, with that index."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     unknown = [s for s in strategies if s not in STRATEGY_NAMES]
     if unknown:
         raise ValueError(f"unknown strategies {unknown}; expected some of {list(STRATEGY_NAMES)}")
-    return [run_strategy(sc, name, index, **options) for index in indexes for name in strategies]
+    return [
+        run_strategy(sc, name, index, **options)
+        for position, index in enumerate(indexes)
+        for name in strategies
+        if position == 0 or name not in OWN_INDEX
+    ]
 
 
 compare_strategies = compare  # the name ``toolsearch_lab`` exports
