@@ -1,5 +1,5 @@
-"""Replies in the shape of Anthropic's Messages API, for tests that drive the real ``anthropic`` SDK against the
-loopback fake server (:class:`openai_fake_server.FakeOpenAIServer` serves any JSON on any path).
+"""Replies in the shape of Anthropic's Messages API, for tests that drive the real ``anthropic`` SDK against
+the loopback fake server (:class:`openai_fake_server.FakeOpenAIServer` serves any JSON on any path).
 
     with FakeOpenAIServer() as server:
         server.enqueue(message_response([text("hi")]))
