@@ -27,6 +27,7 @@ from toolsearch_lab.ui.stepper_render import (
     tools_spec,
     trace_of,
 )
+from toolsearch_lab.ui.stepper_replay import is_replay
 
 # What the threshold slider means per index kind: (label, min, max, step, default). Regex has no scores;
 # hybrid ranks by fused rank, so neither has a threshold to move.
@@ -107,8 +108,9 @@ def default_runner(
 
 
 class IterationStepper(Displayable):
-    """See the module docstring. ``run`` may be a ScenarioRun or a RunTrace; ``runner`` replaces
-    :func:`default_runner` (tests, or a custom model)."""
+    """See the module docstring. ``run`` may be a ScenarioRun or a RunTrace (a replayed one too:
+    :func:`~toolsearch_lab.replay.load.load_transcript`; its settings cannot be re-run, so they are shown
+    disabled); ``runner`` replaces :func:`default_runner` (tests, or a custom model)."""
 
     def __init__(
         self,
@@ -119,6 +121,9 @@ class IterationStepper(Displayable):
         runner: Callable[..., Any] | None = None,
     ) -> None:
         self._runner = runner or default_runner
+        replayed = run is not None and is_replay(trace_of(run))
+        if replayed:  # the settings show what was replayed; there is nothing to re-run
+            scenario, model = f"replay: {trace_of(run).config.get('file', 'transcript')}", trace_of(run).model
         self._cache: dict[tuple, Any] = {}
         self._busy = False  # suppresses re-runs while controls are set programmatically
         self._build_settings(scenario, index, model)
@@ -128,6 +133,9 @@ class IterationStepper(Displayable):
         self.steps = html_sink()
         self._configure_threshold(index)
         self._first_run(run)
+        if replayed:
+            for control in (*self._settings(), self.run_button):
+                control.disabled = True
         self._wire()
         self.widget = self._layout()
 
@@ -217,8 +225,8 @@ class IterationStepper(Displayable):
         self.tokens_fig = new_figure(tokens_spec(trace) if trace else empty)
         self._redraw_all()
 
-    def _wire(self) -> None:
-        for control in (
+    def _settings(self) -> tuple[widgets.ValueWidget, ...]:
+        return (
             self.scenario_dropdown,
             self.model_dropdown,
             self.index_dropdown,
@@ -226,7 +234,10 @@ class IterationStepper(Displayable):
             self.threshold,
             self.accumulation,
             self.examples,
-        ):
+        )
+
+    def _wire(self) -> None:
+        for control in self._settings():
             control.observe(self._on_setting, names="value")
         self.slider.observe(self._on_step, names="value")
         self.run_button.on_click(lambda _: self.rerun(force=True))
