@@ -58,7 +58,7 @@ def test_the_trace_viewer_opens_transcripts_beside_saved_traces(replays, tmp_pat
     broken.write_text("[1, 2]")
     viewer.open("left", broken)
     assert (
-        "neither a saved RunTrace JSON" in viewer.status.value and "nor a transcript" in viewer.status.value
+        "is not a saved RunTrace JSON" in viewer.status.value and "nor a transcript" in viewer.status.value
     )
 
 

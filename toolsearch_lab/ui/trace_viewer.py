@@ -47,7 +47,7 @@ def load_trace(path: str | Path) -> RunTrace:
         return load_transcript(file)
     except TranscriptError as exc:
         raise ValueError(
-            f"{str(file)!r} is neither a saved RunTrace JSON ({trace_problem}) nor a transcript ({exc})"
+            f"{str(file)!r} is not a saved RunTrace JSON ({trace_problem}), nor a transcript ({exc})"
         ) from exc
 
 
