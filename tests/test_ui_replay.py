@@ -28,6 +28,11 @@ def test_the_stepper_shows_a_replay_with_its_deferred_tools_and_cannot_rerun_it(
     xs, ys, _ = tool_cells(trace)[DEFERRED]
     assert len(ys) == sum(len(it.deferred) for it in trace.iterations) > 0
     assert set(ys) == {n for it in trace.iterations for n in it.deferred}
+    seen = {
+        n for it in trace.iterations for n in [*it.exposed_tools, *(h for s in it.searches for h in s.names)]
+    }
+    shown = len(seen - {search_tool})  # deferred-only tools are drawn, not counted as discovered
+    assert f"request: {shown} of {trace.catalog_size} tools discovered" in app.tools_fig.layout.title.text
     app.show_iteration(2)
     details = app.details.value
     assert "Deferred" in details and f"({len(trace.iterations[1].deferred)} sent, not loaded)" in details
@@ -57,9 +62,7 @@ def test_the_trace_viewer_opens_transcripts_beside_saved_traces(replays, tmp_pat
     broken = tmp_path / "broken.json"
     broken.write_text("[1, 2]")
     viewer.open("left", broken)
-    assert (
-        "is not a saved RunTrace JSON" in viewer.status.value and "nor a transcript" in viewer.status.value
-    )
+    assert "is not a saved RunTrace JSON" in viewer.status.value and "nor a transcript" in viewer.status.value
 
 
 def test_the_token_dashboard_names_what_a_replay_deferred_and_what_the_api_said(replays):
@@ -79,7 +82,11 @@ def test_request_tables_explain_each_request(replays):
     assert [row[3] for row in table.rows] == [
         len(it.deferred) for it in replays["anthropic-messages"].iterations
     ]
-    assert "tool_search_tool_regex “(?i)add.*comment” → add_issue_comment" in table.rows[2][4].text
+    assert table.rows[2][4].text == "tool_search_tool_regex “(?i)add.*comment” → 3 tools"
+    assert (
+        table.rows[3][2].text
+        == "add_issue_comment, add_reply_to_pull_request_comment, add_comment_to_pending_review"
+    )
     overview = runs_overview(replays)
     assert [row[5] for row in overview.rows] == ["tool_search_tool_regex", "tool_search", "ToolSearch"]
 

@@ -327,5 +327,10 @@ def read_session(lines: list[tuple[int, Any]], where: str, tools: list[Tool] | N
         final_answer=requests[-1].text if answered else None,
         stop_reason="answered" if answered else "unfinished",
         notes=session.notes,
-        config={"search_tools": [SEARCH_TOOL], "our_count": counted, "user_prompts": len(session.prompts)},
+        config={
+            "search_tools": [SEARCH_TOOL],
+            "our_count": counted,
+            "counts_definitions": bool(tools),
+            "user_prompts": len(session.prompts),
+        },
     )

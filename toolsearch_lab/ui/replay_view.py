@@ -37,8 +37,8 @@ def runs_overview(runs: Mapping[str, Any]) -> Table:
 
 
 def request_table(run: Any) -> Table:
-    """One row per request: the tools in context (new ones), deferred, each search and what it loaded, the
-    calls, our count and the API's usage."""
+    """One row per request: the tools in context (and the ones new in it), deferred, each search and how many
+    tools it loaded (their names are "new" in a later request), the calls, our count and the API's usage."""
     trace: RunTrace = trace_of(run)
     rows = []
     for it in trace.iterations:
@@ -64,7 +64,11 @@ def request_table(run: Any) -> Table:
 
 
 def _found(search: Any) -> str:
-    return ", ".join(search.names) or (f"error {search.error}" if search.error else "nothing")
+    """What a search loaded, briefly: the names enter the context (column "new") with a later request."""
+    if search.error:
+        return f"error {search.error}"
+    count = len(search.names)
+    return f"{count} tool{'s' if count != 1 else ''}" if count else "nothing"
 
 
 def _chips(names: list[str], fg: str, bg: str) -> Html:

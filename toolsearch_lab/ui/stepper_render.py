@@ -115,8 +115,8 @@ def _tools_layout(trace: RunTrace, rows: list[str], selected: int | None) -> dic
     n = len(trace.iterations)
     accumulation = trace.config.get("reference_tool_name_accumulation", True)
     title = (
-        f"Tools exposed to the model in each request: {len(rows) - 1} of {trace.catalog_size} tools "
-        "discovered"
+        f"Tools exposed to the model in each request: {replay.discovered(trace, rows)} of "
+        f"{trace.catalog_size} tools discovered"
         f"{'' if accumulation else ' (accumulation off)'}"
     )
     # Long tool names widen the label column and shrink the plot area; the legend (anchored to the plot

@@ -35,6 +35,15 @@ def tool_of(it: Iteration, search: SearchRecord) -> str:
     return next((c.name for c in it.tool_calls if c.call_id == search.call_id), TOOL_SEARCH_TOOL_NAME)
 
 
+def discovered(trace: RunTrace, rows: list[str]) -> int:
+    """How many tool rows are tools the run discovered: not its search tools, not tools only ever deferred."""
+    seen = {
+        n for it in trace.iterations for n in (*it.exposed_tools, *(h for s in it.searches for h in s.names))
+    }
+    seen |= {c.name for it in trace.iterations for c in it.tool_calls}
+    return len([r for r in rows if r in seen and r not in search_tools(trace)])
+
+
 def deferred_cells(i: int, it: Iteration) -> list[tuple[str, str, str]]:
     """(kind, tool, hover) of the iteration's deferred tools: named to the API, not in the model's context."""
     return [(DEFERRED, name, f"request {i}: {name} sent deferred (not loaded)") for name in it.deferred]
@@ -74,9 +83,15 @@ def replay_status(trace: RunTrace) -> str:
     source = t.esc(f"{trace.config.get('file', 'a transcript')} ({trace.config.get('format')})")
     provenance = trace.config.get("provenance")
     note = f"<br>{t.muted(t.esc(t.clip(provenance, 300)))}" if provenance else ""
+    uncounted = (
+        "<br>Our counts above leave out every tool definition: the file holds none, so they show no saving "
+        "(load it with <code>catalog=</code> to count the deferred tools)."
+        if trace.config.get("counts_definitions") is False
+        else ""
+    )
     return (
         f"<div>Replayed from <b>{source}</b>: the API's own usage {prompt:,} prompt tokens "
-        f"({cached:,} read from the cache){note}</div>"
+        f"({cached:,} read from the cache){note}{uncounted}</div>"
     )
 
 

@@ -147,12 +147,21 @@ def tokens_spec(traces: dict[str, RunTrace], labels: dict[str, str], selected: i
 
 def summary_html(trace: RunTrace, label: str) -> str:
     total = trace.tokens_total()
+    tokens = (
+        f"prompt tokens <b style='color:{t.SEARCH}'>{total['prompt_tool_search']:,}</b> vs "
+        f"{total['prompt_baseline']:,} with all tools ({total['prompt_saved_pct']:g}% saved)"
+    )
+    if trace.config.get("counts_definitions") is False:  # a session file without tool definitions
+        tokens = (
+            f"prompt tokens <b style='color:{t.SEARCH}'>{total['prompt_tool_search']:,}</b> (ours: no tools)"
+        )
+    reported = sum((it.tokens.api_usage or {}).get("prompt_tokens") or 0 for it in trace.iterations)
+    if reported:
+        tokens += f" · API usage {reported:,}"
     return (
         t.heading(t.esc(label))
         + f"<div>model <b>{t.esc(trace.model)}</b> · index <b>{t.esc(trace.index)}</b> · "
-        f"{len(trace.iterations)} requests · stop: {t.esc(trace.stop_reason)}</div>"
-        + f"<div>prompt tokens <b style='color:{t.SEARCH}'>{total['prompt_tool_search']:,}</b> vs "
-        f"{total['prompt_baseline']:,} with all tools ({total['prompt_saved_pct']:g}% saved)</div>"
+        f"{len(trace.iterations)} requests · stop: {t.esc(trace.stop_reason)}</div>" + f"<div>{tokens}</div>"
     )
 
 
