@@ -23,9 +23,7 @@ before it is sent, as the API would refuse it.
 from __future__ import annotations
 
 import json
-import os
-import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -34,11 +32,13 @@ from toolsearch_lab.models.base import AssistantTurn, ToolCall, Usage
 from toolsearch_lab.models.http import (
     DEFAULT_MAX_RETRIES,
     Endpoint,
+    HttpChatModel,
     ModelError,
     ModelNotConfigured,
+    env_value,
     with_retries,
 )
-from toolsearch_lab.secrets import REDACTED, BaseUrl, Secret, install_log_redaction, scrub
+from toolsearch_lab.secrets import install_log_redaction
 from toolsearch_lab.wire import decode_search_items, is_error_result
 
 __all__ = ["DEFAULT_MODEL", "AnthropicChatModel", "messages_request"]
@@ -46,7 +46,6 @@ __all__ = ["DEFAULT_MODEL", "AnthropicChatModel", "messages_request"]
 DEFAULT_MODEL = "claude-sonnet-4-5"
 DEFAULT_MAX_TOKENS = 1024
 LOCAL_PLACEHOLDER_KEY = "not-needed"
-ANTHROPIC_HOST = "https://api.anthropic.com"
 _HINTS = {
     401: " Check ANTHROPIC_API_KEY.",
     403: " The key lacks access to this model.",
@@ -54,14 +53,12 @@ _HINTS = {
 }
 
 
-def _env(name: str) -> str | None:
-    value = os.environ.get(name, "").strip()
-    return value or None
-
-
-class AnthropicChatModel:
+class AnthropicChatModel(HttpChatModel):
     """``ChatModel`` over the ``anthropic`` SDK (see the module docstring). Constructing one never fails; the
     first ``complete()`` raises :class:`~toolsearch_lab.models.http.ModelNotConfigured` if nothing is set."""
+
+    DEFAULT_URL = "https://api.anthropic.com"
+    URL_VAR, KEY_VAR = "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"
 
     def __init__(
         self,
@@ -77,12 +74,8 @@ class AnthropicChatModel:
     ) -> None:
         check_positive_int(max_retries, "AnthropicChatModel: max_retries", allow_zero=True)
         check_positive_int(max_tokens, "AnthropicChatModel: max_tokens")
-        self.model = model or _env("ANTHROPIC_MODEL") or DEFAULT_MODEL
-        url = (base_url or _env("ANTHROPIC_BASE_URL") or "").rstrip("/") or None
-        self._url = BaseUrl.parse(url) if url is not None else None
-        self.base_url = self._url.shown if self._url is not None else None
-        key = api_key or _env("ANTHROPIC_API_KEY")
-        self._api_key = Secret(key) if key else None
+        self.model = model or env_value("ANTHROPIC_MODEL") or DEFAULT_MODEL
+        self._configure(base_url, api_key)
         self.timeout = timeout
         self.max_retries = max_retries
         self.max_tokens = max_tokens
@@ -90,32 +83,6 @@ class AnthropicChatModel:
         self.tool_references = bool(tool_references)
         self.deferred_tools = [dict(d) for d in deferred_tools]
         self.name = f"anthropic:{self.model}"
-        self._client: Any = None
-        self._sleep: Callable[[float], None] = time.sleep
-
-    @classmethod
-    def from_env(cls, **overrides: Any) -> AnthropicChatModel:
-        """Like the constructor, but raises ``ModelNotConfigured`` right away instead of on the first call."""
-        model = cls(**overrides)
-        model._key()
-        return model
-
-    @staticmethod
-    def is_configured() -> bool:
-        return bool(_env("ANTHROPIC_API_KEY") or _env("ANTHROPIC_BASE_URL"))
-
-    def shown_url(self) -> str:
-        url = self.base_url or ANTHROPIC_HOST
-        if self._url is None or self._url.user is None:
-            return url
-        scheme, sep, rest = url.partition("://")
-        return f"{scheme}{sep}{REDACTED}@{rest}"
-
-    def __repr__(self) -> str:
-        key = "set" if self._api_key else "none"
-        return f"AnthropicChatModel(model={self.model!r}, base_url={self.shown_url()!r}, api_key={key})"
-
-    __str__ = __repr__
 
     def _key(self) -> str:
         if self._api_key:
@@ -149,9 +116,6 @@ class AnthropicChatModel:
                 http_client=anthropic.DefaultHttpxClient(auth=auth) if auth is not None else None,
             )
         return self._client
-
-    def _scrub(self, text: str) -> str:
-        return scrub(text, (self._api_key, *(self._url.secrets if self._url is not None else ())))
 
     # ---- the call ---------------------------------------------------------------------------------------
     def request_body(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:

@@ -17,16 +17,19 @@ unscrubbed.
 from __future__ import annotations
 
 import email.utils
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
+from toolsearch_lab.secrets import REDACTED, BaseUrl, Secret, scrub
 from toolsearch_lab.trace import RetryRecord
 
 __all__ = [
     "DEFAULT_MAX_RETRIES",
+    "HttpChatModel",
     "INITIAL_BACKOFF_S",
     "MAX_BACKOFF_S",
     "MAX_RETRY_AFTER_S",
@@ -46,6 +49,70 @@ RETRYABLE_STATUSES = frozenset({408, 409, 429})
 INITIAL_BACKOFF_S = 0.5  # first wait without Retry-After; doubles per retry
 MAX_BACKOFF_S = 8.0
 MAX_RETRY_AFTER_S = 60.0  # a longer Retry-After is cut to this, so a run never sleeps for minutes
+
+
+def env_value(name: str) -> str | None:
+    """An environment variable's value, None when it is unset or blank."""
+    value = os.environ.get(name, "").strip()
+    return value or None
+
+
+class HttpChatModel:
+    """What both SDK clients keep the same way: the key as a :class:`~toolsearch_lab.secrets.Secret` (never in
+    a repr, ``vars()`` or an error), the base URL taken apart once (:class:`~toolsearch_lab.secrets.BaseUrl`:
+    credentials out of it, ``***`` wherever it is shown), and ``from_env``. A client sets
+    :attr:`DEFAULT_URL` and says which key to send (:meth:`_key`)."""
+
+    DEFAULT_URL: ClassVar[str]
+    URL_VAR: ClassVar[str]  # the environment variables it reads
+    KEY_VAR: ClassVar[str]
+    model: str
+    _url: BaseUrl | None
+    _api_key: Secret | None
+    base_url: str | None
+
+    def _configure(self, base_url: str | None, api_key: str | None) -> None:
+        url = (base_url or env_value(self.URL_VAR) or "").rstrip("/") or None
+        self._url = BaseUrl.parse(url) if url is not None else None
+        self.base_url = self._url.shown if self._url is not None else None  # credentials shown as ***
+        key = api_key or env_value(self.KEY_VAR)
+        self._api_key = Secret(key) if key else None
+        self._client: Any = None  # the SDK client, built on the first request
+        self._sleep: Callable[[float], None] = time.sleep  # tests replace it to skip the waits
+
+    @classmethod
+    def is_configured(cls) -> bool:
+        """True when the key or the base URL variable is set: notebooks use it to skip live cells."""
+        return bool(env_value(cls.KEY_VAR) or env_value(cls.URL_VAR))
+
+    def __repr__(self) -> str:
+        key = "set" if self._api_key else "none"
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.shown_url()!r}, api_key={key})"
+
+    __str__ = __repr__
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> Any:
+        """Like the constructor, but raises ``ModelNotConfigured`` right away instead of on the first call."""
+        model = cls(**overrides)
+        model._key()
+        return model
+
+    def _key(self) -> str:
+        """The key to send, or a ``ModelNotConfigured`` that says what to set."""
+        raise NotImplementedError
+
+    def shown_url(self) -> str:
+        """The base URL as people may see it: credentials that came inside it show as ``***``."""
+        url = self.base_url or self.DEFAULT_URL
+        if self._url is None or self._url.user is None:
+            return url
+        scheme, sep, rest = url.partition("://")
+        return f"{scheme}{sep}{REDACTED}@{rest}"
+
+    def _scrub(self, text: str) -> str:
+        """Text from the server or the SDK without the key, URL credentials or any bearer token."""
+        return scrub(text, (self._api_key, *(self._url.secrets if self._url is not None else ())))
 
 
 class ModelError(RuntimeError):

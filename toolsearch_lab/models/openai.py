@@ -21,10 +21,7 @@ fails, on the error (``error.retries``), so the trace shows them.
 from __future__ import annotations
 
 import json
-import os
-import time
 import uuid
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -38,19 +35,17 @@ from toolsearch_lab.models.http import (  # the errors and retry settings are th
     DEFAULT_MAX_RETRIES as DEFAULT_MAX_RETRIES,
     MAX_RETRY_AFTER_S as MAX_RETRY_AFTER_S,
     Endpoint,
+    HttpChatModel,
     ModelConnectionError as ModelConnectionError,
     ModelError as ModelError,
     ModelNotConfigured as ModelNotConfigured,
     ModelTimeout as ModelTimeout,
     backoff_seconds as backoff_seconds,
+    env_value,
     with_retries,
 )
 from toolsearch_lab.secrets import (
-    REDACTED,
-    BaseUrl,
-    Secret,
     install_log_redaction,
-    scrub,
 )
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -68,11 +63,6 @@ _ALLOWED_KEYS = {
 }
 
 
-def _env(name: str) -> str | None:
-    value = os.environ.get(name, "").strip()
-    return value or None
-
-
 def _is_openai_host(base_url: str | None) -> bool:
     if base_url is None:
         return True  # the SDK's default is api.openai.com
@@ -80,13 +70,16 @@ def _is_openai_host(base_url: str | None) -> bool:
     return host == "openai.com" or host.endswith(".openai.com")
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(HttpChatModel):
     """``ChatModel`` over the ``openai`` SDK. The SDK client is built on the first call, so constructing
     one in a notebook never fails; the first ``complete()`` raises ``ModelNotConfigured`` if nothing is set.
 
     ``record=True`` keeps every returned turn in ``recording``; ``save_recording(path)`` writes them as JSON
     and ``load_recording(path)`` replays them as a ``ScriptedModel`` (no network, no key).
     """
+
+    DEFAULT_URL = "https://api.openai.com/v1"
+    URL_VAR, KEY_VAR = "OPENAI_BASE_URL", "OPENAI_API_KEY"
 
     def __init__(
         self,
@@ -100,16 +93,10 @@ class OpenAIChatModel:
         record: bool = False,
     ) -> None:
         check_positive_int(max_retries, "OpenAIChatModel: max_retries", allow_zero=True)
-        self.model = model or _env("OPENAI_MODEL") or DEFAULT_MODEL
-        url = (base_url or _env("OPENAI_BASE_URL") or "").rstrip("/") or None
+        self.model = model or env_value("OPENAI_MODEL") or DEFAULT_MODEL
         # The SDK appends "/chat/completions" to the base URL as text: BaseUrl takes credentials, query and
-        # fragment out of what it gets (see toolsearch_lab.secrets).
-        self._url = BaseUrl.parse(url) if url is not None else None
-        url = self._url.shown if self._url is not None else None
-        # base_url is the URL as shown (credentials redacted); the client gets _url.wire and its query.
-        self.base_url = url
-        key = api_key or _env("OPENAI_API_KEY")
-        self._api_key = Secret(key) if key else None
+        # fragment out of what it gets; the client gets _url.wire and its query.
+        self._configure(base_url, api_key)
         self.timeout = timeout
         self.max_retries = max_retries
         self.temperature = temperature
@@ -117,38 +104,10 @@ class OpenAIChatModel:
         self.name = f"openai:{self.model}"
         self.record = record
         self.recording: list[dict] = []
-        self._client: Any = None
-        self._sleep: Callable[[float], None] = time.sleep
-
-    @classmethod
-    def from_env(cls, **overrides: Any) -> OpenAIChatModel:
-        """Like the constructor, but raises ``ModelNotConfigured`` right away instead of on the first call."""
-        model = cls(**overrides)
-        model._check_configured()
-        return model
-
-    @staticmethod
-    def is_configured() -> bool:
-        """True when OPENAI_API_KEY or OPENAI_BASE_URL is set: notebooks use it to skip live cells."""
-        return bool(_env("OPENAI_API_KEY") or _env("OPENAI_BASE_URL"))
-
-    def __repr__(self) -> str:
-        key = "set" if self._api_key else "none"
-        return f"OpenAIChatModel(model={self.model!r}, base_url={self._shown_url()!r}, api_key={key})"
-
-    def _shown_url(self) -> str:
-        """The base URL as people may see it: credentials that came inside it show as ``***``."""
-        url = self.base_url or "https://api.openai.com/v1"
-        if self._url is None or self._url.user is None:
-            return url
-        scheme, sep, rest = url.partition("://")
-        return f"{scheme}{sep}{REDACTED}@{rest}"
-
-    __str__ = __repr__
 
     # ---- client -------------------------------------------------------------------------------------------
 
-    def _check_configured(self) -> str:
+    def _key(self) -> str:
         """Return the key to send, or raise a message that says exactly what to set."""
         if self._api_key:
             return self._api_key.reveal()
@@ -165,7 +124,7 @@ class OpenAIChatModel:
     @property
     def client(self) -> Any:
         if self._client is None:
-            key = self._check_configured()
+            key = self._key()
             # Imported here so the package imports without paying for the SDK (about 0.5 s).
             import openai
 
@@ -219,10 +178,6 @@ class OpenAIChatModel:
 
     def _where(self) -> str:
         return f"{self.name} at {self.base_url or 'api.openai.com'}"
-
-    def _scrub(self, text: str) -> str:
-        """Remove the key, URL credentials and any bearer token from text from the server or the SDK."""
-        return scrub(text, (self._api_key, *(self._url.secrets if self._url is not None else ())))
 
     def _parse(self, completion) -> AssistantTurn:
         choices = getattr(completion, "choices", None)

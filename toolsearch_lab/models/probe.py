@@ -118,7 +118,7 @@ def check_endpoint(
         temperature=0.0,
         extra_body={"max_tokens": PROBE_MAX_TOKENS} if local else None,
     )
-    check = ModelCheck(client._shown_url(), source)
+    check = ModelCheck(client.shown_url(), source)
     try:
         listing = client.client.with_options(timeout=LIST_TIMEOUT_S).models.list()
         check.listed = [str(m.id) for m in getattr(listing, "data", None) or []][:20]
