@@ -267,3 +267,43 @@ def test_traces_written_before_the_deferred_field_still_load():
     for it in data["iterations"]:
         del it["deferred"]
     assert all(it.deferred == [] for it in RunTrace.from_dict(data).iterations)
+
+
+def _nodes(value, path=()):
+    yield path, value
+    children = (
+        value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    )
+    for key, child in children:
+        yield from _nodes(child, (*path, key))
+
+
+@pytest.mark.parametrize("name", list(SHIPPED_TRANSCRIPTS))
+def test_a_damaged_transcript_is_refused_by_name_or_read_never_crashes(name, tmp_path):
+    """One value anywhere in a shipped transcript replaced by another type, or a key removed: the loader reads
+    it or raises TranscriptError (a message naming the place), never another exception."""
+    import random
+
+    source = data_path("transcripts", SHIPPED_TRANSCRIPTS[name]).read_text()
+    jsonl = SHIPPED_TRANSCRIPTS[name].endswith(".jsonl")
+    rng = random.Random(f"damage-{name}")
+    refused = 0
+    for _ in range(80):
+        doc = [json.loads(line) for line in source.splitlines()] if jsonl else json.loads(source)
+        paths = [p for p, _ in _nodes(doc) if p]
+        last = paths[rng.randrange(len(paths))]
+        target = doc
+        for key in last[:-1]:
+            target = target[key]
+        if isinstance(target, dict) and rng.random() < 0.3:
+            del target[last[-1]]
+        else:
+            target[last[-1]] = rng.choice([None, 0, -1, "x", [], {}, True])
+        damaged = tmp_path / SHIPPED_TRANSCRIPTS[name]
+        damaged.write_text("\n".join(json.dumps(r) for r in doc) if jsonl else json.dumps(doc))
+        try:
+            load_transcript(damaged).to_json()
+        except TranscriptError as exc:
+            refused += 1
+            assert str(exc).startswith(f"{damaged}: ")  # the file, then the place in it
+    assert refused > 0  # the damage is noticed, not only survived

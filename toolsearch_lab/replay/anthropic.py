@@ -293,7 +293,7 @@ class _History:
 
     def _result(self, block: Mapping, kind: str, where: str) -> dict:
         call_id = block.get("tool_use_id")
-        if call_id not in self.calls:
+        if not isinstance(call_id, str) or call_id not in self.calls:
             raise orphan(where, kind, call_id, "tool_use")
         content = block.get("content")
         references = (

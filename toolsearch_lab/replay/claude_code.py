@@ -113,14 +113,19 @@ class _Session:
         elif kind == "user":
             self._user(record, at)
         elif kind == "attachment":
-            self._attachment(record.get("attachment"))
+            self._attachment(record.get("attachment"), at)
         elif kind not in KNOWN_SKIPPED:
             self.notes.append(f"skipped line {number}: record type {str(kind)[:60]!r} is not known")
 
-    def _attachment(self, attachment: Any) -> None:
+    def _attachment(self, attachment: Any, at: str) -> None:
         if isinstance(attachment, Mapping) and attachment.get("type") == "deferred_tools_delta":
-            removed = {str(n) for n in attachment.get("removedNames") or []}
-            added = [str(n) for n in attachment.get("addedNames") or []]
+            names = {}
+            for key in ("addedNames", "removedNames"):
+                value = expect(
+                    attachment.get(key) or [], list, f"{at}, attachment.{key}", "a list of tool names"
+                )
+                names[key] = [str(n) for n in value]
+            removed, added = set(names["removedNames"]), names["addedNames"]
             self.deferred = ordered([n for n in self.deferred if n not in removed] + added)
 
     def _assistant(self, number: int, record: Mapping, at: str) -> None:
@@ -212,7 +217,7 @@ class _Session:
 
     def _result(self, block: Mapping, extra: Any, at: str) -> None:
         call_id = block.get("tool_use_id")
-        if call_id not in self.by_tool_use:
+        if not isinstance(call_id, str) or call_id not in self.by_tool_use:
             raise orphan(at, "tool_result", call_id, "tool_use")
         call, record, arguments = self.by_tool_use[call_id]
         content = block.get("content")

@@ -126,7 +126,7 @@ def build_trace(recording: Recording, counter: TokenCounter) -> RunTrace:
             assistant_content=request.text,
             tool_calls=list(request.calls),
             searches=list(request.searches),
-            tokens=_tokens(request, counter),
+            tokens=_tokens(request, counter, number),
             deferred=list(request.deferred),
         )
         known.update(request.in_context)
@@ -141,18 +141,17 @@ def build_trace(recording: Recording, counter: TokenCounter) -> RunTrace:
     return trace
 
 
-def _tokens(request: Request, counter: TokenCounter) -> IterationTokens:
+def _tokens(request: Request, counter: TokenCounter, number: int) -> IterationTokens:
     usage = request.usage
     completion = usage.get("completion_tokens", 0) if usage else 0
     if request.chat is None:
         return IterationTokens(RequestTokens(), RequestTokens(), completion, usage)
     chat = request.chat
-    return IterationTokens(
-        tool_search=counter.count_request(chat.messages, chat.tools),
-        baseline=counter.count_request(chat.messages, chat.all_tools),
-        completion=completion,
-        api_usage=usage,
-    )
+    try:
+        ours, baseline = (counter.count_request(chat.messages, t) for t in (chat.tools, chat.all_tools))
+    except (TypeError, ValueError, RecursionError) as exc:  # a tool schema no API would have taken
+        raise TranscriptError(f"request {number}: its tools or messages cannot be counted ({exc})") from None
+    return IterationTokens(tool_search=ours, baseline=baseline, completion=completion, api_usage=usage)
 
 
 # ---- the refusals every format shares ----------------------------------------------------------------------

@@ -87,7 +87,10 @@ def load_transcript(
     recording.notes[:0] = notes
     recording.config.update(_file_config(file))
     recording.session_id = recording.session_id or f"replay-{recording.config['sha256'][:12]}"
-    return build_trace(recording, TokenCounter(encoding))
+    try:
+        return build_trace(recording, TokenCounter(encoding))
+    except TranscriptError as exc:  # a request that cannot be counted: say which file
+        raise TranscriptError(f"{file}: {exc}") from None
 
 
 def _resolve(path: str | os.PathLike) -> Path:

@@ -351,7 +351,7 @@ def loaded_tools(tools: Any, declared: _Declared, at: str) -> tuple[list[str], d
         tool = expect(tool, Mapping, f"{at}.tools", "tool objects")
         if tool.get("type") == "namespace":
             ns = str(tool.get("name"))
-            for member in tool.get("tools") or []:
+            for member in expect(tool.get("tools") or [], list, f"{at}.tools", "a namespace's list of tools"):
                 add(expect(member, Mapping, f"{at}.tools", "tool objects"), ns)
         else:
             add(tool, None)
