@@ -11,13 +11,9 @@ import pytest
 
 from toolsearch_lab.eval.compare import compare, run_strategy
 from toolsearch_lab.eval.cost import load_prices
+from toolsearch_lab.index.anthropic import AnthropicRegexIndex
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
-from toolsearch_lab.loop.anthropic_native import (
-    MAX_RESULTS,
-    AnthropicNative,
-    AnthropicRegexIndex,
-    RegexQueries,
-)
+from toolsearch_lab.loop.anthropic_native import MAX_RESULTS, AnthropicNative, RegexQueries
 from toolsearch_lab.loop.strategies import STRATEGY_NAMES, Unload, make_strategy
 from toolsearch_lab.model import SearchRequest, Tool
 from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall
@@ -43,22 +39,24 @@ def searched(index, query, limit=10):
 
 
 def test_the_regex_search_is_case_sensitive_unless_the_pattern_says_otherwise():
-    assert searched(AnthropicRegexIndex(), "list pull") == []  # "List pull requests" / "list_pull_requests"
-    assert searched(AnthropicRegexIndex(), "List pull") == ["list_pull_requests"]
-    assert searched(AnthropicRegexIndex(), "(?i)LIST.*PULL") == ["list_pull_requests"]
+    assert (
+        searched(AnthropicRegexIndex(MAX_RESULTS), "list pull") == []
+    )  # "List pull requests" / "list_pull_requests"
+    assert searched(AnthropicRegexIndex(MAX_RESULTS), "List pull") == ["list_pull_requests"]
+    assert searched(AnthropicRegexIndex(MAX_RESULTS), "(?i)LIST.*PULL") == ["list_pull_requests"]
 
 
 def test_it_matches_argument_names_and_descriptions_and_returns_at_most_five():
-    assert searched(AnthropicRegexIndex(), "Filter by labels") == ["list_issues"]
-    assert len(searched(AnthropicRegexIndex(), "Weather", limit=10)) == MAX_RESULTS
+    assert searched(AnthropicRegexIndex(MAX_RESULTS), "Filter by labels") == ["list_issues"]
+    assert len(searched(AnthropicRegexIndex(MAX_RESULTS), "Weather", limit=10)) == MAX_RESULTS
 
 
 def test_a_pattern_over_200_characters_or_invalid_is_an_error_with_anthropics_code():
     with pytest.raises(ValueError, match=r"invalid_tool_input \(pattern_too_long\).*201 characters long"):
-        searched(AnthropicRegexIndex(), "a" * 201)
+        searched(AnthropicRegexIndex(MAX_RESULTS), "a" * 201)
     with pytest.raises(ValueError, match=r"invalid_tool_input \(invalid_pattern\)"):
-        searched(AnthropicRegexIndex(), "(unclosed")
-    assert searched(AnthropicRegexIndex(), "Weather|" + "x" * 192)  # exactly 200 is allowed
+        searched(AnthropicRegexIndex(MAX_RESULTS), "(unclosed")
+    assert searched(AnthropicRegexIndex(MAX_RESULTS), "Weather|" + "x" * 192)  # exactly 200 is allowed
 
 
 def test_the_strategy_keeps_the_tools_array_and_expands_what_it_found_in_place():

@@ -8,7 +8,7 @@ how the loop reproduces it:
   never changes (as :class:`~toolsearch_lab.loop.strategies.InlineReferences`, which is its pattern);
 * the search tool matches the tool name, description, argument names and argument descriptions. The regex
   variant takes "Python ``re.search()``" patterns of at most 200 characters, case-sensitive unless the pattern
-  says ``(?i)`` ("searches are case-sensitive by default"): :class:`AnthropicRegexIndex`. The BM25 variant
+  says ``(?i)`` ("searches are case-sensitive by default"): ``AnthropicRegexIndex``. The BM25 variant
   takes natural language; its scoring is not documented, so this is this project's BM25 over the same
   fields, identifiers split (``list_issues`` is "list issues"), no score threshold;
 * a search "returns 3-5 most relevant tool_reference blocks": at most :data:`MAX_RESULTS` (5) here, whatever
@@ -17,7 +17,7 @@ how the loop reproduces it:
   rest of it: the search result carries the definitions (``tool_reference`` expansion in place);
 * a bad or over-long pattern is an in-band error, not a failed request. The SDK's code is
   ``invalid_tool_input`` (the docs list ``invalid_pattern`` and ``pattern_too_long``): the error result names
-  both.
+  both. The indexes are in :mod:`toolsearch_lab.index.anthropic`.
 
 A server-side search is one API call with an internal continuation; the loop makes it two requests (the
 search, then the continuation), which is what the documented client-side path (your own search tool answering
@@ -34,55 +34,37 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from toolsearch_lab.index.base import BaseToolIndex, KeyedRequest
-from toolsearch_lab.index.bm25.index import BM25ToolIndex
-from toolsearch_lab.index.regex import MAX_PATTERN_LENGTH, PatternError, RegexToolIndex
 from toolsearch_lab.loop.strategy import RequestPlan, RequestView, Strategy, found_tools
-from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, SearchResponse, Tool
+from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, Tool
 from toolsearch_lab.models.base import AssistantTurn, ChatModel
 from toolsearch_lab.wire import encode_inline_result
 
-__all__ = ["ANTHROPIC_VARIANTS", "MAX_RESULTS", "AnthropicNative", "AnthropicRegexIndex", "RegexQueries"]
+if TYPE_CHECKING:
+    from toolsearch_lab.index.base import BaseToolIndex
+
+__all__ = ["ANTHROPIC_VARIANTS", "MAX_RESULTS", "AnthropicNative", "RegexQueries"]
 
 AnthropicVariant = Literal["regex", "bm25"]
 ANTHROPIC_VARIANTS: tuple[AnthropicVariant, ...] = get_args(AnthropicVariant)
 MAX_RESULTS = 5  # "The API returns 3-5 most relevant tool_reference blocks"
-REGEX_SUFFIX = (
-    "\nMost tools are not loaded yet. To find one, call toolSearchTool with a Python regular expression "
-    f"(at most {MAX_PATTERN_LENGTH} characters) as the query; it is matched against tool names, descriptions "
-    "and argument names and descriptions, case-sensitively unless it starts with (?i). Up to "
-    f"{MAX_RESULTS} matching tools are loaded into the conversation; call them directly."
-)
-BM25_SUFFIX = (
-    "\nMost tools are not loaded yet. To find one, call toolSearchTool with a natural-language query for the "
-    f"capability you need; up to {MAX_RESULTS} matching tools are loaded into the conversation; call them "
-    "directly."
-)
 
 
-class AnthropicRegexIndex(RegexToolIndex):
-    """Pattern mode as Anthropic's regex search: case-sensitive unless ``(?i)``, at most 200 characters, at
-    most :data:`MAX_RESULTS` results, problems reported with Anthropic's error code."""
+def _suffix(variant: AnthropicVariant) -> str:
+    if variant == "bm25":
+        return (
+            "\nMost tools are not loaded yet. To find one, call toolSearchTool with a natural-language query "
+            f"for the capability you need; up to {MAX_RESULTS} matching tools are loaded into the "
+            "conversation; call them directly."
+        )
+    from toolsearch_lab.index.anthropic import MAX_PATTERN_CHARS
 
-    def __init__(self) -> None:
-        super().__init__("pattern", case_sensitive=True, default_max_results=MAX_RESULTS)
-
-    def _search(self, request: KeyedRequest, limit: int) -> SearchResponse:
-        try:
-            return super()._search(request, min(limit, MAX_RESULTS))
-        except PatternError as exc:
-            code = "pattern_too_long" if "characters long" in exc.problem else "invalid_pattern"
-            raise PatternError(exc.pattern, f"invalid_tool_input ({code}): {exc.problem}") from None
-
-
-def anthropic_index(variant: AnthropicVariant) -> BaseToolIndex:
-    """The index Anthropic's server-side search of ``variant`` is reproduced with."""
-    if variant == "regex":
-        return AnthropicRegexIndex()
-    return BM25ToolIndex(
-        min_score=0.0, split_identifiers=True, include_parameters=True, default_max_results=MAX_RESULTS
+    return (
+        "\nMost tools are not loaded yet. To find one, call toolSearchTool with a Python regular expression "
+        f"(at most {MAX_PATTERN_CHARS} characters) as the query; it is matched against tool names, "
+        "descriptions and argument names and descriptions, case-sensitively unless it starts with (?i). "
+        f"Up to {MAX_RESULTS} matching tools are loaded into the conversation; call them directly."
     )
 
 
@@ -111,10 +93,14 @@ class AnthropicNative(Strategy):
         return self.name
 
     def make_index(self) -> BaseToolIndex:
-        return anthropic_index(self.variant)
+        from toolsearch_lab.index.anthropic import (
+            anthropic_index,
+        )  # the indexes load only when a run needs them
+
+        return anthropic_index(self.variant, MAX_RESULTS)
 
     def system_suffix(self, default: str, registered: Mapping[str, Tool]) -> str:
-        return REGEX_SUFFIX if self.variant == "regex" else BM25_SUFFIX
+        return _suffix(self.variant)
 
     def search_arguments(self, args: dict[str, Any]) -> dict[str, Any]:
         return {**args, "maxResults": MAX_RESULTS}  # the server decides how many; the model cannot ask
@@ -158,7 +144,9 @@ class RegexQueries:
         words = str(args.get("query") or "").split() if isinstance(args, dict) else []
         if not words:
             return arguments
-        while len(words) > 1 and len(_pattern(words)) > MAX_PATTERN_LENGTH:
+        from toolsearch_lab.index.anthropic import MAX_PATTERN_CHARS
+
+        while len(words) > 1 and len(_pattern(words)) > MAX_PATTERN_CHARS:
             words.pop()
         written = json.dumps({**args, "query": _pattern(words)})
         self._words[written] = arguments
