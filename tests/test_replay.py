@@ -307,3 +307,34 @@ def test_a_damaged_transcript_is_refused_by_name_or_read_never_crashes(name, tmp
             refused += 1
             assert str(exc).startswith(f"{damaged}: ")  # the file, then the place in it
     assert refused > 0  # the damage is noticed, not only survived
+
+
+def test_exchanges_logged_as_json_lines_or_with_text_bodies_read_the_same(tmp_path):
+    """Loggers differ: one exchange per line, bodies kept as JSON text, credentials in the URL."""
+    exchanges = json.loads(data_path("transcripts", SHIPPED_TRANSCRIPTS["openai-responses"]).read_text())
+    lines = tmp_path / "exchanges.jsonl"
+    lines.write_text("\n".join(json.dumps(e) for e in exchanges))
+    wrapped = tmp_path / "wrapped.json"
+    secret = "sk-url-probe-3141592653"
+    wrapped.write_text(
+        json.dumps(
+            [
+                {
+                    "request": {
+                        "method": "POST",
+                        "url": f"https://user:{secret}@api.openai.com/v1/responses?api-key={secret}",
+                        "body": json.dumps(e["request"]),
+                    },
+                    "response": {"status_code": 200, "body": json.dumps(e["response"])},
+                }
+                for e in exchanges
+            ]
+        )
+    )
+    shipped = load_transcript("openai-responses")
+    for path in (lines, wrapped):
+        trace = load_transcript(path)
+        assert [it.exposed_tools for it in trace.iterations] == [
+            it.exposed_tools for it in shipped.iterations
+        ]
+    assert load_transcript(wrapped).config["endpoint"] == "api.openai.com" and secret not in trace.to_json()

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolsearch_lab.model import Tool
-from toolsearch_lab.replay.anthropic import anthropic_usage
+from toolsearch_lab.replay.anthropic import SERVER_RESULT_BLOCKS, anthropic_usage
 from toolsearch_lab.replay.common import (
     ChatRequest,
     Recording,
@@ -186,8 +186,8 @@ class _Session:
             text = json.dumps(arguments, ensure_ascii=False)
             tool_call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
             self.chat.append({"role": "assistant", "content": None, "tool_calls": [tool_call]})
-        elif kind not in ("thinking", "redacted_thinking", "server_tool_result"):
-            raise unknown(at, "content block type", kind, ("text", "thinking", "tool_use"))
+        elif kind not in ("thinking", "redacted_thinking", *SERVER_RESULT_BLOCKS):
+            raise unknown(at, "content block type", kind, ("text", "thinking", "tool_use", "server_tool_use"))
 
     def _user(self, record: Mapping, at: str) -> None:
         message = expect(record.get("message"), Mapping, f"{at}, message", "the user message")

@@ -209,8 +209,11 @@ def _api_format(records: list, where: str) -> TranscriptFormat:
     for record in records:
         response = record.get("response") if isinstance(record, Mapping) else None
         body = response.get("body") if isinstance(response, Mapping) and "body" in response else response
-        if isinstance(body, str):
-            continue  # a body logged as text: read when the exchange is (a failed call, say)
+        if isinstance(body, str):  # a body logged as JSON text
+            try:
+                body = json.loads(body)
+            except json.JSONDecodeError:
+                continue  # not JSON: refused by name when the exchange is read
         if isinstance(body, Mapping) and body.get("type") == "message":
             found.add("anthropic-messages")
         elif isinstance(body, Mapping) and body.get("object") == "response":
