@@ -15,7 +15,7 @@ from unittest import mock
 
 import pytest
 
-from toolsearch_lab import diagnose, headline, helpdesk_catalog, run_scenario
+from toolsearch_lab import diagnose, headline, helpdesk_catalog, load_transcript
 from toolsearch_lab.eval.compare import compare, comparison_rows, run_strategy
 from toolsearch_lab.eval.datasets import Dataset, load_dataset
 from toolsearch_lab.eval.metrics import evaluate
@@ -51,7 +51,7 @@ CONTEXTS = {
     "04": dict,
     "06": dict,
     "07": _task_ranking,
-    "09": lambda: {"offline": run_scenario("spring-demo", index="lucene", model="simulated")},
+    "09": lambda: {"session": load_transcript("claude-code-session")},
     "10-doctor": _helpdesk,
     "11": lambda: {"rows": comparison_rows(compare("spring-demo", indexes=("lucene",), max_results=5))},
     "12": lambda: {
@@ -130,7 +130,7 @@ def test_the_solutions_flag_runs_the_solution_and_shows_its_code(key):
 def test_the_solutions_flag_names_a_notebook_object_the_check_was_not_given():
     with (
         mock.patch.dict(os.environ, {SOLUTIONS_ENV: "1"}),
-        pytest.raises(TypeError, match=r"reads offline: pass offline=offline to check\('09', \.\.\.\)"),
+        pytest.raises(TypeError, match=r"reads session: pass session=session to check\('09', \.\.\.\)"),
     ):
         check("09", ...)
 

@@ -123,7 +123,8 @@ def test_request_strips_internal_keys_and_keeps_conversation(server):
     ]
     make_model(server).complete(messages, [WEATHER_TOOL])
     sent = server.requests[0].json["messages"]
-    assert sent[2] == {"role": "assistant", "content": None, "tool_calls": [call.to_dict()]}
+    # "" not null: llama-cpp-python refuses null (tests/test_local_models.py)
+    assert sent[2] == {"role": "assistant", "content": "", "tool_calls": [call.to_dict()]}
     assert sent[3] == {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}
     assert messages[3]["name"] == "get_weather"  # the caller's messages are not mutated
 
@@ -381,7 +382,7 @@ def test_retry_after_forms_and_caps():
     from datetime import datetime, timedelta, timezone
     from email.utils import format_datetime
 
-    from toolsearch_lab.models.openai import MAX_RETRY_AFTER_S, _retry_after, backoff_seconds
+    from toolsearch_lab.models.http import MAX_RETRY_AFTER_S, backoff_seconds, retry_after as _retry_after
 
     assert _retry_after({"retry-after-ms": "250"}) == 0.25
     assert _retry_after({"retry-after": "2"}) == 2.0

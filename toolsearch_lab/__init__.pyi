@@ -113,6 +113,12 @@ from .models.factory import make_model as make_model
 from .models.glossary import Glossary as Glossary, default_glossary as default_glossary
 from .models.openai import OpenAIChatModel as OpenAIChatModel
 from .models.simulated import SimulatedAgent as SimulatedAgent, simulated_agent as simulated_agent
+from .replay.common import TranscriptError as TranscriptError
+from .replay.load import (
+    SHIPPED_TRANSCRIPTS as SHIPPED_TRANSCRIPTS,
+    TRANSCRIPT_FORMATS as TRANSCRIPT_FORMATS,
+    load_transcript as load_transcript,
+)
 from .session.eviction import (
     AlwaysEvict as AlwaysEvict,
     CompositeEviction as CompositeEviction,

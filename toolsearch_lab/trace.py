@@ -12,7 +12,7 @@ A conversation (``ToolSearchAdvisor.chat``) is one trace too: its iterations are
 conversation and each carries the ``turn`` (user message) it belongs to; ``RunTrace.turns`` says per turn
 what the user wrote, what chat memory dropped or rewrote before it, which found tools the turn started with
 and which it had lost. A single request has no turns (``turns == []``, ``Iteration.turn is None``); traces
-written before version 3 load as such.
+written before version 3 load as such (and before version 4, with no deferred tools).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from typing import Any, Literal, get_args
 from toolsearch_lab.jsonlimits import loads_checked, non_finite_as_null
 
 # 2: Iteration.number (1-based) replaces index; Iteration.retries. 3: turns (RunTrace.turns, Iteration.turn,
-# StepOutcome.turn, SessionEvent.turn).
-TRACE_VERSION = 3
+# StepOutcome.turn, SessionEvent.turn). 4: Iteration.deferred.
+TRACE_VERSION = 4
 # A trace nests about 6 levels (trace, iterations, tool calls, tokens, api usage); deeper text is not ours.
 MAX_TRACE_DEPTH = 64
 
@@ -167,6 +167,10 @@ class Iteration:
     duration_ms: float = 0.0
     retries: list[RetryRecord] = field(default_factory=list)  # failed model requests retried in this step
     turn: int | None = None  # the conversation turn (user message) this request belongs to; None: no turns
+    # Tools the request sent deferred (``defer_loading``; Claude Code's deferred tools): named to the API but
+    # not in the model's context until a search loads them. Replayed runs fill it; the loop's own strategies
+    # keep deferred tools out of the request, so their iterations leave it empty.
+    deferred: list[str] = field(default_factory=list)
 
     @property
     def index(self) -> int:
@@ -443,7 +447,9 @@ _OPTIONAL = {(TurnRecord, "memory")}  # nested fields that may be null
 
 
 def _upgrade(data: Any) -> Any:
-    """A version-1 trace (0-based ``Iteration.index``) in the current shape; other input is left as is."""
+    """A version-1 trace (0-based ``Iteration.index``) in the current shape; other input is left as is.
+    Versions 2 and 3 need nothing: the fields versions 3 and 4 added (turns, ``Iteration.deferred``)
+    default to empty."""
     if (
         not isinstance(data, dict)
         or data.get("version", 1) != 1

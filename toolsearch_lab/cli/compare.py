@@ -42,7 +42,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         NAME,
         SUMMARY,
         "Run a scenario once per strategy (all tools, search-only with and without accumulation, listed\n"
-        "names + search, inline references, pre-retrieval, retrieve-then-bind) and print one row each:\n"
+        "names + search, inline references, pre-retrieval, retrieve-then-bind, Anthropic's native regex and\n"
+        "BM25 search, which run once on their own index) and print one row each:\n"
         "model requests, prompt tokens (cached / uncached under the price's provider caching rule), cost,\n"
         "tools sent per request, success, and the first request that needed a tool not exposed.",
     )
@@ -133,6 +134,11 @@ def run(args: argparse.Namespace) -> int:
         print()
     else:
         print(format_rows(rows, f"{price.model} ({price.provider} caching), prices taken {prices.taken}"))
+        if price.provider != "anthropic" and any(r["strategy"].startswith("anthropic-") for r in rows):
+            print(
+                "note: the anthropic-* rows are Anthropic's own search; --price-model claude-sonnet-4.5 "
+                "bills every row under Anthropic's caching rule"
+            )
     return EXIT_OK
 
 

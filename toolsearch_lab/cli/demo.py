@@ -95,14 +95,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "models/simulated.py: 'semantic' reads everyday words through a glossary, judges fit by meaning and "
         "skips a step it cannot do, 'semantic-no-glossary' does the same without the glossary, 'literal' "
         "judges by word overlap and stops at the first miss); 'openai' calls an OpenAI-compatible API "
-        "configured by OPENAI_API_KEY (or OPENAI_BASE_URL for a local server) and OPENAI_MODEL",
+        "configured by OPENAI_API_KEY (or OPENAI_BASE_URL for a local server) and OPENAI_MODEL; 'anthropic' "
+        "the Messages API configured by ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL) and ANTHROPIC_MODEL",
     )
     parser.add_argument(
         "--max-retries",
         type=non_negative_int,
         default=DEFAULT_MAX_RETRIES,
-        help="--model openai: how often a failed model request (429, 5xx, timeout) is retried before the run "
-        "stops with an error",
+        help="--model openai/anthropic: how often a failed model request (429, 5xx, timeout) is retried "
+        "before the run stops with an error",
     )
     parser.add_argument(
         "--memory",
@@ -136,12 +137,16 @@ def memory_spec(text: str) -> str:
 
 
 def build_model(args: argparse.Namespace) -> ChatModel | str:
-    """The chat model to run: "simulated" (the scenario builds it), or an OpenAIChatModel from the
+    """The chat model to run: "simulated" (the scenario builds it), or an OpenAI or Anthropic model from the
     environment, which raises ``ModelNotConfigured`` naming what to set before anything runs."""
     from toolsearch_lab.models.openai import OpenAIChatModel
 
     if args.model == "openai":
         return OpenAIChatModel.from_env(max_retries=args.max_retries)
+    if args.model == "anthropic":
+        from toolsearch_lab.models.anthropic import AnthropicChatModel
+
+        return AnthropicChatModel.from_env(max_retries=args.max_retries)
     return args.model
 
 
@@ -155,7 +160,7 @@ def _run(args: argparse.Namespace, live: ToolCatalog | None) -> int:
     """The demo; ``live``: the tools of live MCP servers, which the scenario's steps call for real."""
     from toolsearch_lab.eval.compare import headline
     from toolsearch_lab.eval.scenarios import load_scenario
-    from toolsearch_lab.models.openai import ModelNotConfigured, OpenAIChatModel
+    from toolsearch_lab.models.openai import ModelNotConfigured
 
     scenario = load_scenario(
         args.scenario, args.wording, examples=args.examples, live_tools=live.tools if live else None
@@ -173,7 +178,7 @@ def _run(args: argparse.Namespace, live: ToolCatalog | None) -> int:
     # The real all-tools run of the same task is what the saving is measured against; against a paid API it
     # would be a second paid run, so there only the per-request counterfactual is given.
     # Live servers are not run a second time either: their tools may change things (a commit, a file).
-    baseline = not isinstance(model, OpenAIChatModel) and live is None
+    baseline = isinstance(model, str) and live is None
     head = headline(
         scenario,
         args.index,

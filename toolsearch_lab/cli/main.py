@@ -21,6 +21,8 @@ from toolsearch_lab.cli import (
     demo,
     doctor,
     eval as eval_command,
+    models,
+    replay,
     search,
     snapshot,
     tokens,
@@ -37,6 +39,8 @@ COMMANDS: tuple[ModuleType, ...] = (
     tokens,
     doctor,
     compare,
+    replay,
+    models,
     snapshot,
     train_ranker,
 )

@@ -29,6 +29,7 @@ from toolsearch_lab.eval.scenarios import (
 )
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+from toolsearch_lab.loop.anthropic_native import ANTHROPIC_VARIANTS, AnthropicNative
 from toolsearch_lab.loop.conversation import AccumulationSource
 from toolsearch_lab.loop.memory import parse_memory
 from toolsearch_lab.loop.pinning import PinRecommendation, recommend_pins
@@ -51,6 +52,9 @@ __all__ = [
     "turn_costs",
     "usage_pins",
 ]
+
+
+OWN_INDEX = tuple(f"anthropic-{v}" for v in ANTHROPIC_VARIANTS)  # rows that search with their own index
 
 
 class RecordingModel:
@@ -147,15 +151,21 @@ def run_strategy(
         raise ValueError("pinned= goes with the 'pinned' row name; a Strategy object carries its own pins")
     counter = TokenCounter(encoding)
     source = accumulation_source or ("session" if sc.turns else None)
+    chat_model = scenario_model(model, sc)
+    if isinstance(strategy, AnthropicNative):  # Anthropic's search runs on the server's index, not the run's
+        index, chat_model = strategy.index_label, strategy.model_for(chat_model)
+        search_index = strategy.make_index()
+    else:
+        search_index = make_index(index)
     advisor = ToolSearchAdvisor(
-        make_index(index),
+        search_index,
         max_results=max_results,
         token_counter=counter,
         index_name=index,
         strategy=strategy,
         accumulation_source=source or "session",
     )
-    recorder = RecordingModel(scenario_model(model, sc))
+    recorder = RecordingModel(chat_model)
     run = run_scenario(
         sc,
         model=recorder,
@@ -355,7 +365,8 @@ def compare(
     """Every strategy (by default all but ``pinned``, which first measures usage on other scenarios: ask for
     it) x index on one scenario (loaded once), and for a conversation x chat memory
     (``memories``, default ``["full"]``) x accumulation source (``sources``, default ``["session"]``);
-    ``options`` go to :func:`run_strategy`."""
+    ``options`` go to :func:`run_strategy`. A strategy with its own index (Anthropic's native search) runs
+    once, with that index."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     unknown = [s for s in strategies if s not in STRATEGY_NAMES]
     if unknown:
@@ -383,8 +394,9 @@ def compare(
             **options,
         )
         for memory, source in (dimensions if sc.turns else [(None, None)])
-        for index in indexes
+        for position, index in enumerate(indexes)
         for name in strategies
+        if position == 0 or name not in OWN_INDEX
     ]
 
 

@@ -31,6 +31,15 @@ Caching rules (documented by the providers; read 2026-12-01):
   request's breakpoints; write = the rest up to the last breakpoint (when that prefix reaches the minimum);
   what follows the last breakpoint (the reply priming) is plain input.
 
+Anthropic's native tool search (the ``anthropic-regex``/``anthropic-bm25`` strategies) is billed by the same
+rule, which is what Anthropic documents for it: deferred tools are "not included in the system-prompt prefix"
+and a discovered tool's definition "is appended inline as a tool_reference block in the conversation
+history. The prefix is untouched, so prompt caching is preserved" (tool use with prompt caching docs). The
+strategy's tools array never changes, so its tools + system prefix is written once and read after; the
+expanded definitions are message content, cached at the last message's breakpoint like any other. (The API
+also places a breakpoint on a server tool's result within one call; the loop makes the search and its
+continuation two requests, so the last-message breakpoint is already there.)
+
 Token counts are our o200k estimates for both providers (Anthropic's tokenizer differs); the rules, not the
 tokenizer, are what the comparison is about. Where a server reported ``cached_tokens`` in ``usage``, the
 per-request rows carry it beside the model's figure (:attr:`RequestCost.reported_cached`).

@@ -17,6 +17,9 @@ The strategies compared, each a class here (with the system each one comes from)
   meta-tool. RAG-MCP and many RAG agent recipes.
 - :class:`RetrieveThenBind` - a retrieval call returns ids and the framework binds them for the rest of the
   run, at a limit the framework sets (the model cannot ask for more). langgraph-bigtool.
+- :class:`~toolsearch_lab.loop.anthropic_native.AnthropicNative` (``anthropic-regex``, ``anthropic-bm25``) -
+  Anthropic's server-side tool search reproduced: deferred tools, its regex (case-sensitive, 200 characters)
+  or BM25 search, at most 5 results expanded in place.
 - :class:`Unload` - a wrapper over any of them: drop loaded tools unused for ``idle_turns`` model turns,
   and/or keep at most ``max_loaded`` (most recently used first). Asked for in anthropics/claude-code#27215,
   NousResearch/hermes-agent#6318.
@@ -32,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from toolsearch_lab.loop.anthropic_native import AnthropicNative
 from toolsearch_lab.loop.pinning import Pinned
 from toolsearch_lab.loop.strategy import (
     RequestPlan,
@@ -254,6 +258,8 @@ STRATEGY_NAMES = (
     "pre-retrieval",
     "retrieve-then-bind",
     "pinned",
+    "anthropic-regex",
+    "anthropic-bm25",
 )
 
 # What compare runs unless told: every row but pinned, whose pins come from running other scenarios first.
@@ -287,6 +293,8 @@ def make_strategy(
         "pre-retrieval": lambda: PreRetrieval(10 if max_results is None else max_results),
         "retrieve-then-bind": lambda: RetrieveThenBind(5 if max_results is None else max_results),
         "pinned": lambda: Pinned(SearchOnly(True), pinned or ()),
+        "anthropic-regex": lambda: AnthropicNative("regex"),
+        "anthropic-bm25": lambda: AnthropicNative("bm25"),
     }
     if name not in builders:
         raise ValueError(f"unknown strategy {name!r}; expected one of {list(STRATEGY_NAMES)}")

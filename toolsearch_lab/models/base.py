@@ -30,7 +30,8 @@ class ToolCall:
         }
 
 
-_USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "cached_tokens")
+_USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "cached_tokens", "cache_write_tokens")
+_OPTIONAL_KEYS = ("cached_tokens", "cache_write_tokens")
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class Usage:
     completion_tokens: int
     total_tokens: int
     cached_tokens: int | None = None  # prompt_tokens_details.cached_tokens, when the server reports it
+    cache_write_tokens: int | None = None  # Anthropic's cache_creation_input_tokens (part of prompt_tokens)
 
     def to_dict(self) -> dict:
         out = {
@@ -48,8 +50,9 @@ class Usage:
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.total_tokens,
         }
-        if self.cached_tokens is not None:
-            out["cached_tokens"] = self.cached_tokens
+        for key in _OPTIONAL_KEYS:
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
         return out
 
     @classmethod
@@ -63,7 +66,7 @@ class Usage:
         counts: dict[str, int | None] = {}
         for key in _USAGE_KEYS:
             value = data.get(key)
-            if value is None and key == "cached_tokens":
+            if value is None and key in _OPTIONAL_KEYS:
                 counts[key] = None
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:

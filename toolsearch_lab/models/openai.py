@@ -12,23 +12,17 @@ request and its Authorization header, are not chained). Credentials inside the b
 would have sent them from the URL. A key in the query string (``…/v1?api-key=KEY``) is sent as a default
 query parameter on every request and shown as ``api-key=***``; a fragment, never sent, shows as ``#***``.
 
-Retries are ours, not the SDK's (it gets ``max_retries=0``): 408, 409, 429, 5xx, timeouts and dropped
-connections are retried up to ``max_retries`` times, waiting what ``Retry-After``/``retry-after-ms`` says
-(capped at :data:`MAX_RETRY_AFTER_S`) or else an exponential backoff (:data:`INITIAL_BACKOFF_S` doubling up
-to :data:`MAX_BACKOFF_S`). Every retry is a :class:`~toolsearch_lab.trace.RetryRecord` on the returned
-turn (``turn.retries``) or, when the call finally fails, on the error (``error.retries``), so the trace
-shows them.
+Retries are ours, not the SDK's (it gets ``max_retries=0``): :mod:`toolsearch_lab.models.http` retries
+408, 409, 429, 5xx, timeouts and dropped connections and records each as a
+:class:`~toolsearch_lab.trace.RetryRecord` on the returned turn (``turn.retries``) or, when the call finally
+fails, on the error (``error.retries``), so the trace shows them.
 """
 
 from __future__ import annotations
 
-import email.utils
 import json
-import os
-import time
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -37,24 +31,26 @@ from toolsearch_lab.atomic import write_text
 from toolsearch_lab.jsonlimits import JsonLimitError, loads_checked
 from toolsearch_lab.model import check_positive_int
 from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall, Usage
-from toolsearch_lab.secrets import (
-    REDACTED,
-    BaseUrl,
-    Secret,
-    install_log_redaction,
-    scrub,
+from toolsearch_lab.models.http import (  # the errors and retry settings are this client's public names too
+    DEFAULT_MAX_RETRIES as DEFAULT_MAX_RETRIES,
+    MAX_RETRY_AFTER_S as MAX_RETRY_AFTER_S,
+    Endpoint,
+    HttpChatModel,
+    ModelConnectionError as ModelConnectionError,
+    ModelError as ModelError,
+    ModelNotConfigured as ModelNotConfigured,
+    ModelTimeout as ModelTimeout,
+    backoff_seconds as backoff_seconds,
+    env_value,
+    with_retries,
 )
-from toolsearch_lab.trace import RetryRecord
+from toolsearch_lab.secrets import (
+    install_log_redaction,
+)
 
 DEFAULT_MODEL = "gpt-4o-mini"
 LOCAL_PLACEHOLDER_KEY = "not-needed"
 RECORDING_FORMAT = "toolsearch-lab/recorded-turns"
-DEFAULT_MAX_RETRIES = 2
-# Statuses worth another try (the SDK's list): timeout, conflict/lock, rate limit, server errors.
-RETRYABLE_STATUSES = frozenset({408, 409, 429})
-INITIAL_BACKOFF_S = 0.5  # first wait without Retry-After; doubles per retry
-MAX_BACKOFF_S = 8.0
-MAX_RETRY_AFTER_S = 60.0  # a longer Retry-After is cut to this, so a run never sleeps for minutes
 
 # Keys the chat-completions API accepts per message role. Our loop adds bookkeeping keys (a tool message
 # carries the tool's "name"); OpenAI rejects unknown keys on some roles, so we send only these.
@@ -67,73 +63,6 @@ _ALLOWED_KEYS = {
 }
 
 
-class ModelError(RuntimeError):
-    """A model call failed. ``status_code`` is the HTTP status when the server answered, else None;
-    ``retries`` the failed attempts that were retried before this final failure."""
-
-    def __init__(self, message: str, status_code: int | None = None, request_id: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status_code = status_code
-        self.request_id = request_id
-        self.retries: list[RetryRecord] = []
-
-
-class ModelTimeout(ModelError):
-    """No (complete) answer within the configured timeout, retries included."""
-
-
-class ModelConnectionError(ModelError):
-    """The server could not be reached or dropped the connection (is the local server running?)."""
-
-
-class ModelNotConfigured(ModelError):
-    """Neither an API key nor a base URL was given, so there is nothing to call."""
-
-
-def _env(name: str) -> str | None:
-    value = os.environ.get(name, "").strip()
-    return value or None
-
-
-@dataclass(frozen=True)
-class _Failure:
-    """One failed attempt: the error to raise if it is the last, the SDK's error class, and the wait the
-    server asked for (None: use the backoff) when the failure is worth retrying."""
-
-    error: ModelError
-    sdk_error: str
-    retryable: bool
-    retry_after: float | None = None
-
-
-def _retry_after(headers: Any) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date), else None."""
-    if headers is None:
-        return None
-    try:
-        value = headers.get("retry-after-ms")
-        if value is not None:
-            return max(0.0, float(value) / 1000)
-        value = headers.get("retry-after")
-        if value is None:
-            return None
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            when = email.utils.parsedate_to_datetime(value)
-            return max(0.0, when.timestamp() - time.time())
-    except (TypeError, ValueError, OverflowError):
-        return None  # an unreadable header: fall back to the backoff
-
-
-def backoff_seconds(attempt: int, retry_after: float | None) -> float:
-    """How long to wait after failed ``attempt`` (1-based): the server's word, capped, else the backoff."""
-    if retry_after is not None:
-        return min(retry_after, MAX_RETRY_AFTER_S)
-    return min(INITIAL_BACKOFF_S * 2 ** (attempt - 1), MAX_BACKOFF_S)
-
-
 def _is_openai_host(base_url: str | None) -> bool:
     if base_url is None:
         return True  # the SDK's default is api.openai.com
@@ -141,13 +70,16 @@ def _is_openai_host(base_url: str | None) -> bool:
     return host == "openai.com" or host.endswith(".openai.com")
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(HttpChatModel):
     """``ChatModel`` over the ``openai`` SDK. The SDK client is built on the first call, so constructing
     one in a notebook never fails; the first ``complete()`` raises ``ModelNotConfigured`` if nothing is set.
 
     ``record=True`` keeps every returned turn in ``recording``; ``save_recording(path)`` writes them as JSON
     and ``load_recording(path)`` replays them as a ``ScriptedModel`` (no network, no key).
     """
+
+    DEFAULT_URL = "https://api.openai.com/v1"
+    URL_VAR, KEY_VAR = "OPENAI_BASE_URL", "OPENAI_API_KEY"
 
     def __init__(
         self,
@@ -161,16 +93,10 @@ class OpenAIChatModel:
         record: bool = False,
     ) -> None:
         check_positive_int(max_retries, "OpenAIChatModel: max_retries", allow_zero=True)
-        self.model = model or _env("OPENAI_MODEL") or DEFAULT_MODEL
-        url = (base_url or _env("OPENAI_BASE_URL") or "").rstrip("/") or None
+        self.model = model or env_value("OPENAI_MODEL") or DEFAULT_MODEL
         # The SDK appends "/chat/completions" to the base URL as text: BaseUrl takes credentials, query and
-        # fragment out of what it gets (see toolsearch_lab.secrets).
-        self._url = BaseUrl.parse(url) if url is not None else None
-        url = self._url.shown if self._url is not None else None
-        # base_url is the URL as shown (credentials redacted); the client gets _url.wire and its query.
-        self.base_url = url
-        key = api_key or _env("OPENAI_API_KEY")
-        self._api_key = Secret(key) if key else None
+        # fragment out of what it gets; the client gets _url.wire and its query.
+        self._configure(base_url, api_key)
         self.timeout = timeout
         self.max_retries = max_retries
         self.temperature = temperature
@@ -178,38 +104,10 @@ class OpenAIChatModel:
         self.name = f"openai:{self.model}"
         self.record = record
         self.recording: list[dict] = []
-        self._client: Any = None
-        self._sleep: Callable[[float], None] = time.sleep
-
-    @classmethod
-    def from_env(cls, **overrides: Any) -> OpenAIChatModel:
-        """Like the constructor, but raises ``ModelNotConfigured`` right away instead of on the first call."""
-        model = cls(**overrides)
-        model._check_configured()
-        return model
-
-    @staticmethod
-    def is_configured() -> bool:
-        """True when OPENAI_API_KEY or OPENAI_BASE_URL is set: notebooks use it to skip live cells."""
-        return bool(_env("OPENAI_API_KEY") or _env("OPENAI_BASE_URL"))
-
-    def __repr__(self) -> str:
-        key = "set" if self._api_key else "none"
-        return f"OpenAIChatModel(model={self.model!r}, base_url={self._shown_url()!r}, api_key={key})"
-
-    def _shown_url(self) -> str:
-        """The base URL as people may see it: credentials that came inside it show as ``***``."""
-        url = self.base_url or "https://api.openai.com/v1"
-        if self._url is None or self._url.user is None:
-            return url
-        scheme, sep, rest = url.partition("://")
-        return f"{scheme}{sep}{REDACTED}@{rest}"
-
-    __str__ = __repr__
 
     # ---- client -------------------------------------------------------------------------------------------
 
-    def _check_configured(self) -> str:
+    def _key(self) -> str:
         """Return the key to send, or raise a message that says exactly what to set."""
         if self._api_key:
             return self._api_key.reveal()
@@ -226,7 +124,7 @@ class OpenAIChatModel:
     @property
     def client(self) -> Any:
         if self._client is None:
-            key = self._check_configured()
+            key = self._key()
             # Imported here so the package imports without paying for the SDK (about 0.5 s).
             import openai
 
@@ -262,23 +160,12 @@ class OpenAIChatModel:
     def complete(self, messages: list[dict], tools: list[dict]) -> AssistantTurn:
         body = self.request_body(messages, tools)
         client = self.client
-        retries: list[RetryRecord] = []
-        attempt = 1
-        while True:
-            completion, failure = self._attempt(client, body, attempt)
-            if failure is None:
-                break
-            if not failure.retryable or attempt > self.max_retries:
-                failure.error.retries = retries
-                raise failure.error
-            wait = backoff_seconds(attempt, failure.retry_after)
-            retries.append(
-                RetryRecord(
-                    attempt, failure.error.status_code, failure.sdk_error, wait, failure.error.message[:300]
-                )
-            )
-            self._sleep(wait)
-            attempt += 1
+        import openai  # for its exception classes; loaded by ``client`` already, kept off the module import
+
+        endpoint = Endpoint(self._where(), self.timeout, self._scrub, _HINTS, self.max_retries)
+        completion, retries = with_retries(
+            openai, lambda: client.chat.completions.create(**body), endpoint, self._sleep
+        )
         try:
             turn = self._parse(completion)
         except ModelError as exc:
@@ -289,62 +176,8 @@ class OpenAIChatModel:
             self.recording.append(_turn_to_record(turn))
         return turn
 
-    def _attempt(self, client: Any, body: dict, attempt: int) -> tuple[Any, _Failure | None]:
-        """One request. A failure comes back as a ``_Failure`` whose error holds no SDK object (the SDK's
-        exceptions carry the request, Authorization header included)."""
-        import openai  # for its exception classes; loaded by ``client`` already, kept off the module import
-
-        tries = f"{attempt} attempt(s)"
-        try:
-            return client.chat.completions.create(**body), None
-        except openai.APITimeoutError as exc:
-            message = (
-                f"{self._where()}: no answer within {self.timeout:g} s ({tries}); "
-                "raise timeout= or check the server"
-            )
-            return None, _Failure(ModelTimeout(message), type(exc).__name__, True)
-        except openai.APIConnectionError as exc:
-            message = (
-                f"{self._where()}: connection failed after {tries}: {self._scrub(str(exc.__cause__ or exc))}"
-            )
-            return None, _Failure(ModelConnectionError(message), type(exc).__name__, True)
-        except openai.APIStatusError as exc:
-            status = exc.status_code
-            retryable = status in RETRYABLE_STATUSES or status >= 500
-            error = self._status_error(exc, attempt - 1, final=not retryable or attempt > self.max_retries)
-            headers = exc.response.headers if exc.response is not None else None
-            return None, _Failure(error, type(exc).__name__, retryable, _retry_after(headers))
-        except (openai.APIResponseValidationError, ValueError) as exc:  # ValueError: a body that is not JSON
-            error = ModelError(f"{self._where()}: unreadable response: {self._scrub(str(exc))}")
-            return None, _Failure(error, type(exc).__name__, False)
-
     def _where(self) -> str:
         return f"{self.name} at {self.base_url or 'api.openai.com'}"
-
-    def _scrub(self, text: str) -> str:
-        """Remove the key, URL credentials and any bearer token from text from the server or the SDK."""
-        return scrub(text, (self._api_key, *(self._url.secrets if self._url is not None else ())))
-
-    def _status_error(self, exc: Any, retried: int, final: bool = True) -> ModelError:
-        """The error for one HTTP failure. Only the attempt given up on says "gave up after N retries": an
-        attempt that will be retried (``final=False``) says so instead, and that text is what its
-        ``RetryRecord.message`` keeps."""
-        status = exc.status_code
-        detail = exc.message
-        if isinstance(exc.body, dict):  # the SDK may pass just the inner "error" object
-            err = exc.body.get("error", exc.body)
-            if isinstance(err, dict) and err.get("message"):
-                detail = str(err["message"])
-        hint = {
-            401: " Check OPENAI_API_KEY.",
-            403: " The key lacks access to this model or endpoint.",
-            404: " Check the model name (OPENAI_MODEL) and that base_url ends with /v1.",
-            429: f" Rate limited; gave up after {retried} retries." if final else " Rate limited; retrying.",
-        }.get(status, "")
-        if status >= 500:
-            hint = f" Gave up after {retried} retries." if final else " Retrying."
-        request_id = exc.response.headers.get("x-request-id") if exc.response is not None else None
-        return ModelError(f"{self._where()}: HTTP {status}: {self._scrub(detail)}.{hint}", status, request_id)
 
     def _parse(self, completion) -> AssistantTurn:
         choices = getattr(completion, "choices", None)
@@ -393,12 +226,24 @@ class OpenAIChatModel:
         return path
 
 
+_HINTS = {
+    401: " Check OPENAI_API_KEY.",
+    403: " The key lacks access to this model or endpoint.",
+    404: " Check the model name (OPENAI_MODEL) and that base_url ends with /v1.",
+}
+
+
 def _api_message(message: dict) -> dict:
     role = message.get("role")
     allowed = _ALLOWED_KEYS.get(role) if isinstance(role, str) else None
     if allowed is None:
         raise ValueError(f"unsupported message role {role!r} (expected one of {sorted(_ALLOWED_KEYS)})")
     out = {k: v for k, v in message.items() if k in allowed}
+    if role == "assistant" and out.get("content") is None:
+        # An assistant turn that only called tools has no text. OpenAI accepts null here, but
+        # llama-cpp-python's server (0.3.x) answers HTTP 500 to null and to a missing content: "" is valid
+        # everywhere the chat-completions types are (tests/llama_cpp_wire/ has the recorded refusals).
+        out["content"] = ""
     if out.get("tool_calls"):
         out["tool_calls"] = [
             {

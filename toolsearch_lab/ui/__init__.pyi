@@ -15,6 +15,7 @@ from .eviction_view import (
     session_events_table as session_events_table,
 )
 from .index_explorer import IndexExplorer as IndexExplorer
+from .replay_view import request_table as request_table, runs_overview as runs_overview
 from .retrieval_explorer import (
     RetrievalExplorer as RetrievalExplorer,
     metrics_table as metrics_table,

@@ -30,6 +30,7 @@ from toolsearch_lab.ui.stepper_render import (
     tools_spec,
     trace_of,
 )
+from toolsearch_lab.ui.stepper_replay import is_replay
 from toolsearch_lab.ui.stepper_turns import turn_bands, turn_choices, turn_html, with_turns
 
 # What the threshold slider means per index kind: (label, min, max, step, default). Regex has no scores;
@@ -130,9 +131,10 @@ def default_runner(
 
 
 class IterationStepper(Displayable):
-    """See the module docstring. ``run`` may be a ScenarioRun or a RunTrace; ``runner`` replaces
-    :func:`default_runner` (tests, or a custom model); ``memory`` and ``source`` are a conversation's first
-    chat memory and where its found tools live."""
+    """See the module docstring. ``run`` may be a ScenarioRun or a RunTrace (a replayed one too:
+    :func:`~toolsearch_lab.replay.load.load_transcript`; its settings cannot be re-run, so they are shown
+    disabled); ``runner`` replaces :func:`default_runner` (tests, or a custom model); ``memory`` and
+    ``source`` are a conversation's first chat memory and where its found tools live."""
 
     def __init__(
         self,
@@ -146,6 +148,9 @@ class IterationStepper(Displayable):
         source: str = "session",
     ) -> None:
         self._runner = runner or default_runner
+        replayed = run is not None and is_replay(trace_of(run))
+        if replayed:  # the settings show what was replayed; there is nothing to re-run
+            scenario, model = f"replay: {trace_of(run).config.get('file', 'transcript')}", trace_of(run).model
         self._cache: dict[tuple, Any] = {}
         self._busy = False  # suppresses re-runs while controls are set programmatically
         self._build_settings(scenario, index, model)
@@ -156,6 +161,9 @@ class IterationStepper(Displayable):
         self.steps = html_sink()
         self._configure_threshold(index)
         self._first_run(run)
+        if replayed:
+            for control in (*self._settings(), self.run_button):
+                control.disabled = True
         self._wire()
         self.widget = self._layout()
 
@@ -254,8 +262,8 @@ class IterationStepper(Displayable):
         self.tokens_fig = new_figure(tokens_spec(trace) if trace else empty)
         self._redraw_all()
 
-    def _wire(self) -> None:
-        for control in (
+    def _settings(self) -> tuple[widgets.ValueWidget, ...]:
+        return (
             self.scenario_dropdown,
             self.model_dropdown,
             self.index_dropdown,
@@ -265,7 +273,10 @@ class IterationStepper(Displayable):
             self.examples,
             self.memory,
             self.source,
-        ):
+        )
+
+    def _wire(self) -> None:
+        for control in self._settings():
             control.observe(self._on_setting, names="value")
         self.slider.observe(self._on_step, names="value")
         self.turn.observe(self._on_turn, names="value")

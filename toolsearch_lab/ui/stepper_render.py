@@ -1,9 +1,7 @@
 """Pure render functions for the IterationStepper: a RunTrace (and a selected iteration) in, figure specs and
-HTML out. No widgets here, so every picture is unit-testable and cheap to recompute.
-
-Render functions take the *position* of the selected iteration in ``trace.iterations`` (from 0) and show
-it as a number from 1, as the trace (``Iteration.number``), the CLI and the docs do: each iteration is one
-model request.
+HTML out. No widgets here, so every picture is unit-testable and cheap to recompute. Render functions take
+the *position* of the selected iteration (from 0) and show it as its number from 1, as the trace, the CLI
+and the docs do. A replayed run adds its own search tools, deferred tools and usage (:mod:`.stepper_replay`).
 """
 
 from __future__ import annotations
@@ -13,7 +11,7 @@ from itertools import accumulate
 from toolsearch_lab.loop.result_flags import FLAG_TEXT
 from toolsearch_lab.loop.search_tool import TOOL_SEARCH_TOOL_NAME
 from toolsearch_lab.trace import Iteration, RunTrace, SearchRecord, StepOutcome
-from toolsearch_lab.ui import theme as t
+from toolsearch_lab.ui import stepper_replay as replay, theme as t
 
 # Trace order of the tools figure; update_figure relies on it never changing.
 TOOLS_TRACES = (
@@ -23,6 +21,7 @@ TOOLS_TRACES = (
     "found, exposed next request",
     "called",
     "rejected call",
+    replay.DEFERRED,
 )
 TOKENS_TRACES = ("tool search", "baseline", "tool search cumulative", "baseline cumulative")
 
@@ -41,22 +40,19 @@ def trace_of(run) -> RunTrace:
 
 
 def tool_rows(trace: RunTrace) -> list[str]:
-    """Row order: toolSearchTool, then every tool in the order it first appeared (exposed, found, called)."""
-    rows = [TOOL_SEARCH_TOOL_NAME]
-
-    def add(name: str) -> None:
-        if name not in rows:
-            rows.append(name)
-
-    for it in trace.iterations:
-        for name in it.exposed_tools:
-            add(name)
-        for s in it.searches:
-            for name in s.names:
-                add(name)
-        for c in it.tool_calls:
-            add(c.name)
-    return rows
+    """Row order: the search tool(s), then every tool as it first appeared (exposed, found, called), then the
+    tools only ever sent deferred."""
+    seen = [
+        n
+        for it in trace.iterations
+        for n in (
+            *it.exposed_tools,
+            *(h for s in it.searches for h in s.names),
+            *(c.name for c in it.tool_calls),
+        )
+    ]
+    deferred = [n for it in trace.iterations for n in it.deferred]
+    return list(dict.fromkeys([*replay.search_tools(trace), *seen, *deferred]))
 
 
 def highlight(selected: int | None, n: int, colour: str = t.NEW_LIGHT) -> list[dict]:
@@ -91,6 +87,7 @@ TOOLS_STYLE = {
     },
     "called": {"symbol": "square-open", "size": CELL + 9, "color": t.CALLED, "line": {"width": 3}},
     "rejected call": {"symbol": "x-thin-open", "size": CELL, "color": t.BAD, "line": {"width": 4}},
+    **replay.DEFERRED_STYLE,
 }
 
 
@@ -101,7 +98,7 @@ def tools_spec(trace: RunTrace, selected: int | None = None) -> dict:
         {
             "type": "scatter",
             "mode": "markers",
-            "name": kind,
+            "name": " + ".join(replay.search_tools(trace)) if kind == "toolSearchTool" else kind,
             "x": xs,
             "y": ys,
             "text": hs,
@@ -119,8 +116,8 @@ def _tools_layout(trace: RunTrace, rows: list[str], selected: int | None) -> dic
     n = len(trace.iterations)
     accumulation = trace.config.get("reference_tool_name_accumulation", True)
     title = (
-        f"Tools exposed to the model in each request: {len(rows) - 1} of {trace.catalog_size} tools "
-        "discovered"
+        f"Tools exposed to the model in each request: {replay.discovered(trace, rows)} of "
+        f"{trace.catalog_size} tools discovered"
         f"{'' if accumulation else ' (accumulation off)'}"
     )
     # Long tool names widen the label column and shrink the plot area; the legend (anchored to the plot
@@ -156,8 +153,9 @@ def tool_cells(trace: RunTrace) -> dict[str, tuple[list, list, list]]:
     """Per marker kind of the tools figure (in :data:`TOOLS_TRACES` order): the iterations, tool names and
     hover texts of its markers."""
     cells: dict[str, tuple[list, list, list]] = {k: ([], [], []) for k in TOOLS_TRACES}
+    searchers = set(replay.search_tools(trace))
     for position, it in enumerate(trace.iterations):
-        for kind, name, hover in _iteration_cells(position + 1, it):
+        for kind, name, hover in _iteration_cells(position + 1, it, searchers):
             xs, ys, hs = cells[kind]
             xs.append(position + 1)
             ys.append(name)
@@ -165,14 +163,14 @@ def tool_cells(trace: RunTrace) -> dict[str, tuple[list, list, list]]:
     return cells
 
 
-def _iteration_cells(i: int, it: Iteration) -> list[tuple[str, str, str]]:
+def _iteration_cells(i: int, it: Iteration, searchers: set[str]) -> list[tuple[str, str, str]]:
     """(kind, tool, hover) of every marker in iteration ``i``'s column: exposed tools, then tools its
-    searches found that are not exposed yet, then its calls."""
-    cells = []
+    searches found that are not exposed yet, then its calls, then the tools it sent deferred."""
+    cells = replay.deferred_cells(i, it)
     new = set(it.newly_exposed)
     exposed = set(it.exposed_tools)
     for name in it.exposed_tools:
-        if name == TOOL_SEARCH_TOOL_NAME:
+        if name in searchers:
             cells.append(("toolSearchTool", name, f"iteration {i}: {name} (always exposed)"))
         elif name in new:
             cells.append(("newly exposed", name, f"iteration {i}: {name} newly exposed"))
@@ -290,14 +288,14 @@ def details_html(trace: RunTrace, selected: int) -> str:
     selected = max(0, min(selected, len(its) - 1))
     it = its[selected]
     next_it = its[selected + 1] if selected + 1 < len(its) else None
-    found = len([n for n in it.exposed_tools if n != TOOL_SEARCH_TOOL_NAME])
     parts = [
         t.heading(
-            f"Iteration {selected + 1} of {len(its)}: the model saw toolSearchTool + {found} of "
+            f"Iteration {selected + 1} of {len(its)}: the model saw {replay.context_label(trace, it)} of "
             f"{trace.catalog_size} tools",
             t.FONT_SIZE + 3,
         ),
         *_exposed_html(it),
+        *replay.replay_details(trace, it),
     ]
     if it.assistant_content:
         parts.append(
@@ -365,7 +363,7 @@ def _search_html(s: SearchRecord, it: Iteration, next_it: Iteration | None) -> l
     if s.category_filter:
         extra += f" · category {t.esc(s.category_filter)}"
     head = t.heading(
-        f"<span style='color:{t.SEARCH}'>toolSearchTool</span> query: "
+        f"<span style='color:{t.SEARCH}'>{t.esc(replay.tool_of(it, s))}</span> query: "
         f"<span style='font-family:{t.MONO}'>“{query}”</span>"
         f"<span style='font-weight:400;color:{t.MUTED}'>{extra}</span>"
     )
@@ -442,7 +440,7 @@ def status_html(run, note: str = "") -> str:
         + t.muted(f"· model {t.esc(trace.model)} · index {t.esc(trace.index)}")
         + "</div>"
     )
-    body = head + "".join(f"<div>{p}</div>" for p in parts)
+    body = head + "".join(f"<div>{p}</div>" for p in parts) + replay.replay_status(trace)
     if trace.final_answer:
         body += (
             f"<div style='margin-top:4px'><b>Answer</b> "

@@ -20,7 +20,7 @@ from dataclasses import replace
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
-from toolsearch_lab.eval.compare import StrategyRun, compare, comparison_rows
+from toolsearch_lab.eval.compare import OWN_INDEX, StrategyRun, compare, comparison_rows
 from toolsearch_lab.eval.cost import Price, PriceTable, in_hashset_order, load_prices, request_costs
 from toolsearch_lab.eval.scenarios import list_scenarios
 from toolsearch_lab.index.factory import INDEX_KINDS
@@ -42,10 +42,19 @@ STRATEGY_COLOURS = {
     "pre-retrieval": t.NEW,
     "retrieve-then-bind": "#DB2777",
     "pinned": "#0D9488",  # search-only with the tools measured usage recommends always loaded
+    "anthropic-regex": "#D97706",  # Anthropic's native search: amber, its own index
+    "anthropic-bm25": "#92400E",
 }
 GOOD_TINT = "#DCFCE7"  # the winning row: ink on pale green
 NUDGE = 0.012  # vertical offset between strategies in the Pareto plot, so equal points stay visible
-INDEX_SYMBOLS = {"regex": "square", "lucene": "circle", "vector": "diamond", "hybrid": "triangle-up"}
+INDEX_SYMBOLS = {
+    "regex": "square",
+    "lucene": "circle",
+    "vector": "diamond",
+    "hybrid": "triangle-up",
+    "anthropic-regex": "star",
+    "anthropic-bm25": "star",
+}
 UNLOAD_POLICIES: dict[str, dict[str, int | None]] = {
     "keep everything": {"idle_turns": None, "max_loaded": None},
     "drop after 2 idle turns": {"idle_turns": 2, "max_loaded": None},
@@ -390,7 +399,7 @@ class StrategyLab(Displayable):
             f"{r.strategy.name} · {r.index}"
             for r in runs
             if r.run.scenario.name != scenario
-            or r.index not in indexes
+            or (r.index not in indexes and r.strategy.name not in OWN_INDEX)
             or r.trace.config.get("max_results", max_results) not in (max_results, None)
             or r.strategy.name.endswith("+unload")
         ]

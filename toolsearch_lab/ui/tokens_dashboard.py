@@ -13,6 +13,7 @@ from toolsearch_lab.tokens import ENCODINGS, TokenCounter
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
 from toolsearch_lab.ui.stepper_render import trace_of
+from toolsearch_lab.ui.stepper_replay import catalog_name, replay_summary
 from toolsearch_lab.ui.tokens_render import per_tool_spec, prefix_html, run_spec
 
 
@@ -103,7 +104,7 @@ class TokenDashboard(Displayable):
         trace = self.trace
         if trace is None:
             return set()
-        return {n for it in trace.iterations for n in it.exposed_tools}
+        return {catalog_name(n) for it in trace.iterations for n in it.exposed_tools}
 
     def _per_tool_spec(self) -> dict:
         return per_tool_spec(self.rows, self.total, self.catalog, self._sent(), self.func_end)
@@ -121,7 +122,7 @@ class TokenDashboard(Displayable):
         )
         if trace is not None and trace.catalog_size != len(self.rows):
             body += t.muted(f" The run below used its own catalog of {trace.catalog_size} tools.")
-        self.summary.value = t.panel(body)
+        self.summary.value = t.panel(body + replay_summary(trace))
         self.prefix.value = prefix_html(trace, self.tool_costs, self.func_end)
 
     # ---- public --------------------------------------------------------------------------------------------

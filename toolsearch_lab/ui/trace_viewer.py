@@ -1,8 +1,10 @@
 """TraceViewer: two runs side by side (a simulated and a real model, or two settings), iteration by iteration.
 
-Each side is a RunTrace: from a run in the notebook, or opened from any saved trace JSON
-(anything ``RunTrace.to_json`` wrote). The slider picks an iteration number (from 1)
-and both columns show what that model request exposed, searched and called.
+Each side is a RunTrace: from a run in the notebook, opened from any saved trace JSON (anything
+``RunTrace.to_json`` wrote), or replayed from a transcript (an Anthropic or OpenAI transcript, a Claude Code
+session, or a shipped transcript's name: :func:`~toolsearch_lab.replay.load.load_transcript`). The slider
+picks an iteration number (from 1) and both columns show what that model request exposed, deferred, searched
+and called.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from toolsearch_lab.loop.search_tool import TOOL_SEARCH_TOOL_NAME
+from toolsearch_lab.replay.common import TranscriptError
+from toolsearch_lab.replay.load import SHIPPED_TRANSCRIPTS, load_transcript
 from toolsearch_lab.trace import RunTrace
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
 from toolsearch_lab.ui.display import Table
 from toolsearch_lab.ui.stepper_render import highlight, trace_of
+from toolsearch_lab.ui.stepper_replay import search_tools
 
 COLUMN_WIDTH = (t.FIG_WIDTH - 10) // 2
 SIDES = ("left", "right")
@@ -28,14 +32,23 @@ SIDE_STYLE = {  # both are tool-search runs (violet); the right one is drawn lig
 
 
 def load_trace(path: str | Path) -> RunTrace:
-    """A RunTrace from a saved JSON file, with an error that names the file when it is not one."""
+    """A RunTrace from a saved trace JSON file or a transcript (or a shipped transcript's name), with an
+    error that names the file when it is neither."""
     file = Path(path).expanduser()
+    if isinstance(path, str) and path in SHIPPED_TRANSCRIPTS and not file.exists():
+        return load_transcript(path)
     if not file.is_file():
         raise FileNotFoundError(f"no trace file at {str(file)!r}")
     try:
         return RunTrace.from_json(file.read_text(encoding="utf-8"))
-    except Exception as exc:  # noqa: BLE001 - re-raised with the file name
-        raise ValueError(f"{str(file)!r} is not a saved RunTrace JSON: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - not a trace: perhaps a transcript
+        trace_problem = exc
+    try:
+        return load_transcript(file)
+    except TranscriptError as exc:
+        raise ValueError(
+            f"{str(file)!r} is not a saved RunTrace JSON ({trace_problem}), nor a transcript ({exc})"
+        ) from exc
 
 
 BAR_WIDTH = 0.34
@@ -77,7 +90,10 @@ def usage_table(trace: Any) -> Table:
         ours = it.tokens.tool_search.total
         delta = None if theirs is None else f"{theirs - ours:+,}"
         rows.append([it.number, len(it.exposed_tools), ours, theirs, delta])
-    caption = "ours = the prompt as this project counts it (tokens.tool_search.total); API = what it billed"
+    caption = (
+        "ours = the prompt as this project counts it (tokens.tool_search.total, o200k); API = what the "
+        "provider's usage said (its own tokenizer; Anthropic's prompt = input + cache writes + cache reads)"
+    )
     return Table(["request", "tools exposed", "ours", "API usage", "API − ours"], rows, caption=caption)
 
 
@@ -131,12 +147,21 @@ def tokens_spec(traces: dict[str, RunTrace], labels: dict[str, str], selected: i
 
 def summary_html(trace: RunTrace, label: str) -> str:
     total = trace.tokens_total()
+    tokens = (
+        f"prompt tokens <b style='color:{t.SEARCH}'>{total['prompt_tool_search']:,}</b> vs "
+        f"{total['prompt_baseline']:,} with all tools ({total['prompt_saved_pct']:g}% saved)"
+    )
+    if trace.config.get("counts_definitions") is False:  # a session file without tool definitions
+        tokens = (
+            f"prompt tokens <b style='color:{t.SEARCH}'>{total['prompt_tool_search']:,}</b> (ours: no tools)"
+        )
+    reported = sum((it.tokens.api_usage or {}).get("prompt_tokens") or 0 for it in trace.iterations)
+    if reported:
+        tokens += f" · API usage {reported:,}"
     return (
         t.heading(t.esc(label))
         + f"<div>model <b>{t.esc(trace.model)}</b> · index <b>{t.esc(trace.index)}</b> · "
-        f"{len(trace.iterations)} requests · stop: {t.esc(trace.stop_reason)}</div>"
-        + f"<div>prompt tokens <b style='color:{t.SEARCH}'>{total['prompt_tool_search']:,}</b> vs "
-        f"{total['prompt_baseline']:,} with all tools ({total['prompt_saved_pct']:g}% saved)</div>"
+        f"{len(trace.iterations)} requests · stop: {t.esc(trace.stop_reason)}</div>" + f"<div>{tokens}</div>"
     )
 
 
@@ -147,21 +172,23 @@ def iteration_html(trace: RunTrace, label: str, position: int) -> str:
     if not 0 <= position < len(its):
         return t.panel(head + t.muted(f"This run has no iteration {position + 1}."), COLUMN_WIDTH)
     it = its[position]
-    new = set(it.newly_exposed)
+    new, searchers = set(it.newly_exposed), search_tools(trace)
     chips = "".join(
         t.chip(n, t.SEARCH, t.SEARCH_LIGHT, bold=True)
-        if n == TOOL_SEARCH_TOOL_NAME
+        if n in searchers
         else t.chip(n, t.INK, t.NEW_LIGHT, "new")
         if n in new
         else t.chip(n, t.FOUND, t.FOUND_LIGHT)
         for n in it.exposed_tools
     )
     parts = [head, t.heading(f"Iteration {position + 1} of {len(its)}"), f"<div>exposed: {chips}</div>"]
+    if it.deferred:
+        parts.append(f"<div>{t.muted(f'{len(it.deferred)} more sent deferred (not loaded)')}</div>")
     for s in it.searches:
         found = "".join(t.chip(h.name, t.FOUND, t.FOUND_LIGHT) for h in s.hits) or t.muted("nothing")
         parts.append(f"<div>search <b>“{t.esc(t.clip(s.query, 120))}”</b> → {found}</div>")
     for c in it.tool_calls:
-        if c.name != TOOL_SEARCH_TOOL_NAME:
+        if c.kind != "search":
             outcome = f" <span style='color:{t.BAD}'>{t.esc(c.error)}</span>" if c.error else ""
             parts.append(f"<div>called {t.chip(c.name, t.CALLED, t.PAPER, ring=True)}{outcome}</div>")
     if it.assistant_content:

@@ -32,23 +32,26 @@ Documented deviations from Spring:
 * ``search_time_ms`` is a float with microsecond resolution (Spring: whole milliseconds).
 
 Pattern mode (``mode="pattern"``) follows Anthropic's regex tool search: the query is a Python ``re`` pattern
-of at most 200 characters, matched case-insensitively (Unicode) against the tool name, description, parameter
-names and parameter descriptions (nested ``properties``/``items`` too). Matching runs on the ``regex`` package
-with timeouts, so catastrophic backtracking cannot hang a search: each match call may take at most
-``pattern_call_timeout_s`` (default 50 ms), and one whole search at most ``pattern_budget_s`` (default 1 s). A
-text whose match times out is tried again (with the rest of the budget if the try was mostly waiting, else at
-twice and four times the timeout), so only a pattern that times out on every try is refused. Each distinct
-text is matched once however many tools share it, and literal text that every match must contain (``email``;
-``get_`` and ``issue`` in ``get_.*issue``; ``send`` or ``post`` in ``send|post``) is looked up in the
-session's chunk vocabulary first, so only the texts that contain it are matched. A pattern without such text
-(``^\\w+$``) is matched against every text, which at 100,000 tools takes longer than the budget; the error
-then says whether the catalog's size or the pattern is the cost. Patterns whose counted repeats would expand
-to more than 10,000 elements (``(((a{999}){999}){999})`` exhausts memory inside ``regex.compile``) are refused
-before compiling. Problems are raised as ``PatternError`` (a ``ValueError``; timeouts as its subclass
+of at most 200 characters, matched against the tool name, description, parameter names and parameter
+descriptions (nested ``properties``/``items`` too). Case: Anthropic's documentation gives ``"(?i)slack"`` as
+the way to search case-insensitively and says "searches are case-sensitive by default (use ``(?i)`` for
+case-insensitive)" (platform.claude.com, "Tool search tool", 2025 and 2026 versions); ``case_sensitive=True``
+reproduces that, and the ``anthropic-regex`` strategy uses it. Without it, pattern mode matches
+case-insensitively (Unicode), the more forgiving choice for exploring a catalog by hand. Matching runs on the
+``regex`` package with timeouts, so catastrophic backtracking cannot hang a search: each match call may take
+at most ``pattern_call_timeout_s`` (default 50 ms), and one whole search at most ``pattern_budget_s`` (default
+1 s). A text whose match times out is tried again (with the rest of the budget if the try was mostly waiting,
+else at twice and four times the timeout), so only a pattern that times out on every try is refused. Each
+distinct text is matched once however many tools share it, and literal text that every match must contain
+(``email``; ``get_`` and ``issue`` in ``get_.*issue``; ``send`` or ``post`` in ``send|post``) is looked up in
+the session's chunk vocabulary first, so only the texts that contain it are matched. A pattern without such
+text (``^\\w+$``) is matched against every text, which at 100,000 tools takes longer than the budget; the
+error then says whether the catalog's size or the pattern is the cost. Patterns whose counted repeats would
+expand to more than 10,000 elements (``(((a{999}){999}){999})`` exhausts memory inside ``regex.compile``) are
+refused before compiling. Problems are raised as ``PatternError`` (a ``ValueError``; timeouts as its subclass
 ``PatternTimeoutError``) with a message naming the problem, for the meta-tool to hand back to the model.
-Scoring reuses the formula above plus a parameter part counted like description hits,
-``1*count + 0.5/(1 + 0.1*p)``, with ``count`` summed over all parameter texts and ``p`` the smallest first-hit
-offset among them.
+Scoring reuses the formula above plus a parameter part counted like description hits, ``1*count + 0.5/(1 +
+0.1*p)``, with ``count`` summed over all parameter texts and ``p`` the smallest first-hit offset among them.
 
 Known limits of the Java parity: the final-sigma rule of ``toLowerCase`` depends on Java's word
 BreakIterator, which :func:`~toolsearch_lab.text.java.java_root_lower` approximates (exact for ordinary

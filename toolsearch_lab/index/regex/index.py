@@ -84,6 +84,7 @@ class RegexToolIndex(BaseToolIndex):
         default_max_results: int = DEFAULT_MAX_RESULTS,
         pattern_call_timeout_s: float = 0.05,
         pattern_budget_s: float = 1.0,
+        case_sensitive: bool = False,
     ):
         super().__init__(default_max_results)
         if mode not in MODES:
@@ -95,6 +96,11 @@ class RegexToolIndex(BaseToolIndex):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"RegexToolIndex: {label} must be a number of seconds > 0, got {value!r}")
         self.mode = mode
+        if case_sensitive and mode != "pattern":
+            raise ValueError(
+                "RegexToolIndex: case_sensitive applies to mode='pattern' (keyword mode is Spring's)"
+            )
+        self.case_sensitive = bool(case_sensitive)
         self.pattern_call_timeout_s = float(pattern_call_timeout_s)
         self.pattern_budget_s = float(pattern_budget_s)
         self._sessions: dict[str, Session] = {}
@@ -199,7 +205,7 @@ class RegexToolIndex(BaseToolIndex):
     def _details(self, entry: Entry, query: str) -> RegexDetails:
         texts = entry.texts()
         if self.mode == "pattern":
-            rx, _ = compile_user_pattern(query)
+            rx, _ = compile_user_pattern(query, self.case_sensitive)
             matcher = PatternMatcher(query, rx, self, (1, len(texts), len(texts), False))
             pattern, parts = query, pattern_parts(entry, {i: matcher.find(t) for i, t in enumerate(texts)})
         else:

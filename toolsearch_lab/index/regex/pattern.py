@@ -1,5 +1,6 @@
-"""Pattern mode, after Anthropic's regex tool search: the query is a Python ``re`` pattern, matched
-case-insensitively on the ``regex`` package with timeouts against every searchable text of a tool.
+"""Pattern mode, after Anthropic's regex tool search: the query is a Python ``re`` pattern, matched on the
+``regex`` package with timeouts against every searchable text of a tool; case-insensitively unless the
+index was built ``case_sensitive`` (Anthropic's own default, see :mod:`toolsearch_lab.index.regex`).
 
 A pattern is checked before it is compiled (length, syntax, how far its counted repeats expand), the literal
 text every match must contain narrows the texts to match (:func:`required_clauses`), and
@@ -60,9 +61,11 @@ class PatternTimeoutError(PatternError):
 # ------------------------------------------------------------------------------------ checking a pattern
 
 
-def compile_user_pattern(pattern: Any) -> tuple[regex.Pattern, Any]:
+def compile_user_pattern(pattern: Any, case_sensitive: bool = False) -> tuple[regex.Pattern, Any]:
     """Validate a pattern-mode query (Python ``re`` syntax, <= 200 characters, bounded repeat expansion) and
-    compile it with ``regex`` so every match call can take a timeout; also returns the parsed tree."""
+    compile it with ``regex`` so every match call can take a timeout; also returns the parsed tree.
+    ``case_sensitive``: no IGNORECASE flag (a ``(?i)`` in the pattern still turns it on)."""
+    flags = 0 if case_sensitive else re.IGNORECASE
     if pattern is not None and not isinstance(pattern, str):
         raise TypeError(
             f"RegexToolIndex: query must be a regular expression string (pattern mode), "
@@ -77,7 +80,7 @@ def compile_user_pattern(pattern: Any) -> tuple[regex.Pattern, Any]:
             pattern, f"the pattern is {len(pattern)} characters long; the limit is {MAX_PATTERN_LENGTH}"
         )
     try:
-        tree = _sre_parser.parse(pattern, re.IGNORECASE)
+        tree = _sre_parser.parse(pattern, flags)
     except re.error as exc:
         raise PatternError(pattern, f"not a valid regular expression: {exc}") from None
     except RecursionError:
@@ -90,7 +93,7 @@ def compile_user_pattern(pattern: Any) -> tuple[regex.Pattern, Any]:
             f"(limit {_MAX_EXPANDED_SIZE:,}); use smaller {{m,n}} counts",
         )
     try:
-        return regex.compile(pattern, regex.IGNORECASE | regex.V0), tree
+        return regex.compile(pattern, (0 if case_sensitive else regex.IGNORECASE) | regex.V0), tree
     except (regex.error, RecursionError, MemoryError, OverflowError) as exc:
         raise PatternError(pattern, f"not a valid regular expression: {exc}") from None
 
@@ -163,10 +166,11 @@ def lookup_clauses(clauses: list[list[str]], limit: int = _MAX_REQUIRED_CLAUSES)
 
 
 class TimeLimits(Protocol):
-    """Where a matcher reads its limits: the index's settings."""
+    """Where a matcher reads its limits (and a search its case rule): the index's settings."""
 
     pattern_call_timeout_s: float
     pattern_budget_s: float
+    case_sensitive: bool
 
 
 class PatternMatcher:
@@ -310,7 +314,7 @@ def pattern_scores(
 def pattern_mode_scores(session: Session, query: Any, limits: TimeLimits) -> np.ndarray:
     """Every tool's score for a pattern-mode ``query``, in insertion order (0.0 for no match); the pattern
     is checked before the session's corpus is built."""
-    rx, tree = compile_user_pattern(query)
+    rx, tree = compile_user_pattern(query, limits.case_sensitive)
     assert isinstance(query, str)  # compile_user_pattern refuses anything else
     corpus = session.pattern_corpus()
     clauses = lookup_clauses(required_literals(tree))

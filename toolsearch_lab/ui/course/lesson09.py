@@ -1,36 +1,52 @@
-"""Notebook 09 (real models): the share of prompt tokens that tool search saved."""
+"""Notebook 09 (real runs): the request whose context first held a tool a search loaded."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from toolsearch_lab.ui.course.base import Exercise, Judgement
 
-if TYPE_CHECKING:
-    from toolsearch_lab.eval.scenarios.running import ScenarioRun
+TARGET = "mcp__github__add_issue_comment"
 
 
-def judge(saving: Any, *, offline: Any, **_: Any) -> Judgement:
-    totals = offline.trace.tokens_total()
-    expected = round(100 * (1 - totals["prompt_tool_search"] / totals["prompt_baseline"]))
-    if isinstance(saving, bool) or not isinstance(saving, int | float):
-        return False, f"my_saving_pct should be a number, not {saving!r}"
-    if abs(saving - expected) <= 1:
-        return True, f"offline, tool search saved {expected}% of prompt tokens"
-    if abs(saving - (100 - expected)) <= 1:
-        return False, "that is the share tool search still sent; the saving is the rest"
-    if 0 < saving < 1:
-        return False, "give a percentage (e.g. 40), not a fraction"
-    if saving in (0, 100):
-        sent = "as much as sending every tool" if saving == 0 else "nothing at all"
-        return False, f"{saving:g}% would mean tool search sent {sent}: read the two prompt totals"
-    return False, "compare prompt_tool_search with prompt_baseline in offline.trace.tokens_total()"
+def _numbers(session: Any) -> tuple[int, int, int]:
+    """(first request whose context held the target, the request whose response searched for it, requests)."""
+    first = next(it.number for it in session.iterations if TARGET in it.exposed_tools)
+    searched = next(it.number for it in session.iterations for s in it.searches if TARGET in s.names)
+    return first, searched, len(session.iterations)
 
 
-def solution(offline: ScenarioRun) -> float:
-    totals = offline.trace.tokens_total()
-    my_saving_pct = 100 * (1 - totals["prompt_tool_search"] / totals["prompt_baseline"])
-    return my_saving_pct
+def judge(request: Any, *, session: Any, **_: Any) -> Judgement:
+    first, searched, last = _numbers(session)
+    if isinstance(request, bool) or not isinstance(request, int):
+        return False, f"my_request should be a request number (an int from 1 to {last}), not {request!r:.40}"
+    if request == first:
+        return (
+            True,
+            "a search result reaches the model with the request after the one whose response searched",
+        )
+    if not 1 <= request <= last:
+        return False, f"the session made {last} requests, numbered from 1: pick one of them"
+    if request == searched:
+        return False, (
+            "that request's response asked ToolSearch for it; the search result goes back to the model with "
+            "a later request, so this request was sent without it"
+        )
+    if request < searched:
+        return (
+            False,
+            "the tool was still deferred then: it is in that request's deferred list, not its exposed_tools",
+        )
+    return (
+        False,
+        "it was in the context earlier than that: look for the first request whose exposed_tools holds it",
+    )
+
+
+def solution(session: Any) -> int:
+    target = "mcp__github__add_issue_comment"
+    my_request = next(it.number for it in session.iterations if target in it.exposed_tools)
+    return my_request
 
 
 EXERCISES = (
@@ -38,11 +54,11 @@ EXERCISES = (
         key="09",
         notebook="09_real_models",
         answer_cell="c09",
-        hint="offline.trace.tokens_total() has prompt_tool_search and prompt_baseline.",
+        hint="session.iterations[i].exposed_tools is what request number session.iterations[i].number held.",
         solve=solution,
-        wrong="totals = offline.trace.tokens_total()\n"
-        'my_saving_pct = 100 * totals["prompt_tool_search"] / totals["prompt_baseline"]',
-        why="the saving is one minus the ratio of what tool search sent to what sending every tool sends.",
+        wrong="my_request = next(it.number for it in session.iterations for s in it.searches\n"
+        '                  if "mcp__github__add_issue_comment" in s.names)',
+        why="a tool a search loads enters the context of the requests sent after its result came back.",
         judge=judge,
     ),
 )

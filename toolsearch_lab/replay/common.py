@@ -1,0 +1,282 @@
+"""What every transcript format comes down to, and the one mapping from it to a :class:`RunTrace`.
+
+Each format reader (:mod:`.anthropic`, :mod:`.responses`, :mod:`.claude_code`) turns one API call of the
+file into a :class:`Request`: the tools in the model's context when it was sent, the tools sent deferred,
+the searches and calls its response made, the API's own usage, and the request in the chat-completions shape
+this project counts exactly. :func:`build_trace` turns the list into the trace the widgets read, so the
+mapping (which tools were new, which were discovered, how usage and our count sit side by side) lives once.
+
+A reader never guesses: a record it does not understand is a :class:`TranscriptError` naming the file, the
+place and what was expected, or (for record kinds a product adds often, such as Claude Code's bookkeeping
+lines) a line in ``RunTrace.errors`` saying what was skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from toolsearch_lab.tokens import TokenCounter
+from toolsearch_lab.trace import (
+    Iteration,
+    IterationTokens,
+    RequestTokens,
+    RunTrace,
+    SearchHit,
+    SearchRecord,
+    ToolCallRecord,
+)
+
+__all__ = [
+    "ChatRequest",
+    "orphan",
+    "undeclared",
+    "unknown",
+    "Recording",
+    "Request",
+    "TranscriptError",
+    "build_trace",
+    "check_count",
+    "expect",
+    "function_definition",
+    "result_text",
+]
+
+TranscriptFormat = Literal["anthropic-messages", "openai-responses", "claude-code-session"]
+# What a call's or a message's text may take of the trace: a tool result can be megabytes.
+MAX_TEXT_CHARS = 4_000
+
+
+class TranscriptError(ValueError):
+    """A transcript that cannot be replayed: the message names the file, where in it and what was expected."""
+
+
+@dataclass
+class ChatRequest:
+    """One request in the chat-completions shape :meth:`TokenCounter.count_request` counts: the messages,
+    the definitions in the model's context (``tools``) and every definition the request named, deferred
+    ones included (``all_tools``, the no-search baseline)."""
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    all_tools: list[dict[str, Any]]
+
+
+@dataclass
+class Request:
+    """One API call of a transcript, as a reader understood it."""
+
+    in_context: list[str]  # tools in the model's context when the request was sent, first appearance order
+    deferred: list[str]  # tools sent deferred and not loaded yet
+    searches: list[SearchRecord] = field(default_factory=list)
+    calls: list[ToolCallRecord] = field(default_factory=list)  # searches too, kind "search"
+    text: str | None = None  # what the model said
+    usage: dict[str, Any] | None = None  # the API's usage, normalised (see the readers' usage functions)
+    stop: str | None = None  # the response's own stop reason, as written
+    chat: ChatRequest | None = None  # None: nothing to count (the file holds no request)
+
+
+@dataclass
+class Recording:
+    """A whole transcript as a reader understood it, before it becomes a trace."""
+
+    format: TranscriptFormat
+    requests: list[Request]
+    model: str
+    user_request: str
+    session_id: str
+    index: str  # e.g. "anthropic:tool_search_tool_regex"
+    catalog_size: int  # distinct tools the requests named
+    final_answer: str | None
+    stop_reason: str
+    notes: list[str] = field(default_factory=list)  # skipped records, warnings: named, never silent
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+def build_trace(recording: Recording, counter: TokenCounter) -> RunTrace:
+    """The :class:`RunTrace` of a recording: one iteration per request, tools that entered the context
+    marked new, the tools each iteration's searches loaded first marked discovered, the API's usage beside
+    our own count."""
+    trace = RunTrace(
+        session_id=recording.session_id,
+        model=recording.model,
+        index=recording.index,
+        user_request=recording.user_request,
+        catalog_size=recording.catalog_size,
+        config={"source": "replay", "format": recording.format, **recording.config},
+        final_answer=recording.final_answer,
+        stop_reason=recording.stop_reason,
+        errors=list(recording.notes),
+        encoding=counter.encoding_name,
+    )
+    before: list[str] = []
+    accumulated: list[str] = []
+    known: set[str] = set()
+    for number, request in enumerate(recording.requests, start=1):
+        for name in request.in_context:
+            if name not in accumulated:
+                accumulated.append(name)
+        iteration = Iteration(
+            number=number,
+            exposed_tools=list(request.in_context),
+            newly_exposed=[n for n in request.in_context if n not in before],
+            accumulated=list(accumulated),
+            assistant_content=request.text,
+            tool_calls=list(request.calls),
+            searches=list(request.searches),
+            tokens=_tokens(request, counter, number),
+            deferred=list(request.deferred),
+        )
+        known.update(request.in_context)
+        for search in request.searches:
+            for name in search.names:
+                if name not in known:
+                    known.add(name)
+                    iteration.discovered.append(name)
+        iteration.errors = [f"{c.name}: {c.error}" for c in request.calls if c.error]
+        trace.iterations.append(iteration)
+        before = request.in_context
+    return trace
+
+
+def _tokens(request: Request, counter: TokenCounter, number: int) -> IterationTokens:
+    usage = request.usage
+    completion = usage.get("completion_tokens", 0) if usage else 0
+    if request.chat is None:
+        return IterationTokens(RequestTokens(), RequestTokens(), completion, usage)
+    chat = request.chat
+    try:
+        ours, baseline = (counter.count_request(chat.messages, t) for t in (chat.tools, chat.all_tools))
+    except (TypeError, ValueError, RecursionError) as exc:  # a tool schema no API would have taken
+        raise TranscriptError(f"request {number}: its tools or messages cannot be counted ({exc})") from None
+    return IterationTokens(tool_search=ours, baseline=baseline, completion=completion, api_usage=usage)
+
+
+# ---- the refusals every format shares ----------------------------------------------------------------------
+def unknown(where: str, what: str, kind: Any, known: Sequence[str] = ()) -> TranscriptError:
+    """A record of a kind this reader does not know: named, never guessed."""
+    listed = f" (known: {', '.join(known)})" if known else ""
+    return TranscriptError(f"{where}: unknown {what} {str(kind)[:60]!r}{listed}")
+
+
+def orphan(where: str, kind: str, call_id: Any, call: str, key: str = "tool_use_id") -> TranscriptError:
+    """A result that answers no call made before it."""
+    return TranscriptError(
+        f"{where}: {kind} refers to {key} {str(call_id)[:60]!r} but no {call} with that id comes before it"
+    )
+
+
+def undeclared(where: str, name: str) -> TranscriptError:
+    """A reference to a tool the request does not declare: the API refuses such a request."""
+    return TranscriptError(
+        f"{where}: tool_reference {name[:80]!r} is not among the request's tools (the API would have "
+        "answered 400)"
+    )
+
+
+# ---- small readers every format uses -----------------------------------------------------------------------
+def expect(value: Any, kind: type | tuple[type, ...], where: str, what: str) -> Any:
+    """``value`` if it is of ``kind``, else a :class:`TranscriptError` saying what was expected at ``where``
+    (and what was found, by type: the value itself may be a secret or huge)."""
+    if isinstance(value, kind) and not isinstance(value, bool):
+        return value
+    found = "nothing" if value is None else f"a {_json_type(value)}"
+    raise TranscriptError(f"{where}: expected {what}, got {found}")
+
+
+def check_count(usage: Mapping[str, Any], key: str, where: str, required: bool = True) -> int:
+    """A token count of a usage object: an integer >= 0 (absent and not ``required``: 0)."""
+    value = usage.get(key)
+    if value is None and not required:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        shown = "nothing" if value is None else json.dumps(value)[:40]
+        raise TranscriptError(f"{where}.{key}: expected an integer >= 0, got {shown}")
+    return value
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return "list"
+    if isinstance(value, int | float):
+        return f"number ({json.dumps(value)[:30]})"
+    return "string" if isinstance(value, str) else type(value).__name__
+
+
+def result_text(content: Any) -> str:
+    """The text of a tool result's content (a string, or blocks whose text parts are joined), cut to
+    :data:`MAX_TEXT_CHARS`; blocks that carry no text (images, tool references) are named instead."""
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, Mapping) and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+            elif isinstance(block, Mapping) and block.get("type") == "tool_reference":
+                parts.append(f"[tool_reference {block.get('tool_name')}]")
+            elif isinstance(block, Mapping):
+                parts.append(f"[{block.get('type', 'block')}]")
+        text = "\n".join(parts)
+    elif content is None:
+        text = ""
+    else:
+        text = json.dumps(content, ensure_ascii=False)
+    return clip(text)
+
+
+def clip(text: str | None, limit: int = MAX_TEXT_CHARS) -> str:
+    text = text or ""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit:,} more characters)"
+
+
+def function_definition(name: str, description: Any = "", parameters: Any = None) -> dict[str, Any]:
+    """A tool in the chat-completions shape our counter reads (missing pieces as empty)."""
+    schema = parameters if isinstance(parameters, Mapping) else {"type": "object", "properties": {}}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description if isinstance(description, str) else "",
+            "parameters": dict(schema),
+        },
+    }
+
+
+def search_query(arguments: Any) -> str | None:
+    """What a search asked for: its ``query`` when it has one, else its arguments as JSON."""
+    if isinstance(arguments, Mapping) and isinstance(arguments.get("query"), str):
+        return arguments["query"]
+    if arguments is None:
+        return None
+    return json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+
+
+def search_record(call_id: str, arguments: Any, references: list[str], error: str | None) -> SearchRecord:
+    """A search as the trace keeps it; a transcript carries no scores, so hits have none."""
+    limit = arguments.get("max_results") or arguments.get("limit") if isinstance(arguments, Mapping) else None
+    return SearchRecord(
+        call_id=call_id,
+        query=search_query(arguments),
+        max_results=limit if isinstance(limit, int) and not isinstance(limit, bool) else None,
+        hits=[SearchHit(name, None) for name in references],
+        error=error,
+    )
+
+
+def arguments_text(arguments: Any) -> str:
+    """A call's arguments as the JSON text the trace keeps."""
+    if isinstance(arguments, str):
+        return clip(arguments)
+    return clip(json.dumps(arguments, ensure_ascii=False))
+
+
+def ordered(names: Sequence[str]) -> list[str]:
+    """``names`` without repeats, first appearance kept."""
+    return list(dict.fromkeys(names))

@@ -1,0 +1,270 @@
+"""``load_transcript(path)``: a real run, as an API or an agent logged it, turned into a :class:`RunTrace`.
+
+Three formats, told apart by their structure (never by the file name):
+
+* **Anthropic Messages** (``anthropic-messages``): a JSON list of ``{"request": ..., "response": ...}``
+  exchanges, each the body of one ``POST /v1/messages`` and its answer (a message); or the HTTP-wrapped
+  form ``{"request": {"method", "url", "headers", "body"}, "response": {"status", "headers", "body"}}``.
+  One exchange per line (JSONL) is read the same way.
+* **OpenAI Responses** (``openai-responses``): the same two shapes around ``POST /v1/responses`` (the
+  response an ``"object": "response"``), full input replayed or chained by ``previous_response_id``.
+* **Claude Code session** (``claude-code-session``): the JSONL file Claude Code writes under
+  ``~/.claude/projects/<project>/<session>.jsonl``.
+
+Headers are read only to be dropped: nothing from them reaches the trace, not even their names, and URLs
+keep only their host. The shipped transcripts (hand-written from the published formats; see
+``data/transcripts/PROVENANCE.md``) load by name: ``load_transcript("anthropic-messages")``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from toolsearch_lab.catalog.container import ToolCatalog, load_catalog
+from toolsearch_lab.datafiles import data_path
+from toolsearch_lab.jsonlimits import JsonLimitError, loads_checked
+from toolsearch_lab.model import Tool
+from toolsearch_lab.replay.common import Recording, TranscriptError, TranscriptFormat, build_trace, expect
+from toolsearch_lab.tokens import TokenCounter
+from toolsearch_lab.trace import RunTrace
+
+__all__ = [
+    "SHIPPED_TRANSCRIPTS",
+    "TRANSCRIPT_FORMATS",
+    "TranscriptError",
+    "detect_format",
+    "load_transcript",
+    "read_transcript",
+]
+
+TRANSCRIPT_FORMATS: tuple[TranscriptFormat, ...] = (
+    "anthropic-messages",
+    "openai-responses",
+    "claude-code-session",
+)
+SHIPPED_TRANSCRIPTS = {
+    "anthropic-messages": "anthropic_github_regex.json",
+    "openai-responses": "openai_github_hosted.json",
+    "claude-code-session": "claude_code_session.jsonl",
+}
+MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
+# Tool schemas nest deep inside a request (body, messages, content, input schema...); far deeper is not a log.
+MAX_TRANSCRIPT_DEPTH = 200
+
+
+def load_transcript(
+    path: str | os.PathLike,
+    *,
+    format: TranscriptFormat | None = None,
+    catalog: str | os.PathLike | ToolCatalog | list[Tool] | None = None,
+    encoding: str = "o200k_base",
+) -> RunTrace:
+    """The :class:`RunTrace` of a transcript file (or of a shipped one, by its format name).
+
+    ``format`` insists on one format (a file of another is refused); by default it is detected.
+    ``catalog`` gives a Claude Code session the tool definitions its file does not hold (a catalog name,
+    file or tools), so our token count can include them; the API formats carry their own.
+    A file that cannot be replayed raises :class:`TranscriptError` naming the place and the fault."""
+    file = _resolve(path)
+    data, kind = read_transcript(file)
+    notes = []
+    if kind == "jsonl":
+        notes = [r.note + "; left out" for _, r in data if isinstance(r, _CutLine)]
+        data = [(n, r) for n, r in data if not isinstance(r, _CutLine)]
+    fmt = detect_format(data, kind, str(file))
+    if format is not None and format != fmt:
+        if format not in TRANSCRIPT_FORMATS:
+            raise TranscriptError(
+                f"unknown transcript format {format!r}; expected one of {TRANSCRIPT_FORMATS}"
+            )
+        raise TranscriptError(f"{file}: format={format!r} was asked for, but the file is {fmt!r}")
+    recording = _read(fmt, data, kind, str(file), _tools_of(catalog))
+    recording.notes[:0] = notes
+    recording.config.update(_file_config(file))
+    recording.session_id = recording.session_id or f"replay-{recording.config['sha256'][:12]}"
+    try:
+        return build_trace(recording, TokenCounter(encoding))
+    except TranscriptError as exc:  # a request that cannot be counted: say which file
+        raise TranscriptError(f"{file}: {exc}") from None
+
+
+def _resolve(path: str | os.PathLike) -> Path:
+    if isinstance(path, str) and path in SHIPPED_TRANSCRIPTS and not Path(path).exists():
+        return data_path("transcripts", SHIPPED_TRANSCRIPTS[path])
+    if not isinstance(path, str | os.PathLike):
+        raise TranscriptError(f"load_transcript expects a path, got {type(path).__name__}")
+    file = Path(path).expanduser()
+    if not file.is_file():
+        shipped = ", ".join(SHIPPED_TRANSCRIPTS)
+        raise TranscriptError(f"no transcript file at {str(file)!r} (shipped transcripts: {shipped})")
+    return file
+
+
+def read_transcript(file: Path) -> tuple[Any, str]:
+    """The file's records: (a JSON value, "json") or (a list of (line number, record), "jsonl")."""
+    size = file.stat().st_size
+    if size > MAX_TRANSCRIPT_BYTES:
+        raise TranscriptError(
+            f"{file}: {size:,} bytes; transcripts larger than {MAX_TRANSCRIPT_BYTES:,} are refused"
+        )
+    raw = file.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise TranscriptError(
+            f"{file}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
+        ) from None
+    if not text.strip():
+        raise TranscriptError(f"{file}: the file is empty")
+    try:
+        return loads_checked(text, str(file), MAX_TRANSCRIPT_DEPTH), "json"
+    except JsonLimitError as exc:
+        raise TranscriptError(str(exc)) from None
+    except json.JSONDecodeError as exc:
+        whole = f"{file}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+    if text.lstrip().startswith("["):  # one JSON document, broken
+        raise TranscriptError(whole)
+    return _json_lines(file, text, whole), "jsonl"
+
+
+def _json_lines(file: Path, text: str, whole: str) -> list[tuple[int, Any]]:
+    """One JSON value per line. A broken line is refused, except the very last one, which a program still
+    writing the file leaves cut (it is then left out, and the trace says so). When the first line is not
+    JSON either, the file is one broken document, and ``whole`` (its parse error) says where."""
+    numbered = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    records: list[tuple[int, Any]] = []
+    for position, (number, line) in enumerate(numbered):
+        try:
+            records.append((number, loads_checked(line, f"{file}: line {number}", MAX_TRANSCRIPT_DEPTH)))
+        except JsonLimitError as exc:
+            raise TranscriptError(str(exc)) from None
+        except json.JSONDecodeError as exc:
+            if position == 0:
+                raise TranscriptError(whole) from None
+            problem = f"line {number}: not valid JSON ({exc.msg} at column {exc.colno})"
+            if position == len(numbered) - 1:
+                records.append(
+                    (number, _CutLine(f"{problem}; the last line is cut (a file still being written?)"))
+                )
+                continue
+            raise TranscriptError(f"{file}: {problem}") from None
+    return records
+
+
+class _CutLine:
+    """The last line of a JSONL file that is not JSON (a file still being written)."""
+
+    def __init__(self, note: str) -> None:
+        self.note = note
+
+
+def detect_format(data: Any, kind: str, where: str = "transcript") -> TranscriptFormat:
+    """Which of :data:`TRANSCRIPT_FORMATS` the records are, from their structure; anything else is refused
+    with what was found and what is accepted."""
+    accepted = (
+        "expected a JSON list of {request, response} exchanges (Anthropic Messages or OpenAI Responses) or a "
+        "Claude Code session JSONL"
+    )
+    records = [r for _, r in data] if kind == "jsonl" else data
+    if isinstance(records, Mapping):
+        if "iterations" in records and "session_id" in records:
+            raise TranscriptError(
+                f"{where}: this is a saved RunTrace, not a transcript; open it with RunTrace.from_json"
+            )
+        records = [records]
+    if not isinstance(records, list) or not records:
+        raise TranscriptError(
+            f"{where}: {accepted}; got {'an empty list' if records == [] else 'a JSON value of another kind'}"
+        )
+    first = next((r for r in records if isinstance(r, Mapping)), None)
+    if first is None:
+        raise TranscriptError(f"{where}: {accepted}; no record is a JSON object")
+    if "request" in first and "response" in first:
+        return _api_format(records, where)
+    if (
+        "session_id" in first
+        and "sessionId" not in first
+        and first.get("type") in ("system", "assistant", "user", "result")
+    ):
+        raise TranscriptError(
+            f"{where}: this is `claude -p --output-format stream-json` output (it has session_id, not "
+            "sessionId), not a Claude Code session file; replay the session's JSONL from ~/.claude/projects"
+        )
+    if any(
+        isinstance(r, Mapping) and ("sessionId" in r or "uuid" in r) and isinstance(r.get("type"), str)
+        for r in records
+    ):
+        return "claude-code-session"
+    keys = sorted(str(k) for k in first)[:8]
+    raise TranscriptError(f"{where}: {accepted}; the first record has keys {keys}")
+
+
+def _api_format(records: list, where: str) -> TranscriptFormat:
+    found: set[str] = set()
+    for record in records:
+        response = record.get("response") if isinstance(record, Mapping) else None
+        body = response.get("body") if isinstance(response, Mapping) and "body" in response else response
+        if isinstance(body, str):  # a body logged as JSON text
+            try:
+                body = json.loads(body)
+            except json.JSONDecodeError:
+                continue  # not JSON: refused by name when the exchange is read
+        if isinstance(body, Mapping) and body.get("type") == "message":
+            found.add("anthropic-messages")
+        elif isinstance(body, Mapping) and body.get("object") == "response":
+            found.add("openai-responses")
+    if len(found) == 1:
+        return found.pop()  # type: ignore[return-value]
+    if not found:
+        raise TranscriptError(
+            f'{where}: no exchange\'s response is an Anthropic message ("type": "message") or an OpenAI '
+            'response ("object": "response")'
+        )
+    raise TranscriptError(f"{where}: the exchanges mix Anthropic messages and OpenAI responses")
+
+
+def _read(fmt: TranscriptFormat, data: Any, kind: str, where: str, tools: list[Tool] | None) -> Recording:
+    # Imported here: each reader is only needed for its own format.
+    if fmt == "claude-code-session":
+        from toolsearch_lab.replay.claude_code import read_session
+
+        lines = data if kind == "jsonl" else [(1, data)]
+        return read_session(lines, where, tools)
+    records = [r for _, r in data] if kind == "jsonl" else data
+    if isinstance(records, Mapping):
+        records = [records]
+    if fmt == "anthropic-messages":
+        from toolsearch_lab.replay.anthropic import read_messages
+
+        return read_messages(records, where)
+    from toolsearch_lab.replay.responses import read_responses
+
+    return read_responses(records, where)
+
+
+def _tools_of(catalog: Any) -> list[Tool] | None:
+    if catalog is None:
+        return None
+    if isinstance(catalog, ToolCatalog):
+        return list(catalog.tools)
+    if isinstance(catalog, list):
+        return [expect(t, Tool, "catalog", "Tool objects") for t in catalog]
+    return list(load_catalog(catalog).tools)
+
+
+def _file_config(file: Path) -> dict[str, Any]:
+    """What the trace says about its source: the file's name and digest, and its provenance when a
+    PROVENANCE.md beside it names the file (its paragraph about it)."""
+    config: dict[str, Any] = {"file": file.name, "sha256": hashlib.sha256(file.read_bytes()).hexdigest()}
+    sidecar = file.parent / "PROVENANCE.md"
+    if sidecar.is_file():
+        for paragraph in sidecar.read_text(encoding="utf-8", errors="replace").split("\n\n"):
+            if file.name in paragraph and not paragraph.lstrip().startswith("|"):
+                config["provenance"] = " ".join(paragraph.split())[:600]
+                break
+    return config
