@@ -147,7 +147,8 @@ def test_every_strategy_runs_through_the_real_openai_client_and_reconciles_repor
 
     scenario = load_scenario("spring-demo")
     agent = SimulatedAgent(scenario.agent_steps())
-    built = make_strategy(strategy)
+    pins = ["weather"] if strategy == "pinned" else None
+    built = make_strategy(strategy, pinned=pins)
     if isinstance(built, AnthropicNative):  # behind the server too, the agent writes regex queries for it
         agent = built.model_for(agent)
 
@@ -167,7 +168,7 @@ def test_every_strategy_runs_through_the_real_openai_client_and_reconciles_repor
         model = OpenAIChatModel(
             model="fake-model", base_url=server.base_url, api_key="sk-test-key", timeout=5.0
         )
-        run = run_strategy(scenario, strategy, model=model)
+        run = run_strategy(scenario, strategy, model=model, pinned=pins)
         sent = [r.json for r in server.requests]
     assert run.run.grade.success or strategy == "pre-retrieval"
     assert [[t["function"]["name"] for t in body.get("tools", [])] for body in sent] == [
