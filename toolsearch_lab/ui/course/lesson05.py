@@ -68,6 +68,24 @@ def judge(phrase: Any, meaning: Any, **_: Any) -> Judgement:
         )
     if all(w in FUNCTION_WORDS for w in meaning_words):
         return False, "my_meaning has only little words (the, of, by...): say what the user's word means"
+    if len(set(meaning_words)) < len(meaning_words):
+        return False, "my_meaning repeats a word: the agent reads each word once, so say each once"
+    # The verbs the catalog uses: the first word of each tool's name and of its description.
+    actions = {glossary_words(_split_camel(t.name))[0] for t in task.tools} | {
+        glossary_words(t.description)[0] for t in task.tools if glossary_words(t.description)
+    }
+    objects = set(glossary_words(_split_camel(target))) - actions - FUNCTION_WORDS - {"name", "id"}
+    told = sorted(set(meaning_words) & objects)
+    if told:
+        return False, (
+            f"{', '.join(told)} names what the tool handles, which the request never says: the entry would "
+            "pick the tool for the agent. Say what the user's word means: what they want done"
+        )
+    if not set(meaning_words) & actions:
+        return False, (
+            "my_meaning says what the request is about, not what the user wants done: use an action in the "
+            "catalog's words (the verbs the tools' names start with)"
+        )
     entry = [(phrase_words, meaning_words)]
     glossary = default_glossary().extended(entry)
     after = {TASK: run_with_glossary(TASK, glossary, INDEX)}
