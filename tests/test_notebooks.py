@@ -33,6 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = REPO / "notebooks"
 sys.path.insert(0, str(REPO / "tools"))
 from course_bank import HELD_OUT  # noqa: E402
+from jupyter_math import html_math, markdown_math  # noqa: E402
 from strip_notebooks import problems  # noqa: E402  (tools/ is not a package)
 
 from toolsearch_lab.ui.course import EXERCISES, NOT_ANSWERED, NOT_QUITE, SOLUTIONS_ENV, check, reveal  # noqa: E402
@@ -168,7 +169,7 @@ AS_SHIPPED_TESTS = ("test_notebook_executes_offline", "test_outputs_are_readable
                     "test_exercise_is_blank_as_shipped", "test_no_answer_shows_above_its_exercise",
                     "test_markdown_renders_without_unintended_math")  # fmt: skip
 SOLVED_TESTS = ("test_exercise_solution_passes", "test_exercise_rejects_cheap_answers",
-                "test_no_rejection_names_the_answer")  # fmt: skip
+                "test_no_rejection_names_the_answer", "test_no_answer_shows_above_its_exercise")  # fmt: skip
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -187,6 +188,8 @@ def _start_the_runs_this_session_needs(request):
             wanted.append(EXERCISES[params["key"]].notebook + ".ipynb")
         if "key" in params and test.startswith(SOLVED_TESTS):
             wanted.append(SOLVED + params["key"])
+        if "key" in params and test.startswith("test_no_answer_shows_above_its_exercise"):
+            wanted += _earlier_lessons(EXERCISES[params["key"]].notebook + ".ipynb")
     for key in sorted(dict.fromkeys(wanted), key=lambda k: k.removeprefix(SOLVED)[:2] not in SLOW):
         RUNS.submit(key)
     yield
@@ -195,6 +198,11 @@ def _start_the_runs_this_session_needs(request):
 
 
 SLOW = ("05", "07", "08", "10", "11")  # started first
+
+
+def _earlier_lessons(name: str) -> list[str]:
+    """The lessons a learner ran before ``name`` (its number is lower)."""
+    return [n for n in LESSONS if n[:2] < name[:2]]
 
 
 def _check_cell_index(nb, exercise) -> int:
@@ -569,3 +577,65 @@ def test_no_rejection_names_the_answer_or_passes_on_a_second_guess(key):
     assert not crashed, f"{key}: the self-check raised on a second guess: {crashed[:2]}"
     passed = [r["label"] for r in records if r["kind"] == "second guess" and r["status"] == "right"]
     assert not passed, f"{key}: a second guess read off a rejection passed: {passed[:2]}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_markdown_cells_read_no_math(name):
+    """A notebook's own Markdown is never typeset as LaTeX in JupyterLab: a ``$`` outside code is a dollar."""
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    found = [(i, m) for i, c in enumerate(nb.cells) if c.cell_type == "markdown" for m in markdown_math(c.source)]
+    assert not found, f"{name}: Markdown cells JupyterLab would typeset as math (cell, math): {found[:3]}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_markdown_renders_without_unintended_math(name):
+    """What the notebook displays (Markdown and HTML outputs) is never typeset as LaTeX in JupyterLab: a
+    dollar amount stays a dollar amount, and the lines around it stay apart."""
+    seconds, outcome = RUNS[name]
+    if isinstance(outcome, Exception):
+        pytest.skip(f"{name} did not run; test_notebook_executes_offline reports why")
+    found = []
+    for i, cell in enumerate(outcome.cells):
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            math = markdown_math(data.get("text/markdown", "")) + html_math(data.get("text/html", ""))
+            found += [(i, m[:80]) for m in math]
+    assert not found, f"{name}: outputs JupyterLab would typeset as math (cell, math): {found[:3]}"
+
+
+def _number_forms(value: float) -> list[str]:
+    """How a numeric answer could be printed: one and two decimals (and as a percentage for a share)."""
+    forms = [f"{value:.1f}", f"{value:.2f}"]
+    return forms + ([f"{100 * value:.1f}"] if 0 < abs(value) < 1 else [])
+
+
+@pytest.mark.parametrize("key", sorted(EXERCISES))
+def test_no_answer_shows_above_its_exercise(key):
+    """No output above an exercise prints its answer: not in the notebook before the answer cell, nor in a
+    notebook the learner ran before (01's table must not print 09's answer). Numeric answers with a fraction
+    are looked for in the forms they are printed in; names and whole numbers are everywhere in a lesson by
+    design (the question names its tools), and the rejections test covers them."""
+    exercise = EXERCISES[key]
+    solution = _probe_results(key)["solution"]
+    numbers = [v for v in solution.values() if isinstance(v, float) and not float(v).is_integer()]
+    if not numbers:
+        pytest.skip(f"{key}: no fractional answer ({solution})")
+    name = exercise.notebook + ".ipynb"
+    shown: list[tuple[str, int, str]] = []
+    for earlier in [*_earlier_lessons(name), name]:
+        seconds, outcome = RUNS[earlier]
+        if isinstance(outcome, Exception):
+            pytest.skip(f"{earlier} did not run; test_notebook_executes_offline reports why")
+        ids = [c.get("id") for c in outcome.cells]
+        last = ids.index(exercise.answer_cell) if earlier == name else len(ids)
+        for i, cell in enumerate(outcome.cells[:last]):
+            text = _output_text(nbformat.from_dict({"cells": [cell]}))
+            shown += [(earlier, i, text)]
+    leaks = [
+        (where, i, form)
+        for value in numbers
+        for form in _number_forms(value)
+        for where, i, text in shown
+        if re.search(rf"(?<![\d.]){re.escape(form)}(?![\d])", text)
+    ]
+    assert not leaks, f"{key}: its answer is printed above it (notebook, cell, as printed): {leaks[:3]}"
