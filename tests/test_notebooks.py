@@ -583,7 +583,9 @@ def test_no_rejection_names_the_answer_or_passes_on_a_second_guess(key):
 def test_markdown_cells_read_no_math(name):
     """A notebook's own Markdown is never typeset as LaTeX in JupyterLab: a ``$`` outside code is a dollar."""
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
-    found = [(i, m) for i, c in enumerate(nb.cells) if c.cell_type == "markdown" for m in markdown_math(c.source)]
+    found = [
+        (i, m) for i, c in enumerate(nb.cells) if c.cell_type == "markdown" for m in markdown_math(c.source)
+    ]
     assert not found, f"{name}: Markdown cells JupyterLab would typeset as math (cell, math): {found[:3]}"
 
 
@@ -639,3 +641,22 @@ def test_no_answer_shows_above_its_exercise(key):
         if re.search(rf"(?<![\d.]){re.escape(form)}(?![\d])", text)
     ]
     assert not leaks, f"{key}: its answer is printed above it (notebook, cell, as printed): {leaks[:3]}"
+
+
+# Course helpers that run something for a lesson: the notebook tells the learner to read them with `??`, so
+# each stays one short function in plain sight (what ran is never hidden behind a helper).
+SHOWN_HELPERS = {"remembering_runs": "04", "max_results_cases": "04", "glossary_runs": "05"}
+
+
+@pytest.mark.parametrize("helper", sorted(SHOWN_HELPERS))
+def test_course_helpers_show_their_code(helper):
+    import inspect
+
+    import toolsearch_lab.ui as ui
+
+    function = getattr(ui, helper)
+    lines = inspect.getsource(function).splitlines()
+    assert len(lines) <= 25, f"{helper} is {len(lines)} lines: `{helper}??` must show a short function"
+    number = SHOWN_HELPERS[helper]
+    nb = nbformat.read(next(NOTEBOOKS.glob(f"{number}_*.ipynb")), as_version=4)
+    assert any(f"{helper}??" in c.source for c in nb.cells), f"notebook {number} never says `{helper}??`"

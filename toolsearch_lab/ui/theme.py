@@ -187,3 +187,10 @@ def score_bar(score: float | None, best: float | None, colour: str = FOUND, widt
 
 def fmt_int(n) -> str:
     return f"{int(n):,}"
+
+
+def count(n: int, word: str, plural: str = "") -> str:
+    """``n`` with ``word`` in the right number: "1 search", "2 searches", "1,024 tokens"."""
+    if n == 1:
+        return f"1 {word}"
+    return f"{n:,} {plural or (word + 'es' if word.endswith(('s', 'sh', 'ch', 'x')) else word + 's')}"
