@@ -1,17 +1,16 @@
 """Every ```console block in docs/ shows what the commands print today.
 
-A block is a little shell session: ``$ toolsearch-lab …`` lines are run (the package's own entry point, in
-``/tmp/walk``, the folder the page works in), ``$ cat FILE`` writes the file the block shows (the docs show
+A block is a little shell session: ``$ toolsearch-lab …`` lines are run (the package's own entry point, in a
+sandbox folder that plays ``/tmp/walk``, the folder the page works in), ``$ cat FILE`` writes the file the block shows (the docs show
 files that way) and prints it, ``$ export``/``$ unset`` set the environment of the commands after them, and
 ``$ echo $?`` prints the last exit code. The lines shown under a command must appear in what it printed, in
 order; a line ``…`` stands for lines left out, a line ending in ``…`` for its own end. Only the parts declared
 in :data:`VOLATILE` may differ (timings). The sandbox holds the files the page describes before its first
 block: the two git repositories, and the config files of its ```json blocks (:data:`FIXTURES`).
 
-The commands run in ``/tmp/walk`` itself, not in a folder of another name: a path is part of what a tool is
-called with and returns, so it is part of the token counts the page shows. The test holds a lock while it
-uses the folder, marks it as its own and removes it afterwards; a ``/tmp/walk`` that is not its own (someone
-following the page by hand) is left alone and the test skips, saying so.
+The sandbox's path stands for ``/tmp/walk`` in the page's files and commands, and ``/tmp/walk`` for it in
+what the commands print. No path the page shows may reach a model request (it would count tokens): the page's
+scenario names its repository relative to the folder the command runs in.
 
 The MCP servers are PyPI's reference servers (``TOOLSEARCH_LAB_MCP_BIN`` names their ``bin`` folder, as for
 tests/test_mcp_real_servers.py); without them the test skips, except under ``CI=true``.
@@ -19,8 +18,6 @@ tests/test_mcp_real_servers.py); without them the test skips, except under ``CI=
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 import re
 import shlex
@@ -43,26 +40,6 @@ FIXTURES = {
     "mcp.md": {"claude_desktop_config.json": '"mcpServers"', ".vscode/mcp.json": '"servers"'},
 }
 ELIDED = ("…", "...")
-MARK = ".made-by-toolsearch-lab-tests"
-
-
-@contextlib.contextmanager
-def walk_folder():
-    """``/tmp/walk``, empty and this test's own while the block runs (a lock keeps test sessions apart)."""
-    walk = Path(WALK)
-    with open(f"{WALK}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if walk.exists() and not (walk / MARK).exists():
-            pytest.skip(
-                f"{WALK} exists and was not made by this test (the page followed by hand?): left alone"
-            )
-        shutil.rmtree(walk, ignore_errors=True)
-        walk.mkdir()
-        (walk / MARK).touch()
-        try:
-            yield walk
-        finally:
-            shutil.rmtree(walk, ignore_errors=True)
 
 
 def console_blocks(path: Path):
@@ -97,7 +74,7 @@ def _sandbox(page: Path, walk: Path) -> None:
     for target, marker in FIXTURES.get(page.name, {}).items():
         block = next(b for b in json_blocks if marker in b.source)
         (walk / target).parent.mkdir(parents=True, exist_ok=True)
-        (walk / target).write_text(block.source)
+        (walk / target).write_text(block.source.replace(WALK, str(walk)))
 
 
 def _sessions(source: str) -> list[tuple[str, list[str]]]:
@@ -136,10 +113,10 @@ def _matches(shown: list[str], printed: list[str]) -> list[str]:
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_console_blocks_show_what_the_commands_print(page: Path, tmp_path: Path) -> None:
-    servers = _servers_path()
-    with walk_folder() as walk:
-        _sandbox(page, walk)
-        _run_page(page, walk, servers, tmp_path)
+    servers = _servers_path() if page.name in FIXTURES else ""  # the pages that start MCP servers
+    walk = tmp_path / "walk"
+    _sandbox(page, walk)
+    _run_page(page, walk, servers, tmp_path)
 
 
 def _run_page(page: Path, walk: Path, servers: str, tmp_path: Path) -> None:
@@ -153,7 +130,7 @@ def _run_page(page: Path, walk: Path, servers: str, tmp_path: Path) -> None:
     for block in console_blocks(page):
         for command, shown in _sessions(block.source):
             where = f"{page.name}:{block.line} `$ {command}`"
-            words = shlex.split(command)
+            words = shlex.split(command.replace(WALK, str(walk)))
             if words[0] == "export":
                 name, _, value = words[1].partition("=")
                 env[name] = value
@@ -164,9 +141,8 @@ def _run_page(page: Path, walk: Path, servers: str, tmp_path: Path) -> None:
             if words[0] == "echo" and words[1:] == ["$?"]:
                 printed = [str(last_code)]
             elif words[0] == "cat":
-                (walk / words[1]).write_text(
-                    "\n".join(shown) + "\n"
-                )  # the page shows the file: it is the file
+                # The page shows the file: it is the file.
+                (walk / words[1]).write_text("\n".join(shown).replace(WALK, str(walk)) + "\n")
                 printed = shown
             elif words[0] == "toolsearch-lab":
                 done = subprocess.run(
@@ -179,7 +155,7 @@ def _run_page(page: Path, walk: Path, servers: str, tmp_path: Path) -> None:
                     timeout=600,  # a guard against a hang, not a speed test
                 )
                 last_code = done.returncode
-                printed = done.stdout.splitlines()
+                printed = done.stdout.replace(str(walk), WALK).splitlines()
             else:
                 problems.append(f"{where}: not a command this test knows how to run")
                 continue

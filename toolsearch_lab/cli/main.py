@@ -21,6 +21,7 @@ from toolsearch_lab.cli import (
     demo,
     doctor,
     eval as eval_command,
+    preflight,
     search,
     snapshot,
     tokens,
@@ -38,6 +39,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     compare,
     snapshot,
     train_ranker,
+    preflight,
 )
 
 

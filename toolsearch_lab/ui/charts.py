@@ -32,7 +32,7 @@ def log_axis(title: str, values: Sequence[float] = ()) -> dict:
         title,
         type="log",
         dtick="D2" if narrow else 1,
-        tickformat=",~g",
+        tickformat=",~r",  # 1,000,000 rather than 1e+6; 0.2 stays 0.2
         minor={"ticks": "inside", "ticklen": 4},
     )
 
