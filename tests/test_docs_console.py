@@ -1,12 +1,13 @@
 """Every ```console block in docs/ shows what the commands print today.
 
 A block is a little shell session: ``$ toolsearch-lab …`` lines are run (the package's own entry point, in a
-sandbox folder that plays ``/tmp/walk``, the folder the page works in), ``$ cat FILE`` writes the file the block shows (the docs show
-files that way) and prints it, ``$ export``/``$ unset`` set the environment of the commands after them, and
-``$ echo $?`` prints the last exit code. The lines shown under a command must appear in what it printed, in
-order; a line ``…`` stands for lines left out, a line ending in ``…`` for its own end. Only the parts declared
-in :data:`VOLATILE` may differ (timings). The sandbox holds the files the page describes before its first
-block: the two git repositories, and the config files of its ```json blocks (:data:`FIXTURES`).
+sandbox folder that plays ``/tmp/walk``, the folder the page works in), ``$ cat FILE`` writes the file the
+block shows (the docs show files that way) and prints it, ``$ export``/``$ unset`` set the environment of
+the commands after them, and ``$ echo $?`` prints the last exit code. The lines shown under a command must
+appear in what it printed, in order; a line ``…`` stands for lines left out, a line ending in ``…`` for its
+own end. Only the parts declared in :data:`VOLATILE` may differ (timings). The sandbox holds the files the
+page describes before its first block: the two git repositories, and the config files of its ```json blocks
+(:data:`FIXTURES`).
 
 The sandbox's path stands for ``/tmp/walk`` in the page's files and commands, and ``/tmp/walk`` for it in
 what the commands print. No path the page shows may reach a model request (it would count tokens): the page's
