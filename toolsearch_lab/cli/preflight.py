@@ -134,7 +134,12 @@ def check_model_and_cache() -> list[Result]:
         f"MiniLM answered offline in {time.perf_counter() - started:.1f} s",
         "" if found == ["rain_radar"] else f"it ranked {found or 'nothing'} first: reinstall with {INSTALL}",
     )
-    return [model, check_cache(Path(index.embedder.cache.directory))]
+    # The folder the model's vectors are cached in, as the index's embedder resolves it (the CLI does not
+    # reach into the embedders itself).
+    cache = getattr(getattr(index, "embedder", None), "cache", None)
+    if cache is None:
+        return [model, Result("cache folder", False, "the vector index has no embedding cache", INSTALL)]
+    return [model, check_cache(Path(cache.directory))]
 
 
 def check_cache(folder: Path) -> Result:
@@ -200,7 +205,8 @@ def offline() -> Iterator[None]:
         refuse(address)
         return connect_ex(self, address)  # type: ignore[arg-type]
 
-    socket.socket.connect, socket.socket.connect_ex = guarded_connect, guarded_connect_ex  # type: ignore[method-assign]
+    socket.socket.connect = guarded_connect  # type: ignore[assignment,method-assign]
+    socket.socket.connect_ex = guarded_connect_ex  # type: ignore[assignment,method-assign]
     try:
         yield
     finally:
