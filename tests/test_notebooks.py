@@ -37,6 +37,7 @@ from jupyter_math import html_math, markdown_math  # noqa: E402
 from strip_notebooks import problems  # noqa: E402  (tools/ is not a package)
 
 from toolsearch_lab.ui.course import EXERCISES, NOT_ANSWERED, NOT_QUITE, SOLUTIONS_ENV, check, reveal  # noqa: E402
+from toolsearch_lab.ui.course.spring_facts import FACTS  # noqa: E402
 
 NOTEBOOK_FILES = sorted(NOTEBOOKS.glob("*.ipynb"))
 NAMES = [p.name for p in NOTEBOOK_FILES]
@@ -384,9 +385,18 @@ PROSE_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+\.\d+|\d{3,})(?:\s?
 VERSION_BEFORE = re.compile(r"(?:AI|Python|Boot|Spring|version|v|mcp|openai|§|arXiv:|SHA-)\s?$", re.I)
 
 
+# Spring's facts (toolsearch_lab/ui/course/spring_facts.py) are not measurements: tests/test_spring_facts.py
+# holds every statement of them to their source and the code, so their numbers need no output here.
+SPRING_NUMBERS = {m.group(1) for fact in FACTS for m in PROSE_NUMBER.finditer(fact.words)}
+
+
 def _prose_numbers(markdown: str) -> list[str]:
     prose = re.sub(r"```.*?```|`[^`]*`|\]\([^)]*\)", " ", markdown, flags=re.S)
-    return [m.group(1) for m in PROSE_NUMBER.finditer(prose) if not VERSION_BEFORE.search(prose[: m.start()])]
+    return [
+        m.group(1)
+        for m in PROSE_NUMBER.finditer(prose)
+        if not VERSION_BEFORE.search(prose[: m.start()]) and m.group(1) not in SPRING_NUMBERS
+    ]
 
 
 def _output_text(nb) -> str:
