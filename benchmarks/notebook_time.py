@@ -56,10 +56,24 @@ def run(nb, cache: str | None) -> float:
     return time.perf_counter() - start
 
 
-def reading_minutes(nb) -> tuple[int, float]:
-    """Words of Markdown in ``nb`` and the minutes a learner needs to read them (code is skimmed)."""
-    words = sum(len(c.source.split()) for c in nb.cells if c.cell_type == "markdown")
-    return words, words / READING_WPM
+GOING_FURTHER = "## Going further"  # the optional part of a notebook, after its summary
+
+
+def reading_minutes(nb) -> tuple[int, float, int]:
+    """Words of Markdown in ``nb`` up to its optional part, the minutes a learner needs to read them (code is
+    skimmed), and the words of the optional part ("Going further", after the summary)."""
+    core, optional, further = 0, 0, False
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        head, _, rest = cell.source.partition(GOING_FURTHER)
+        further = further or bool(_)
+        if further and not _:
+            optional += len(cell.source.split())
+        else:
+            core += len(head.split())
+            optional += len(rest.split())
+    return core, core / READING_WPM, optional
 
 
 def one_cell(source: str) -> nbformat.NotebookNode:
@@ -114,11 +128,12 @@ def main(argv: list[str] | None = None) -> int:
     for name, s, nb in zip(names, seconds, books, strict=True):
         flag = "" if s <= EACH_BUDGET_S else f"  over the {EACH_BUDGET_S:.0f} s budget"
         over += [name] if flag else []
-        words, minutes = reading_minutes(nbformat.read(NOTEBOOKS / name, as_version=4))
+        words, minutes, optional = reading_minutes(nbformat.read(NOTEBOOKS / name, as_version=4))
         cells = len(nb.cells)
+        further = f" + {optional} optional" if optional else ""
         print(
             f"{name:40} {s:7.1f} s  {s / ref:6.1f}x reference  {cells:3d} cells  "
-            f"{words:5d} words ({minutes:4.1f} min to read){flag}"
+            f"{words:5d} words ({minutes:4.1f} min to read){further}{flag}"
         )
     label = f"all, {args.workers} kernels at a time"
     flag = "" if wall <= ALL_BUDGET_S else f"  over the {ALL_BUDGET_S:.0f} s budget"

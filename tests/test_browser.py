@@ -78,7 +78,11 @@ w.VBox([slider, choice, label, w.Box([fig], layout=w.Layout(width="500px"))])
 
 def _trivial_notebook(folder: Path) -> Path:
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell("# Trivial widgets"), nbformat.v4.new_code_cell(TRIVIAL_CODE)]
+    nb.cells = [
+        # Math on purpose: the notebooks' check that nothing is typeset must see math when there is some.
+        nbformat.v4.new_markdown_cell("# Trivial widgets\n\nMath on purpose: $e^{i\\pi} + 1 = 0$"),
+        nbformat.v4.new_code_cell(TRIVIAL_CODE),
+    ]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "trivial.ipynb"
@@ -141,6 +145,7 @@ def test_lab_trivial_widgets(tmp_path, page):
             "() => document.body.innerText.includes('value: 3 / beta')", timeout=UI_WAIT_MS
         )
         assert "value: 3 / beta" in page.inner_text("body")
+        page.wait_for_selector(".jp-NotebookPanel mjx-container", timeout=UI_WAIT_MS)  # the math cell typeset
         _assert_clean(page, console)
         page.screenshot(path=str(tmp_path / "lab_trivial.png"), full_page=True)
     print(f"screenshot: {tmp_path / 'lab_trivial.png'}")
@@ -243,7 +248,8 @@ def _drive_retrieval_explorer(page, scope, shot) -> None:
 
 @pytest.mark.parametrize("name", NOTEBOOK_NAMES)
 def test_lab_notebook_run_all(lab, name, tmp_path):
-    """Run All in JupyterLab: at least one plot, widget or table, no error output, no off-machine request."""
+    """Run All in JupyterLab: at least one plot, widget or table, no error output, no off-machine request, and
+    nothing typeset as LaTeX (a dollar amount read as math)."""
     server, context = lab
     page = context.new_page()
     page.set_default_timeout(60_000)
@@ -280,6 +286,15 @@ def test_lab_notebook_run_all(lab, name, tmp_path):
             path = tmp_path / f"lab_{stem}_visual{i + 1}.png"
             output.screenshot(path=str(path))
             shots.append(path)
+        # Dollar amounts stay dollar amounts: shoot the outputs that show one, and find no typeset math.
+        dollars = page.locator(".jp-OutputArea-output").filter(has_text="$")
+        for i in range(min(dollars.count(), 3)):
+            dollars.nth(i).scroll_into_view_if_needed()
+            path = tmp_path / f"lab_{stem}_dollars{i + 1}.png"
+            dollars.nth(i).screenshot(path=str(path))
+            shots.append(path)
+        typeset = page.locator(".jp-NotebookPanel mjx-container, .jp-NotebookPanel .MathJax")
+        assert typeset.count() == 0, f"{name}: JupyterLab typeset math: {typeset.first.inner_text()[:200]}"
         if stem.startswith("04"):
             stepper = outputs.filter(has=page.locator(".widget-label", has_text="Iteration")).first
             _drive_stepper(page, stepper, shot)

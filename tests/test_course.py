@@ -39,6 +39,29 @@ def _task_ranking() -> dict[str, Any]:
     return {"task_ranking": result.per_query[0]}
 
 
+def _loop_02() -> dict[str, Any]:
+    """Notebook 02's objects: its script and catalog, and the names its loop cell reads."""
+    import json
+
+    from toolsearch_lab import AssistantTurn, SearchRequest, ToolCall, ToolSearchTool, load_scenario
+
+    here = {"location": "Landsmeer, NL"}
+    replies = [("weather", here), ("toolSearchTool", {"query": "current time", "maxResults": 1}),
+               ("currentTime", here), ("toolSearchTool", {"query": "weather", "maxResults": 1}),
+               ("weather", here), ("currentTime", here)]  # fmt: skip
+    script = [
+        AssistantTurn(tool_calls=[ToolCall(f"c{i}", n, json.dumps(a))]) for i, (n, a) in enumerate(replies)
+    ]
+    script.append(AssistantTurn(content="done"))
+    names = {"json": json, "SearchRequest": SearchRequest, "SEARCH": ToolSearchTool(None).as_tool()}
+    return {"script": script, "tools": load_scenario("spring-demo").tools, **names}
+
+
+def _loop_02_acc() -> dict[str, Any]:
+    loop = context("02")
+    return {**loop, "my_loop": pasted(EXERCISES["02"], loop)[0]}
+
+
 def _helpdesk() -> dict[str, Any]:
     catalog = helpdesk_catalog()
     return {"catalog": catalog, "report": diagnose(catalog)}
@@ -48,6 +71,8 @@ def _helpdesk() -> dict[str, Any]:
 # objects are quick to build; the others are judged in their notebooks only.
 CONTEXTS = {
     "01": _head,
+    "02": _loop_02,
+    "02-acc": _loop_02_acc,
     "04": dict,
     "06": dict,
     "07": _task_ranking,
@@ -92,9 +117,13 @@ def test_the_printed_solution_is_plain_cell_code_for_the_answer_cell(key):
     exercise = EXERCISES[key]
     lines = exercise.solution.splitlines()
     assert lines and not lines[0][:1].isspace(), exercise.solution
-    assert not any(line.startswith(("def ", "return")) for line in lines), exercise.solution
+    wrapper = f"def {exercise.solve.__name__}("  # the solution function's own def and return are not shown
+    assert not any(line.startswith((wrapper, "return")) for line in lines), exercise.solution
     for name in exercise.names:  # the cell sets every variable the self-check reads, at the top level
-        assert any(line.startswith(f"{name} = ") for line in lines), (name, exercise.solution)
+        assert any(line.startswith((f"{name} = ", f"def {name}(")) for line in lines), (
+            name,
+            exercise.solution,
+        )
 
 
 @pytest.mark.parametrize("key", sorted(EXERCISES))
@@ -103,7 +132,18 @@ def test_the_solution_shown_is_the_solution_run(key):
     objects = context(key) if key in CONTEXTS else {}
     if set(inspect.signature(exercise.solve).parameters) - set(objects):
         pytest.skip(f"{key}: its objects are built in the notebook only (tests/test_notebooks.py)")
-    assert pasted(exercise, objects) == exercise.solved(objects)
+    shown, run = pasted(exercise, objects), exercise.solved(objects)
+    assert [_comparable(a) for a in shown] == [_comparable(a) for a in run]
+
+
+def _comparable(answer: Any) -> Any:
+    """An answer as it can be compared: a function (the loop a student writes) by what its code names, holds
+    and takes (its bytecode changes as it runs warm)."""
+    code = getattr(answer, "__code__", None)
+    if code is None:
+        return answer
+    consts = [c for c in code.co_consts if not hasattr(c, "co_code")]
+    return code.co_names, code.co_varnames, code.co_argcount, consts
 
 
 @pytest.mark.parametrize("key", sorted(CONTEXTS))
@@ -118,8 +158,9 @@ def test_a_pasted_solution_is_judged_right(key):
 @pytest.mark.parametrize("key", sorted(CONTEXTS))
 def test_the_solutions_flag_runs_the_solution_and_shows_its_code(key):
     blanks = [...] * len(EXERCISES[key].names)
+    objects = {n: (... if n in EXERCISES["02"].names else v) for n, v in context(key).items()}
     with mock.patch.dict(os.environ, {SOLUTIONS_ENV: "1"}):
-        verdict = check(key, *blanks, **context(key))
+        verdict = check(key, *blanks, **objects)  # an earlier exercise left blank is solved too
     assert verdict.status == "right", verdict.message
     shown = f"(solution revealed by {SOLUTIONS_ENV}=1)\n{EXERCISES[key].solution}\n✓ "
     assert verdict.message.startswith(shown), verdict.message

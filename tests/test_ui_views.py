@@ -107,10 +107,17 @@ def test_catalog_view_colours_what_the_query_finds():
 
 def test_line_chart_uses_the_shared_colours_and_decade_log_ticks():
     fig = line_chart(
-        "t", {"all tools": ([10, 100], [1, 2]), "tool search": ([10, 100], [1, 1])}, "x", "y", log_x=True
+        "t",
+        {"all tools": ([10, 10_000], [1, 2]), "tool search": ([10, 10_000], [1, 1])},
+        "x",
+        "y",
+        log_x=True,
     )
     assert [tr.line.color for tr in fig.data] == [theme.BASELINE, theme.SEARCH]
     assert fig.layout.xaxis.type == "log" and fig.layout.xaxis.dtick == 1
+    # Fewer than three decades (notebook 08's latencies, 0.3 to 8 ms) are labelled at 1, 2 and 5 in each.
+    narrow = line_chart("t", {"lucene": ([10, 10_000], [0.3, 8.0])}, "x", "ms", log_x=True, log_y=True)
+    assert narrow.layout.yaxis.dtick == "D2" and narrow.layout.xaxis.dtick == 1
 
 
 def test_spring_hashset_order_rebills_the_same_run_with_tools_in_no_fixed_order():

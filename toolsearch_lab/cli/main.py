@@ -22,6 +22,7 @@ from toolsearch_lab.cli import (
     doctor,
     eval as eval_command,
     models,
+    preflight,
     replay,
     search,
     snapshot,
@@ -43,6 +44,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     models,
     snapshot,
     train_ranker,
+    preflight,
 )
 
 

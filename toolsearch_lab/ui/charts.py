@@ -22,9 +22,19 @@ from toolsearch_lab.ui.index_explorer import KIND_COLOURS, kind_label
 SERIES_COLOURS = {"all tools": t.BASELINE, "tool search": t.SEARCH, **KIND_COLOURS}
 
 
-def log_axis(title: str) -> dict:
-    """A log axis labelled at whole decades only (10, 100, 1,000): no cluttered "2 / 5" minor labels."""
-    return t.axis(title, type="log", dtick=1, tickformat=",~g", minor={"ticks": "inside", "ticklen": 4})
+def log_axis(title: str, values: Sequence[float] = ()) -> dict:
+    """A log axis labelled at whole decades (10, 100, 1,000) when ``values`` span three decades or more,
+    and at 1, 2 and 5 in each decade when they span fewer (a latency from 0.3 to 8 ms would otherwise be
+    labelled at 1 and 10 only)."""
+    positive = [v for v in values if v > 0]
+    narrow = bool(positive) and max(positive) / min(positive) < 1000
+    return t.axis(
+        title,
+        type="log",
+        dtick="D2" if narrow else 1,
+        tickformat=",~r",  # 1,000,000 rather than 1e+6; 0.2 stays 0.2
+        minor={"ticks": "inside", "ticklen": 4},
+    )
 
 
 def line_chart(
@@ -51,8 +61,12 @@ def line_chart(
     layout = t.base_layout(
         title,
         height=height,
-        xaxis=log_axis(x_title) if log_x else t.axis(x_title),
-        yaxis=log_axis(y_title) if log_y else t.axis(y_title, rangemode="tozero"),
+        xaxis=log_axis(x_title, [v for x, _ in series.values() for v in x]) if log_x else t.axis(x_title),
+        yaxis=(
+            log_axis(y_title, [v for _, y in series.values() for v in y])
+            if log_y
+            else t.axis(y_title, rangemode="tozero")
+        ),
     )
     return go.FigureWidget(data=data, layout=layout)
 

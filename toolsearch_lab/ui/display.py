@@ -2,7 +2,8 @@
 
 A notebook never prints a dict or an object's repr for a learner to read. It shows a :class:`Table` (an HTML
 table in the kit's look, with an aligned text form for logs and headless runs), or :class:`Prose`, Markdown
-written by code so that every number in it comes from the output beside it rather than from a draft.
+written by code so that every number in it comes from the output beside it rather than from a draft. What
+they show is never typeset as math: a dollar amount stays a dollar amount (:func:`theme.no_math`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ class Prose:
         self.text = text
 
     def _repr_markdown_(self) -> str:
-        return self.text
+        return t.no_math(self.text)
 
     def __repr__(self) -> str:
         return self.text

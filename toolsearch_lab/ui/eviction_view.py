@@ -37,11 +37,12 @@ STYLE: dict[str, dict[str, Any]] = {
     REUSE: {"symbol": "circle", "size": 11, "color": t.GOOD},
     EVICT: {"symbol": "x-thin-open", "size": 16, "color": t.BAD, "line": {"width": 4}},
 }
-# Each session's row has three lanes a marker's height apart (above the line, on it, below it).
-LANE = 0.34  # in rows; ROW_PX * LANE must be at least the largest marker (18 px)
+# Each session's row is a shaded band with three lanes a marker's height apart (above the line, on it, below
+# it), all inside the band: a marker off the line still sits in its own session's row, never between two.
+LANE = 0.27  # in rows: ROW_PX * LANE must be at least the largest marker (18 px), LANE + half of it < 0.5
 EVICT_OFFSET = LANE
 DODGE = LANE
-ROW_PX = 64  # height of one session's row in pixels
+ROW_PX = 72  # height of one session's row in pixels
 MARGIN_TOP, MARGIN_BOTTOM = 130, 60
 PLOT_PX = 840  # plot-area width in pixels (figure width minus margins), to turn a marker's width into seconds
 
@@ -129,19 +130,36 @@ def timeline_spec(result: SimulationResult) -> dict:
     )
     layout = t.base_layout(
         title,
-        height=MARGIN_TOP + MARGIN_BOTTOM + round(ROW_PX * (cfg.sessions + 2 * LANE)),
+        height=MARGIN_TOP + MARGIN_BOTTOM + ROW_PX * cfg.sessions,
         xaxis=t.axis("simulated time (seconds)", range=[-0.02 * end, end * 1.03], rangemode="tozero"),
         yaxis=t.axis(
             "",
             tickmode="array",
             tickvals=list(range(cfg.sessions)),
             ticktext=names,
-            range=[cfg.sessions - 1 + LANE * 1.5, -LANE * 1.5],
+            range=[cfg.sessions - 0.5, -0.5],
             tickfont={"family": t.MONO},
+            showgrid=False,
         ),
         margin={"l": 110, "r": 30, "t": MARGIN_TOP, "b": MARGIN_BOTTOM},
+        shapes=row_bands(cfg.sessions),
     )
     return {"data": data, "layout": layout}
+
+
+def row_bands(sessions: int) -> list[dict]:
+    """A band per session row (every other one shaded) and a line through its middle, under the markers."""
+    bands = [
+        {"type": "rect", "xref": "paper", "x0": 0, "x1": 1, "y0": i - 0.5, "y1": i + 0.5, "layer": "below",
+         "line": {"width": 0}, "fillcolor": t.BASELINE_LIGHT if i % 2 else "#F9FAFB"}
+        for i in range(sessions)
+    ]  # fmt: skip
+    lines = [
+        {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": i, "y1": i, "layer": "below",
+         "line": {"width": 1, "color": t.GRID}}
+        for i in range(sessions)
+    ]  # fmt: skip
+    return bands + lines
 
 
 def counts_html(result: SimulationResult) -> str:

@@ -25,38 +25,34 @@ from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.display import Html, Table
 
 DEMO_SCENARIO = "spring-demo"
-PLACE = {"location": "Landsmeer, NL", "atTime": "now"}
-# (query, maxResults) of the remembering model's searches, then the tools it calls together at the end.
-REMEMBERED_SEARCHES = (("weather forecast", 2), ("clothing shops", 2), ("current time", 1))
-REMEMBERED_CALLS = ("weather", "clothing", "currentTime")
+REMEMBERED_CALLS = ("weather", "clothing", "currentTime")  # what the remembering model calls in request 4
 
 
-def _search(number: int, query: str, max_results: int | None) -> AssistantTurn:
-    args: dict[str, Any] = {"query": query}
-    if max_results is not None:
-        args["maxResults"] = max_results
-    return AssistantTurn(tool_calls=[ToolCall(f"search-{number}", TOOL_SEARCH_TOOL_NAME, json.dumps(args))])
+def _turn(request: int, *calls: tuple[str, dict[str, Any]]) -> AssistantTurn:
+    """The scripted model's reply to request ``request``: these tool calls, together."""
+    ids = (f"call-{request}-{n}" for n in range(len(calls)))
+    return AssistantTurn(
+        tool_calls=[ToolCall(i, name, json.dumps(a)) for i, (name, a) in zip(ids, calls, strict=True)]
+    )
 
 
-def remembering_model() -> ScriptedModel:
-    """Three searches, then one request that calls every tool they returned, then an answer."""
-    turns = [_search(i, q, n) for i, (q, n) in enumerate(REMEMBERED_SEARCHES, start=1)]
-    calls = [ToolCall(f"call-{name}", name, json.dumps(PLACE)) for name in REMEMBERED_CALLS]
-    turns += [AssistantTurn(tool_calls=calls), AssistantTurn(content="Here is what I found.")]
-    return ScriptedModel(turns, name="remembering model")
-
-
+# Notebook 04 tells the learner to read these two with `??`: keep each whole, short and plain.
 def remembering_runs(index: str = "lucene") -> dict[str, RunTrace]:
-    """The remembering model on Spring's demo catalog, with accumulation on and off."""
-    scenario = load_scenario(DEMO_SCENARIO)
-    out = {}
+    """A model that remembers what its searches found, on Spring's demo catalog, with accumulation on and off:
+    three searches, then one request calling every tool they found, then the answer."""
+    place = {"location": "Landsmeer, NL", "atTime": "now"}
+    script = [
+        _turn(1, ("toolSearchTool", {"query": "weather forecast", "maxResults": 2})),
+        _turn(2, ("toolSearchTool", {"query": "clothing shops", "maxResults": 2})),
+        _turn(3, ("toolSearchTool", {"query": "current time", "maxResults": 1})),
+        _turn(4, *[(name, place) for name in REMEMBERED_CALLS]),
+        AssistantTurn(content="Here is what I found."),
+    ]
+    demo, runs = load_scenario(DEMO_SCENARIO), {}
     for label, accumulation in (("accumulation on", True), ("accumulation off", False)):
         advisor = ToolSearchAdvisor(make_index(index), reference_tool_name_accumulation=accumulation)
-        run = advisor.run(
-            remembering_model(), scenario.messages(), scenario.tools, {advisor.session_id_key: "demo"}
-        )
-        out[label] = run.trace
-    return out
+        runs[label] = advisor.run(ScriptedModel(script), demo.messages(), demo.tools, session_id="demo").trace
+    return runs
 
 
 def rejected_calls(trace: RunTrace) -> list[str]:
@@ -120,16 +116,16 @@ MAX_RESULTS_SETTINGS = (
 
 
 def max_results_cases(index: str = "lucene") -> list[MaxResultsCase]:
-    """One search on Spring's demo catalog per setting of :data:`MAX_RESULTS_SETTINGS`."""
-    scenario = load_scenario(DEMO_SCENARIO)
-    out = []
+    """One search on Spring's demo catalog per setting: the model's maxResults (or none) and the advisor's
+    max_results (or none), and how many tools came back."""
+    demo, cases = load_scenario(DEMO_SCENARIO), []
     for label, asks, configured in MAX_RESULTS_SETTINGS:
+        search = {"query": MAX_RESULTS_QUERY, **({"maxResults": asks} if asks else {})}
+        model = ScriptedModel([_turn(1, ("toolSearchTool", search)), AssistantTurn(content="ok")])
         advisor = ToolSearchAdvisor(make_index(index), max_results=configured)
-        model = ScriptedModel([_search(1, MAX_RESULTS_QUERY, asks), AssistantTurn(content="ok")])
-        run = advisor.run(model, scenario.messages(), scenario.tools, {advisor.session_id_key: "demo"})
-        hits = run.trace.iterations[0].searches[0].hits
-        out.append(MaxResultsCase(label, asks, configured, len(hits)))
-    return out
+        run = advisor.run(model, demo.messages(), demo.tools, session_id="demo")
+        cases.append(MaxResultsCase(label, asks, configured, len(run.trace.iterations[0].searches[0].hits)))
+    return cases
 
 
 def max_results_table(cases: list[MaxResultsCase]) -> Table:

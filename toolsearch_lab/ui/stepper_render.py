@@ -428,7 +428,7 @@ def status_html(run, note: str = "") -> str:
             + (" · missing " + "".join(t.chip(m, t.BAD, "#FEE2E2") for m in missing) if missing else "")
         )
     parts.append(
-        f"<b>{len(trace.iterations)}</b> model requests · {len(trace.searches())} searches · stop: "
+        f"<b>{len(trace.iterations)}</b> model requests · {t.count(len(trace.searches()), 'search')} · stop: "
         f"{t.esc(trace.stop_reason)} · prompt tokens <b style='color:{t.SEARCH}'>"
         f"{total['prompt_tool_search']:,}</b> with tool search vs <b>{total['prompt_baseline']:,}</b> "
         "with all "

@@ -89,7 +89,7 @@ class HtmlPanel:
         self.html, self.text = html, text
 
     def _repr_html_(self) -> str:
-        return self.html
+        return f'<div class="{t.NO_MATH}">{self.html}</div>'
 
     def __repr__(self) -> str:
         return self.text

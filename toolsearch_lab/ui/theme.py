@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 
 SEARCH = "#6D28D9"  # the meta-tool toolSearchTool
 SEARCH_LIGHT = "#C4B5FD"
@@ -36,6 +37,29 @@ TITLE_SIZE = 19
 # JupyterLab's output area in a 1400 px window (968 px), where 980 + 20 was cut at the right edge.
 FIG_WIDTH = 940
 PANEL_WIDTH = FIG_WIDTH
+
+
+# JupyterLab typesets LaTeX in HTML and Markdown outputs with MathJax: "$0.0133 … $0.0200" becomes italic math
+# and swallows the text between. MathJax skips elements with this class (its default ignoreHtmlClass).
+NO_MATH = "mathjax_ignore"
+_DOLLAR = f'<span class="{NO_MATH}">&#36;</span>'
+_CODE_SPAN = re.compile(r"(`+)(?:.+?)\1", re.S)
+
+
+def no_math(markdown: str) -> str:
+    """Markdown whose every ``$`` outside code spans shows as a dollar sign, never as a math delimiter.
+
+    JupyterLab reads ``$…$`` and ``$$…$$`` as LaTeX twice: in the Markdown source before the Markdown parser
+    (where a math span also swallows line breaks, merging a list's items), and again in the rendered page.
+    A backslash escape survives only the first pass, and the HTML entity only the second (both measured in
+    JupyterLab 4 with Chromium); the entity inside an element MathJax ignores survives both. Code spans are
+    left alone: neither pass looks inside them."""
+    out, last = [], 0
+    for span in _CODE_SPAN.finditer(markdown):
+        out += [markdown[last : span.start()].replace("$", _DOLLAR), span.group(0)]
+        last = span.end()
+    out.append(markdown[last:].replace("$", _DOLLAR))
+    return "".join(out)
 
 
 def esc(text) -> str:
@@ -111,10 +135,11 @@ def nice_range(top_value: float, ticks: int = 5, headroom: float = 0.06) -> dict
 
 
 def panel(body: str, width: int = PANEL_WIDTH) -> str:
-    """Wrap HTML in the fixed-width panel style every text sink uses."""
+    """Wrap HTML in the fixed-width panel style every text sink uses (never typeset as math: see
+    :data:`NO_MATH`)."""
     return (
-        f'<div style="width:{width - 24}px;font-family:{FONT};font-size:{FONT_SIZE}px;color:{INK};'
-        f'line-height:1.45;padding:8px 12px">{body}</div>'
+        f'<div class="{NO_MATH}" style="width:{width - 24}px;font-family:{FONT};font-size:{FONT_SIZE}px;'
+        f'color:{INK};line-height:1.45;padding:8px 12px">{body}</div>'
     )
 
 
@@ -162,3 +187,10 @@ def score_bar(score: float | None, best: float | None, colour: str = FOUND, widt
 
 def fmt_int(n) -> str:
     return f"{int(n):,}"
+
+
+def count(n: int, word: str, plural: str = "") -> str:
+    """``n`` with ``word`` in the right number: "1 search", "2 searches", "1,024 tokens"."""
+    if n == 1:
+        return f"1 {word}"
+    return f"{n:,} {plural or (word + 'es' if word.endswith(('s', 'sh', 'ch', 'x')) else word + 's')}"

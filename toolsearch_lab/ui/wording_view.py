@@ -7,7 +7,6 @@ The figures over every scenario read the shipped tables of :mod:`toolsearch_lab.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -156,20 +155,19 @@ def run_with_glossary(name: str, glossary: Glossary, index: str = "hybrid"):
     )
 
 
-@functools.lru_cache(maxsize=32)
-def _shipped_run(name: str, index: str):
-    # Runs are deterministic; a self-check compares many entries with the same shipped-glossary run.
-    return run_with_glossary(name, default_glossary(), index)
-
-
+# Notebook 05 tells the learner to read this with `??`: keep it whole, short and plain.
 def glossary_runs(
     name: str, entries: Iterable[tuple[Sequence[str], Sequence[str]]], index: str = "hybrid"
 ) -> dict[str, Any]:
-    """Scenario ``name`` with the shipped glossary and with ``entries`` added: label -> run."""
-    return {
-        "shipped glossary": _shipped_run(name, index),
-        "+ your entry": run_with_glossary(name, default_glossary().extended(entries), index),
-    }
+    """Scenario ``name`` run twice by the semantic agent: with the shipped glossary, and with ``entries``
+    (pairs of a user's words and what they mean in the catalog's words) added to it."""
+    task = load_scenario(name)
+    runs = {}
+    for label, glossary in (("shipped glossary", default_glossary()),
+                            ("+ your entry", default_glossary().extended(entries))):  # fmt: skip
+        agent = simulated_agent("semantic", task.agent_steps(), glossary=glossary)
+        runs[label] = run_scenario(task, index=index, model=agent)
+    return runs
 
 
 def glossary_table(runs: dict[str, Any]) -> Table:

@@ -90,3 +90,38 @@ def _header_lines(source: str) -> int:
 def stems(text: str) -> set[str]:
     """Content-word stems: what "uses the same words" means for the checks (plurals and -ing folded)."""
     return {porter_stem(w) for w in keyword_tokens(text, ENGLISH_STOP_WORDS) if len(w) > 1}
+
+
+def is_blank(value: Any) -> bool:
+    """An answer not given yet: ``...``, ``None``, or a function with a ``...`` still in its body (the
+    exercises where the learner writes code hand out a function with its blanks as ``...``)."""
+    if value is ... or value is None:
+        return True
+    code = getattr(value, "__code__", None)
+    return code is not None and _has_ellipsis(code)
+
+
+def _has_ellipsis(code: Any) -> bool:
+    return any(c is ... or (hasattr(c, "co_consts") and _has_ellipsis(c)) for c in code.co_consts)
+
+
+def code_names(function: Any) -> set[str]:
+    """Every global and attribute name a function's code (nested functions included) refers to."""
+    names: set[str] = set()
+    stack = [function.__code__]
+    while stack:
+        code = stack.pop()
+        names.update(code.co_names)
+        stack += [c for c in code.co_consts if hasattr(c, "co_names")]
+    return names
+
+
+MIN_DISTINCT_SHARE = 0.6  # "refund refund refund order" is a keyword repeated, not a sentence
+
+
+def repeats_words(text: str) -> bool:
+    """Whether ``text`` repeats its content words (stems, stop words left out) so much that fewer than
+    :data:`MIN_DISTINCT_SHARE` of them are distinct: a search matches a word once, so repeating it says
+    nothing more."""
+    said = [porter_stem(w) for w in keyword_tokens(text, ENGLISH_STOP_WORDS) if len(w) > 1]
+    return len(said) >= 2 and len(set(said)) < MIN_DISTINCT_SHARE * len(said)

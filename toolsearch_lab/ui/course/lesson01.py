@@ -10,10 +10,6 @@ if TYPE_CHECKING:
     from toolsearch_lab.eval.scenarios.running import ScenarioRun
 
 
-def _off_by(answer: float, actual: float) -> str:
-    return f"{abs(answer - actual) / actual:.0%} too {'low' if answer < actual else 'high'}"
-
-
 def judge(requests: Any, *, head: Any, **_: Any) -> Judgement:
     if isinstance(requests, bool) or not isinstance(requests, int):
         return False, f"my_requests should be a whole number of model requests, not {requests!r}"
@@ -32,9 +28,9 @@ def judge(requests: Any, *, head: Any, **_: Any) -> Judgement:
     if requests == steps:
         return (
             False,
-            "one request per step, yes; then the model needs one more to read the last result and answer",
+            "a request per step, yes; now count what the model still has to do after the last result",
         )
-    return False, f"your figure is {_off_by(requests, actual)}: count a call per step, then the answer"
+    return False, "count the requests one by one: a tool call per step is a request, and so is the answer"
 
 
 def solution(run: ScenarioRun) -> int:

@@ -1,82 +1,277 @@
-"""Notebook 02 (build it yourself): which requests of a scripted model get an error result?"""
+"""Notebook 02 (build it yourself): the learner writes the loop's moves, then adds accumulation.
+
+Both self-checks run the learner's loop and :class:`ToolSearchAdvisor` on the same scripted model, request by
+request: the tools each request offers, what each search returned, and whether each tool call ran or got an
+error result. They do it on the notebook's script and on a second script the check keeps to itself, so a
+loop that only replays the first one is caught. A difference is reported as the request where the two loops
+part and what each did there, never as the code to write.
+"""
 
 from __future__ import annotations
 
+import json
+import traceback
+from collections.abc import Callable
 from typing import Any
 
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
-from toolsearch_lab.models.base import ScriptedModel
-from toolsearch_lab.ui.course.base import Exercise, Judgement
+from toolsearch_lab.loop.search_tool import ToolSearchTool
+from toolsearch_lab.model import SearchRequest, Tool
+from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall
+from toolsearch_lab.ui.course.base import Exercise, Judgement, code_names, is_blank
+
+SEARCH = ToolSearchTool(None).as_tool()  # the meta-tool, as the notebook names it
+MAX_RESULTS = 5  # my_loop's default, and the advisor's max_results in the comparison
+MESSAGES = [{"role": "user", "content": "Check the loop."}]
+# Calling these is running the package's loop, not writing one.
+PACKAGE_LOOPS = frozenset({"ToolSearchAdvisor", "run_scenario", "compare", "headline", "build_advisor"})
 
 
-def error_requests(script: list, tools: list) -> tuple[list[int], list[int], list[int]]:
-    """(requests whose call got an error result, requests that searched, requests that called a tool) when
-    ``script`` runs through Spring's advisor with accumulation off, as in notebook 02."""
-    advisor = ToolSearchAdvisor(make_index("lucene"), reference_tool_name_accumulation=False)
-    trace = advisor.run(
-        ScriptedModel(script), [{"role": "user", "content": "check"}], tools, session_id="02"
-    ).trace
-    kinds = [(it.number, {c.kind for c in it.tool_calls}) for it in trace.iterations]
-    return (
-        [n for n, k in kinds if "rejected" in k],
-        [n for n, k in kinds if "search" in k],
-        [n for n, k in kinds if k - {"search"}],
+def _turn(number: int, *calls: tuple[str, dict[str, Any]]) -> AssistantTurn:
+    return AssistantTurn(
+        tool_calls=[ToolCall(f"held-{number}-{i}", n, json.dumps(a)) for i, (n, a) in enumerate(calls)]
     )
 
 
-def judge(turns: Any, *, script: list, tools: list, **_: Any) -> Judgement:
-    if isinstance(turns, int) and not isinstance(turns, bool):
-        turns = [turns]
-    if not isinstance(turns, list | tuple | set) or not all(
-        isinstance(n, int) and not isinstance(n, bool) for n in turns
-    ):
-        return False, f"my_error_requests should be a list of request numbers, e.g. [2, 5], not {turns!r}"
-    outside = sorted(n for n in set(turns) if not 1 <= n <= len(script))
-    if outside:
-        return False, f"the script has {len(script)} turns, numbered 1 to {len(script)}; {outside} is not one"
-    errors, searches, calls = error_requests(script, tools)
-    chosen = sorted(set(turns))
-    if chosen == errors:
-        return True, (
-            f"requests {errors} call a tool that the latest search did not return, so the loop answers them "
-            "with an error result; every other call names a tool the latest search exposed"
-        )
-    if not chosen:
-        return (
-            False,
-            "some calls name a tool that no search has returned yet, or that a later search replaced",
-        )
-    refused_searches = sorted(set(chosen) & set(searches))
-    if refused_searches:
-        return False, f"request {refused_searches} is a toolSearchTool call: the meta-tool is always exposed"
-    if set(chosen) >= set(calls):
-        return False, "not every call fails: a tool that the latest search returned is exposed, and it runs"
-    missed = sorted(set(errors) - set(chosen))
-    if missed:
-        return False, f"request {missed} also calls a tool the latest search did not return"
-    return (
-        False,
-        f"request {sorted(set(chosen) - set(errors))} calls a tool the latest search returned: it runs",
+def held_out_script() -> list[AssistantTurn]:
+    """The script the checks keep to themselves: a search without maxResults, a tool found two searches ago,
+    two calls in one turn, and the same tool found twice."""
+    perfume = ("getPerfumeByName", {"name": "Santal 33"})
+    return [
+        _turn(1, (SEARCH.name, {"query": "perfume by name"})),
+        _turn(2, perfume),
+        _turn(3, (SEARCH.name, {"query": "shoes by size", "maxResults": 2})),
+        _turn(4, ("getShoesVariationsBySize", {"size": "9"}), perfume),
+        _turn(5, (SEARCH.name, {"query": "perfume by name", "maxResults": 1})),
+        _turn(6, perfume),
+        AssistantTurn(content="Santal 33 is in stock; size 9 too."),
+    ]
+
+
+def _names(items: list[str], shown: int = 6) -> str:
+    if not items:
+        return "nothing"
+    more = f", … ({len(items)} in all)" if len(items) > shown else ""
+    return ", ".join(items[:shown]) + more
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _run_mine(loop: Callable[..., Any], turns: list, tools: list, merge: Any) -> tuple[ScriptedModel, str]:
+    """Run the learner's loop on a scripted model; (the model, with what each request carried; the error the
+    loop raised, with the learner's line, or "")."""
+    model = ScriptedModel(turns, name="the script")
+    kwargs = {} if merge is None else {"merge": merge}
+    try:
+        loop(model, tools, MESSAGES, make_index("lucene"), **kwargs)
+    except Exception as exc:  # noqa: BLE001 - the learner's code: its error is the feedback
+        if len(model.calls) >= len(turns) and "no scripted turn left" in str(exc):
+            return model, "it called the model again after the final answer (it should return the answer)"
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.name in (loop.__name__, "my_merge")]
+        line = f" at the line `{frames[-1].line}`" if frames and frames[-1].line else ""
+        return model, f"it raised {type(exc).__name__}: {exc}{line}"
+    return model, ""
+
+
+def _results_of(model: ScriptedModel, request: int) -> dict[str, Any]:
+    """The tool messages the learner's loop added after request ``request`` (1-based), by tool-call id."""
+    if request >= len(model.calls):
+        return {}
+    before = len(model.calls[request - 1]["messages"])
+    after = model.calls[request]["messages"][before:]
+    return {m.get("tool_call_id", ""): m.get("content") for m in after if m.get("role") == "tool"}
+
+
+def _same_result(mine: str | None, tool: Tool, arguments: str, theirs: str) -> bool:
+    if mine is None:
+        return False
+    if mine == theirs:
+        return True
+    value = tool.function(**json.loads(arguments)) if tool.function else None
+    try:
+        return json.loads(mine) == value
+    except (TypeError, ValueError):
+        return mine == str(value)
+
+
+def loop_differences(
+    loop: Callable[..., Any], turns: list, tools: list, merge: Any = None, accumulation: bool = False
+) -> str:
+    """Where the learner's loop parts from ``ToolSearchAdvisor`` on ``turns`` ("" when it never does)."""
+    mine, crashed = _run_mine(loop, turns, tools, merge)
+    advisor = ToolSearchAdvisor(
+        make_index("lucene"), max_results=MAX_RESULTS, reference_tool_name_accumulation=accumulation
+    )
+    theirs = advisor.run(ScriptedModel(turns), MESSAGES, tools, session_id="02").trace.iterations
+    registry = {t.name: t for t in tools}
+    for it in theirs:
+        n = it.number
+        if n > len(mine.calls):
+            return f"request {n}: your loop never sent it: {crashed or 'it returned early'}"
+        offered, exposed = sorted(mine.calls[n - 1]["tools"]), sorted(it.exposed_tools)
+        if offered != exposed:
+            twice = sorted({t for t in offered if offered.count(t) > 1})
+            extra = f" ({_names(twice)} twice: a request offers each tool once)" if twice else ""
+            return (
+                f"request {n}: your loop offered {_names(offered)}{extra}; the advisor exposed "
+                f"{_names(exposed)} (what a request offers is the EXPOSE move"
+                + (", and what the search keeps is your merge)" if merge is not None else ")")
+            )
+        results = _results_of(mine, n)
+        for call in it.tool_calls:
+            got = results.get(call.call_id)
+            if got is None and crashed:
+                return f"request {n}: your loop stopped before answering the call to {call.name}: {crashed}"
+            if got is not None and not isinstance(got, str):
+                return (
+                    f"request {n}: your loop handed the model a {type(got).__name__} for the call to "
+                    f"{call.name}; what a model reads back is text (a tool message's content is a string)"
+                )
+            if call.kind == "search":
+                try:
+                    names = json.loads(got or "")
+                except ValueError:
+                    names = got
+                if names != json.loads(call.result):
+                    mine_text = _names(names) if isinstance(names, list) else repr(_clip(str(names)))
+                    return (
+                        f"request {n}: your search returned {mine_text}; the advisor's search returned "
+                        f"{_names(json.loads(call.result))} (the SEARCH move asks the index with the request)"
+                    )
+            elif call.kind == "tool" and not _same_result(
+                got, registry[call.name], call.arguments, call.result
+            ):
+                refused = (got or "").startswith("error")
+                what = "refused it" if refused else f"answered {_clip(str(got))!r}"
+                return (
+                    f"request {n}: the call to {call.name} is exposed and the advisor ran it, but your loop "
+                    f"{what} (the CALL move runs the exposed tool with the model's arguments)"
+                )
+            elif call.kind == "rejected" and not (got or "").startswith("error"):
+                return f"request {n}: your loop ran {call.name}, which was not exposed in that request"
+    if len(mine.calls) != len(theirs):
+        return f"your loop sent {len(mine.calls)} requests, the advisor {len(theirs)}"
+    return ""
+
+
+def _refuse(value: Any, name: str, parameters: int) -> str:
+    """Why ``value`` cannot be judged as the learner's function ``name`` ("" when it can)."""
+    if not callable(value):
+        return f"{name} should be the function defined in the cell above (def {name}(...)), not {value!r}"
+    if is_blank(value):
+        return f"{name} still has a `...` blank in it"
+    used = sorted(PACKAGE_LOOPS & code_names(value))
+    if used:
+        return f"{name} calls the package's loop ({', '.join(used)}): write the moves yourself"
+    try:
+        value.__code__.co_argcount  # noqa: B018 - a plain function, not a class or a builtin
+    except AttributeError:
+        return f"{name} should be a plain function (def {name}(...))"
+    if value.__code__.co_argcount < parameters:
+        return f"{name} should take {parameters} arguments"
+    return ""
+
+
+def _judge(loop: Any, merge: Any, script: list, tools: list, accumulation: bool) -> Judgement:
+    scripts = (
+        ("the notebook's script", script),
+        ("a second script the check keeps to itself", held_out_script()),
+    )
+    for label, turns in scripts:
+        found = loop_differences(loop, turns, tools, merge, accumulation)
+        if found:
+            return False, f"on {label}, {found}"
+    setting = "on" if accumulation else "off"
+    return True, (
+        f"your loop and ToolSearchAdvisor (accumulation {setting}) agree on every request of the notebook's "
+        f"script ({len(script)} requests) and of a second one ({len(held_out_script())}): the same tools "
+        "offered, the same search results, the same calls run or refused"
     )
 
 
-def solution() -> list[int]:
-    my_error_requests = [1, 6]  # weather before any search; currentTime after the weather search
-    return my_error_requests
+def judge_loop(loop: Any, *, script: list, tools: list, **_: Any) -> Judgement:
+    problem = _refuse(loop, "my_loop", 4)
+    if problem:
+        return False, problem
+    return _judge(loop, None, script, tools, accumulation=False)
+
+
+def judge_merge(merge: Any, *, my_loop: Any, script: list, tools: list, **_: Any) -> Judgement:
+    problem = _refuse(merge, "my_merge", 2)
+    if problem:
+        return False, problem
+    if _refuse(my_loop, "my_loop", 4) or judge_loop(my_loop, script=script, tools=tools)[0] is False:
+        return False, "my_loop does not pass its own self-check yet: finish the first exercise first"
+    return _judge(my_loop, merge, script, tools, accumulation=True)
+
+
+def solution_loop() -> Callable[..., Any]:
+    def latest(exposed, found):
+        return found  # accumulation off: the latest search's names replace the exposed ones
+
+    def my_loop(model, tools, messages, index, max_results=5, merge=latest):
+        registry, messages, exposed = {t.name: t for t in tools}, list(messages), []
+        index.index_tools("mine", tools)
+        while True:
+            offered = [SEARCH] + [registry[name] for name in exposed]  # EXPOSE
+            turn = model.complete(messages, [t.definition() for t in offered])  # the MODEL's turn
+            messages.append(turn.to_message())
+            if not turn.tool_calls:
+                return turn.content
+            for call in turn.tool_calls:
+                args = json.loads(call.arguments)
+                if call.name == SEARCH.name:
+                    request = SearchRequest("mine", args["query"], args.get("maxResults", max_results))
+                    found = index.search(request).tool_names  # SEARCH
+                    exposed = merge(exposed, found)
+                    result = json.dumps(found)
+                elif call.name in exposed:
+                    result = json.dumps(registry[call.name].function(**args))  # CALL
+                else:
+                    result = f"error: {call.name} is not available; call {SEARCH.name} first"
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+
+    return my_loop
+
+
+def solution_merge() -> Callable[..., Any]:
+    def my_merge(exposed, found):
+        # keep what earlier searches found, add what is new, each tool once
+        return exposed + [name for name in found if name not in exposed]
+
+    return my_merge
 
 
 EXERCISES = (
     Exercise(
         key="02",
         notebook="02_build_it_yourself",
-        answer_cell="c07",
-        hint="walk the script: after each search only the tools it returned are exposed; a call to any other "
-        "tool gets an error result.",
-        solve=solution,
-        wrong="my_error_requests = [1]",
-        why="the loop exposes only what the latest search returned (accumulation off): request 1 calls "
-        "weather before any search, request 6 calls currentTime after the weather search replaced it.",
-        judge=judge,
+        answer_cell="c03",
+        hint="EXPOSE offers the meta-tool plus the tools the searches kept; SEARCH asks the index and keeps "
+        "the names it returns; CALL runs the exposed tool with the model's arguments and hands the model "
+        "text.",
+        solve=solution_loop,
+        wrong=(
+            "def my_loop(model, tools, messages, index, max_results=5, merge=latest):\n"
+            "    return model.complete(messages, [t.definition() for t in tools]).content"
+        ),
+        why="each request offers the meta-tool plus the tools the searches kept; a search asks the index and "
+        "its names become the exposed tools; only an exposed tool runs, anything else gets an error result.",
+        judge=judge_loop,
+    ),
+    Exercise(
+        key="02-acc",
+        notebook="02_build_it_yourself",
+        answer_cell="acc-answer",
+        hint="my_merge(exposed, found) returns the names the next request exposes: with accumulation on, "
+        "everything found so far, each name once.",
+        solve=solution_merge,
+        wrong="def my_merge(exposed, found):\n    return exposed + found",
+        why="Spring's accumulation keeps every tool any earlier search found; a name found twice is still "
+        "one tool in the request (providers refuse a tools array with a name twice).",
+        judge=judge_merge,
     ),
 )

@@ -9,7 +9,7 @@ from toolsearch_lab.catalog.container import load_catalog
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.model import SearchRequest
 from toolsearch_lab.text.normalise import keyword_tokens, porter_stem
-from toolsearch_lab.ui.course.base import Exercise, Judgement
+from toolsearch_lab.ui.course.base import Exercise, Judgement, repeats_words
 
 CATALOG = "github-mcp"
 MIN_QUERY_WORDS = 3
@@ -40,8 +40,10 @@ def judge(target: Any, query: Any, *, explorer: Any, **_: Any) -> Judgement:
     if not query.strip():
         return False, "my_query is blank: say in a few words what the tool does"
     words = keyword_tokens(query)
-    if len(words) < MIN_QUERY_WORDS:
-        return False, f"a paraphrase says what the tool does in at least {MIN_QUERY_WORDS} words"
+    if len(set(words)) < MIN_QUERY_WORDS:
+        return False, f"a paraphrase says what the tool does in at least {MIN_QUERY_WORDS} different words"
+    if repeats_words(query):
+        return False, f"{query!r} repeats its words: a search matches a word once; say what the tool does"
     own = {porter_stem(w) for w in keyword_tokens(target)}
     used = sorted({w for w in words if porter_stem(w) in own})
     if used:
@@ -59,7 +61,10 @@ def judge(target: Any, query: Any, *, explorer: Any, **_: Any) -> Judgement:
         for kind, index in _indexes().items()
     }
     if first["hybrid"] != [target]:
-        return False, f"hybrid ranks {(first['hybrid'] or ['nothing'])[0]} first for {query!r}, not {target}"
+        return False, (
+            f"hybrid does not rank {target} first for {query!r}: say more plainly what {target} does, in the "
+            "words a user would type"
+        )
     if first["lucene"] == [target]:
         return False, f"lucene ranks {target} first too: the query still shares its words; paraphrase more"
     return True, f"{query!r}: hybrid → {target}, lucene → {(first['lucene'] or ['nothing'])[0]}"

@@ -17,7 +17,10 @@ def judge(rejected: Any, **_: Any) -> Judgement:
         return False, f"my_rejected should be a list of tool names, not {type(rejected).__name__}"
     unknown = sorted(set(rejected) - set(REMEMBERED))
     if unknown:
-        return False, f"the model called only {', '.join(REMEMBERED)}; {', '.join(unknown)} was not called"
+        return False, (
+            f"the model called three tools in request 4, the ones named in the text above (spelled as "
+            f"there); {', '.join(unknown)} is not one of them"
+        )
     runs = remembering_runs()
     truth = rejected_calls(runs["accumulation off"])
     latest = sorted(set(REMEMBERED) - set(truth))
@@ -31,8 +34,10 @@ def judge(rejected: Any, **_: Any) -> Judgement:
     kept = sorted(set(rejected) & set(latest))
     if kept:
         return False, f"{', '.join(kept)} came from the latest search, which stays exposed"
-    missed = sorted(set(truth) - set(rejected))
-    return False, f"{', '.join(missed)} was also found before the latest search: it is not exposed either"
+    return False, (
+        "your list misses a call: which tools did the searches before the latest one find? With accumulation "
+        "off they are not exposed any more"
+    )
 
 
 def solution() -> list[str]:

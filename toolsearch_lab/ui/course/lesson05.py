@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -9,7 +10,7 @@ from toolsearch_lab.eval.scenarios import load_scenario
 from toolsearch_lab.models.fit import fold, words as simulated_words
 from toolsearch_lab.models.glossary import default_glossary, glossary_words
 from toolsearch_lab.ui.course.base import Exercise, Judgement
-from toolsearch_lab.ui.wording_view import glossary_runs, run_with_glossary
+from toolsearch_lab.ui.wording_view import run_with_glossary
 
 TASK = "spring-demo-market-day-user"
 STEP = 1  # "a customer wants to know if we carry Santal 33": the semantic agent picks a shoe tool
@@ -32,6 +33,12 @@ def _entry_words(value: Any, name: str) -> tuple[list[str] | None, str]:
         return None, f"{name} should be a list of words (strings), not {type(value).__name__}"
     found = glossary_words(" ".join(value))
     return (found, "") if found else (None, f"{name} has no words in it")
+
+
+@functools.lru_cache(maxsize=8)
+def _shipped_run(name: str) -> Any:
+    # Runs are deterministic; every entry a learner tries is compared with the same shipped-glossary run.
+    return run_with_glossary(name, default_glossary(), INDEX)
 
 
 def judge(phrase: Any, meaning: Any, **_: Any) -> Judgement:
@@ -68,6 +75,24 @@ def judge(phrase: Any, meaning: Any, **_: Any) -> Judgement:
         )
     if all(w in FUNCTION_WORDS for w in meaning_words):
         return False, "my_meaning has only little words (the, of, by...): say what the user's word means"
+    if len(set(meaning_words)) < len(meaning_words):
+        return False, "my_meaning repeats a word: the agent reads each word once, so say each once"
+    # The verbs the catalog uses: the first word of each tool's name and of its description.
+    actions = {glossary_words(_split_camel(t.name))[0] for t in task.tools} | {
+        glossary_words(t.description)[0] for t in task.tools if glossary_words(t.description)
+    }
+    objects = set(glossary_words(_split_camel(target))) - actions - FUNCTION_WORDS - {"name", "id"}
+    told = sorted(set(meaning_words) & objects)
+    if told:
+        return False, (
+            f"{', '.join(told)} names what the tool handles, which the request never says: the entry would "
+            "pick the tool for the agent. Say what the user's word means: what they want done"
+        )
+    if not set(meaning_words) & actions:
+        return False, (
+            "my_meaning says what the request is about, not what the user wants done: use an action in the "
+            "catalog's words (the verbs the tools' names start with)"
+        )
     entry = [(phrase_words, meaning_words)]
     glossary = default_glossary().extended(entry)
     after = {TASK: run_with_glossary(TASK, glossary, INDEX)}
@@ -79,7 +104,7 @@ def judge(phrase: Any, meaning: Any, **_: Any) -> Judgement:
         )
     # Only an entry that fixes the step is run on the whole family, against the shipped glossary.
     after |= {n: run_with_glossary(n, glossary, INDEX) for n in FAMILY if n != TASK}
-    before = {n: glossary_runs(n, [], index=INDEX)["shipped glossary"] for n in FAMILY}
+    before = {n: _shipped_run(n) for n in FAMILY}
     for name in FAMILY:
         for number, (old, new) in enumerate(zip(before[name].steps, after[name].steps, strict=True), start=1):
             if old.success and not new.success:

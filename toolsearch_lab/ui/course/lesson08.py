@@ -7,7 +7,7 @@ from typing import Any
 
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.model import SearchRequest
-from toolsearch_lab.ui.course.base import Exercise, Judgement, stems
+from toolsearch_lab.ui.course.base import Exercise, Judgement, repeats_words, stems
 
 LARGEST = 1000  # the check must run among look-alikes: a query that wins among ten tools proves nothing
 
@@ -26,6 +26,8 @@ def judge(query: Any, *, catalogs: dict, sizes: list, **_: Any) -> Judgement:
     said, name_words = stems(query), stems(target)
     if not said:
         return False, f"{query!r} has no words a search can match: say what the user wants"
+    if repeats_words(query):
+        return False, f"{query!r} repeats its words: a user types each word once; say what they want"
     if said <= name_words:
         return False, "those are only the tool's name words: the generic query the table shows slipping"
     description = next(tool.description for tool in catalogs[size] if tool.name == target)

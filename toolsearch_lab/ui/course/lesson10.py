@@ -11,12 +11,16 @@ from toolsearch_lab.eval.doctor import DESCRIPTION_KINDS, DoctorReport, diagnose
 from toolsearch_lab.eval.doctor.examples import rewrite_descriptions
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.model import SearchRequest
-from toolsearch_lab.ui.course.base import Exercise, Judgement, stems
+from toolsearch_lab.ui.course.base import Exercise, Judgement, repeats_words, stems
 
 MIN_DESCRIPTION_WORDS = 4
 MIN_QUERY_WORDS = 3
 DISTRACTORS = "livemcpbench"  # a catalog of hundreds of unrelated tools: a lucky query in 7 tools fails
 TOP_K = 3
+# A help-desk tool: of the help desk's and the distractors' tools, the one nearest to the new description
+# (MiniLM cosine) is the help desk's. Measured on twelve inventions: tools for addresses, invoices, gift
+# cards, loyalty points, warranties or return labels have a help-desk tool nearest; a song, a forecast, a
+# stock price, a translation or a recipe has 1 to 183 distractors nearer, even when it says "customer".
 
 
 def judge_new_tool(new_tool: Any, query: Any, *, my_tools: list, **_: Any) -> Judgement:
@@ -35,6 +39,8 @@ def judge_new_tool(new_tool: Any, query: Any, *, my_tools: list, **_: Any) -> Ju
         )
     if not stems(description):
         return False, f"the description {description!r} says nothing a search could match: name the task"
+    if repeats_words(description):
+        return False, "the description repeats its words: write a sentence saying what the tool does"
     copied = [
         s["function"]["name"] for s in my_tools if stems(s["function"]["description"]) == stems(description)
     ]
@@ -53,6 +59,8 @@ def judge_new_tool(new_tool: Any, query: Any, *, my_tools: list, **_: Any) -> Ju
             f"my_tool_query {query!r} is too vague: ask in at least {MIN_QUERY_WORDS} words, as a "
             "customer would"
         )
+    if repeats_words(query):
+        return False, "my_tool_query repeats its words: ask the way a customer would, each word once"
     said = stems(query)
     if said and len(said & stems(description)) >= 0.8 * len(said):
         return False, "the query repeats the description's words: write it the way a customer would ask"
@@ -62,21 +70,31 @@ def judge_new_tool(new_tool: Any, query: Any, *, my_tools: list, **_: Any) -> Ju
         tools = ToolCatalog.from_json([*my_tools, {"type": "function", "function": spec}]).tools
     except ValueError as exc:  # the catalog's own validation: a name with spaces, a malformed schema, ...
         return False, f"my_new_tool is not a valid tool definition: {exc}"
+    crowd = [*tools, *load_dataset(DISTRACTORS).tools]
     vector = make_index("vector")
+    vector.index_tools("crowd", crowd)
+    # An off-topic tool (a song, a forecast) is easy to find among six help-desk tools and proves nothing.
+    near = [n for n in vector.search(SearchRequest("crowd", description, 2)).tool_names if n != name]
+    if not near or near[0] not in existing:
+        return False, (
+            f"{name} does not look like a help-desk tool: of the {len(crowd) - 1} other tools, the one "
+            f"nearest to its description is not one of the help desk's. Invent a tool "
+            "that a customer service team needs"
+        )
     vector.index_tools("check", tools)
     first = vector.search(SearchRequest("check", query, 3)).tool_names[:1]
     if first != [name]:
-        return False, f"the vector index ranked {first or 'nothing'} first for {query!r}, not {name}"
-    # A query that only wins among a handful of tools: add hundreds of unrelated ones and search again.
-    crowd = [*tools, *load_dataset(DISTRACTORS).tools]
-    vector.index_tools("crowd", crowd)
+        return (
+            False,
+            f"the vector index does not rank {name} first among your {len(tools)} tools for {query!r}",
+        )
+    # A query that only wins among a handful of tools: search again with hundreds of unrelated ones.
     found = vector.search(SearchRequest("crowd", query, TOP_K)).tool_names
     if name not in found:
         return False, (
             f"{name} is first among your {len(tools)} tools, but with {len(crowd) - len(tools)} "
-            f"{DISTRACTORS} tools added it drops out of the top {TOP_K} "
-            f"({', '.join(found) or 'nothing'}): the query and the description do not say the same thing "
-            "clearly enough"
+            f"{DISTRACTORS} tools added it drops out of the top {TOP_K}: the query and the description do "
+            "not say the same thing clearly enough"
         )
     return True, (
         f"{query!r} → {name}: first among your {len(tools)} tools, and #{found.index(name) + 1} with "
@@ -95,6 +113,12 @@ def solution_new_tool() -> tuple[dict[str, str], str]:
 
 MIN_FIX_WORDS = 6  # a rewritten description: one sentence that says what, to what and what comes back
 MIN_FIX_DISTINCT = 0.6  # share of distinct words: a keyword list repeated is not a description
+# What "the score rose" means. Each rewritten tool must come back for most of its own queries afterwards
+# (two unrelated sentences leave refund_order found by one query in three), and the catalog's score must
+# rise by at least 5 points: on the help desk two real rewrites take it from 80 % to 89-90 %, while two
+# unrelated sentences nudge it to 81 %, which is noise, not a fix.
+MIN_TOOL_SCORE = 2 / 3
+MIN_GAIN = 0.05
 
 
 def judge_description_fixes(fixes: Any, *, catalog: Any, report: DoctorReport, **_: Any) -> Judgement:
@@ -132,8 +156,17 @@ def judge_description_fixes(fixes: Any, *, catalog: Any, report: DoctorReport, *
     left = [f for f in after.findings if f.kind in DESCRIPTION_KINDS and set(f.tools) & set(worst)]
     if left:
         return False, f"the new description of {left[0].tool} still has a problem: {left[0].problem}"
-    if after.score <= report.score:
-        return False, f"the findability score did not rise ({report.score:.0%} → {after.score:.0%})"
+    weak = [n for n in worst if after.tool(n).score < MIN_TOOL_SCORE]
+    if weak:
+        return False, (
+            f"{weak[0]}'s own queries still miss it ({after.tool(weak[0]).score:.0%} of them find it, at "
+            f"least {MIN_TOOL_SCORE:.0%} needed): the new description does not say what {weak[0]} does"
+        )
+    if after.score - report.score < MIN_GAIN - 1e-9:
+        return False, (
+            f"the findability score moved from {report.score:.0%} to {after.score:.0%}; a fix raises it by "
+            f"at least {MIN_GAIN * 100:.0f} points"
+        )
     gains = ", ".join(f"{n} {report.tool(n).score:.0%} → {after.tool(n).score:.0%}" for n in worst)
     return True, f"findability score {report.score:.0%} → {after.score:.0%} ({gains})"
 

@@ -13,7 +13,10 @@ def judge(answer: Any, *, rows: Sequence[dict], **_: Any) -> Judgement:
     """Notebook 11's exercise: which strategy that completes the task is cheapest, caching counted."""
     by_name = {r["strategy"]: r for r in rows}
     if not isinstance(answer, str) or answer not in by_name:
-        return False, f"my_cheapest must be one of {sorted(by_name)}, not {answer!r}"
+        return False, (
+            f"my_cheapest should be a strategy name, as written in the first column of the table at the top "
+            f"of this notebook (with its hyphens), not {answer!r}"
+        )
     best = cheapest_successful(rows)
     if best is None:
         return False, "no strategy completed the task in these runs, so none is the cheapest that works"
@@ -28,13 +31,14 @@ def judge(answer: Any, *, rows: Sequence[dict], **_: Any) -> Judgement:
             f"{answer} costs ${mine['cost_usd']:.4f} but does not complete the task "
             f"({mine['steps_succeeded']}/{mine['steps']} steps)"
         )
-    ratio = mine["cost_usd"] / best["cost_usd"]
+    cheaper = sum(r["success"] and r["cost_usd"] < mine["cost_usd"] for r in rows)
     why = (
-        f"{answer} costs ${mine['cost_usd']:.4f} ({mine['cached_share']:.0%} cached), {ratio:.1f}x "
-        f"{best['strategy']}'s ${best['cost_usd']:.4f}"
+        f"{answer} completes the task for ${mine['cost_usd']:.4f} ({mine['cached_share']:.0%} of its prompt "
+        f"cached), but {cheaper} other run{'s' * (cheaper != 1)} that complete{'s' * (cheaper == 1)} it "
+        "cost less: compare the cost of the runs that succeed"
     )
     if answer == "all-tools":
-        why += ": a cached token is cheaper, not free, and every request still carries every definition"
+        why += "; a cached token is cheaper, not free, and every request still carries every definition"
     return False, why
 
 

@@ -32,7 +32,7 @@ from toolsearch_lab.ui.course import (
     lesson11,
     lesson12,
 )
-from toolsearch_lab.ui.course.base import Exercise
+from toolsearch_lab.ui.course.base import Exercise, is_blank
 
 SOLUTIONS_ENV = "TOOLSEARCH_LAB_SOLUTIONS"
 NOT_ANSWERED = "not answered yet"
@@ -72,10 +72,6 @@ class Verdict:
         return t.panel(f'<div style="border-left:4px solid {colour};padding-left:10px">{body}</div>')
 
 
-def _blank(value: Any) -> bool:
-    return value is ... or value is None
-
-
 def solutions_enabled() -> bool:
     return os.environ.get(SOLUTIONS_ENV, "").strip().lower() in ("1", "true", "yes")
 
@@ -89,17 +85,29 @@ def check(key: str, *answers: Any, **context: Any) -> Verdict:
             f"got {len(answers)}"
         )
     prefix = ""
-    if any(_blank(a) for a in answers):
+    if any(is_blank(a) for a in answers):
         if not solutions_enabled():
             return Verdict(
                 key, "blank", f"… {NOT_ANSWERED}: set {', '.join(exercise.names)}. Hint: {exercise.hint}"
             )
+        context = _solved_context(context)
         answers = exercise.solved(context)
         prefix = f"(solution revealed by {SOLUTIONS_ENV}=1)\n{exercise.solution}\n"
     right, because = exercise.judge(*answers, **context)
     if right:
         return Verdict(key, "right", f"{prefix}✓ {because}")
     return Verdict(key, "wrong", f"{prefix}✗ {NOT_QUITE} {because}")
+
+
+def _solved_context(context: dict[str, Any]) -> dict[str, Any]:
+    """``context`` with every blank answer of an earlier exercise (``my_loop=my_loop`` passed to a later
+    check) replaced by that exercise's solution: a revealed solution builds on the ones before it."""
+    filled = dict(context)
+    for name, value in context.items():
+        owner = next((e for e in EXERCISES.values() if name in e.names), None)
+        if owner is not None and is_blank(value):
+            filled[name] = owner.solved(filled)[owner.names.index(name)]
+    return filled
 
 
 def reveal(notebook: str) -> None:

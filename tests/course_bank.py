@@ -1,0 +1,156 @@
+"""The held-out bank: answers to every exercise that a student might try without doing the work, written
+for these tests and never used to write the judges. Each entry is the code a student would put in the answer
+cell (variables it does not set keep the solution's values). Every one must be judged "not quite", with a
+reason, and the second guesses read off its rejection must fail too (tests/course_probe.py).
+
+Exercises added later (07 and 09 rewritten, 12) are fed the generic bank and the second guesses by the same
+test; give them entries here too.
+"""
+
+from __future__ import annotations
+
+from toolsearch_lab.ui.course import EXERCISES
+
+
+def _loop(old: str, new: str) -> str:
+    """Notebook 02's solution with one move written wrong."""
+    solution = EXERCISES["02"].solution
+    assert old in solution, old
+    return solution.replace(old, new)
+
+
+HELD_OUT: dict[str, list[str]] = {
+    "01": [
+        "my_requests = len(run.steps)",
+        "my_requests = len(run.steps) + 2",
+        "my_requests = 2 * len(run.steps)",
+        "my_requests = len(run.trace.iterations) - 1",
+        "my_requests = float(len(run.steps) + 1)",
+        "my_requests = str(len(run.steps) + 1)",
+    ],
+    "02": [
+        # every tool in every request (tool search undone)
+        _loop("[SEARCH] + [registry[name] for name in exposed]", "[SEARCH] + list(tools)"),
+        # only the meta-tool, ever
+        _loop("[SEARCH] + [registry[name] for name in exposed]", "[SEARCH]"),
+        # the search returns every tool
+        _loop("index.search(request).tool_names", "[t.name for t in tools]"),
+        # the model's maxResults ignored
+        _loop(
+            "index.search(request).tool_names",
+            'index.search(SearchRequest("mine", args["query"], 10)).tool_names',
+        ),
+        # replays the notebook's script instead of searching
+        _loop(
+            "index.search(request).tool_names",
+            '{"current time": ["currentTime"], "weather": ["weather"]}.get(args["query"], [])',
+        ),
+        # the tool object, or a dict, instead of the tool's result as text
+        _loop("json.dumps(registry[call.name].function(**args))", "str(registry[call.name])"),
+        _loop("json.dumps(registry[call.name].function(**args))", "registry[call.name].function(**args)"),
+        # the package's loop instead of one's own
+        "def my_loop(model, tools, messages, index, max_results=5, merge=latest):\n"
+        "    advisor = ToolSearchAdvisor(index, max_results=max_results,\n"
+        "                                reference_tool_name_accumulation=False)\n"
+        '    return advisor.run(model, messages, tools, session_id="mine").content',
+        "my_loop = 'the loop'",
+    ],
+    "02-acc": [
+        "def my_merge(exposed, found):\n    return found",
+        "def my_merge(exposed, found):\n    return exposed",
+        "def my_merge(exposed, found):\n    return found + found",
+        "def my_merge(exposed, found):\n    return exposed[-1:] + found",
+        "def my_merge(exposed, found):\n    return exposed or found",
+        "my_merge = 'accumulate'",
+    ],
+    "03": [
+        'my_target = "get_commit"\nmy_query = "revision revision revision"',
+        'my_target = "get_commit"\nmy_query = "the weather is nice today"',
+        'my_target = "list_tags"\nmy_query = "tags tags tags"',
+        'my_target = "get_commit"\nmy_query = "get commit details"',
+        'my_target = "create_pull_request"\nmy_query = "ask to merge my branch into main"',
+        'my_target = "Get_Commit"\nmy_query = "show what changed in one revision"',
+        'my_target = "play_song"\nmy_query = "put on some music please"',
+    ],
+    "04": [
+        'my_rejected = ["clothing"]',
+        'my_rejected = ["currentTime"]',
+        'my_rejected = ["weather", "clothing", "currentTime"]',
+        'my_rejected = ["weather", "currentTime"]',
+        'my_rejected = "weather, clothing"',
+        'my_rejected = ["Weather", "Clothing"]',
+        "my_rejected = []",
+    ],
+    "05": [
+        'my_words = ["carry"]\nmy_meaning = ["getPerfumeByName"]',
+        'my_words = ["carry"]\nmy_meaning = ["get", "get", "get"]',
+        'my_words = ["customer"]\nmy_meaning = ["perfume"]',
+        'my_words = ["know"]\nmy_meaning = ["find"]',
+        'my_words = ["a", "customer", "wants", "to"]\nmy_meaning = ["get", "by", "name"]',
+        'my_words = ["carry"]\nmy_meaning = ["the", "of", "by"]',
+        'my_words = ["carry"]\nmy_meaning = ["fragrance", "bottle", "sell"]',
+    ],
+    "06": [
+        "my_index_builds = 3",
+        "my_index_builds = 4",
+        "my_index_builds = 6",
+        'my_index_builds = "5"',
+        "my_index_builds = 5.0",
+        "my_index_builds = [5]",
+    ],
+    "08": [
+        'my_query = "current time"',
+        'my_query = "time time time time"',
+        'my_query = "currentTime"',
+        "my_query = next(t.description for t in targets if t.name == 'currentTime')",
+        'my_query = "what is the date today"',
+        'my_query = "clock clock clock clock"',
+    ],
+    "10": [
+        'my_new_tool = {"name": "play_song",\n'
+        '               "description": "Play a song from the customer\'s favourite playlist."}\n'
+        'my_tool_query = "put on some music for me"',
+        'my_new_tool = {"name": "weather_forecast",\n'
+        '               "description": "Get the weather forecast for a city for the '
+        'next days."}\nmy_tool_query = "will it rain in Paris tomorrow"',
+        'my_new_tool = {"name": "stock_price",\n'
+        '               "description": "Get the latest stock price for a ticker symbol."}\n'
+        'my_tool_query = "how much is Apple trading at"',
+        'my_new_tool = {"name": "refund_shipping", "description": "refund refund refund refund refund"}\n'
+        'my_tool_query = "I want my postage money back"',
+        'my_new_tool = {"name": "change_delivery_address", "description": "Change the delivery address of an '
+        'order that has not shipped yet."}\nmy_tool_query = "change delivery address"',
+        'my_new_tool = {"name": "change_delivery_address", "description": "Change the delivery address of an '
+        'order that has not shipped yet."}\nmy_tool_query = "moved moved moved moved"',
+        'my_new_tool = {"name": "find_account", "description": "Find a customer account by email address."}\n'
+        'my_tool_query = "which account has this email"',
+        'my_new_tool = {"name": "gift card balance",\n'
+        '               "description": "Check the balance left on a gift card."}\n'
+        'my_tool_query = "how much is left on my voucher"',
+    ],
+    "10-doctor": [
+        'my_fixes = {"refund_order": "The weather in Paris is sunny with light winds today.",\n'
+        '            "get_ticket": "Bananas are a good source of potassium and energy for runners."}',
+        'my_fixes = {"refund_order": "Show a support ticket with its messages, status and assignee.",\n'
+        '            "get_ticket": "Give a customer their money back for a paid order, fully or partly."}',
+        'my_fixes = {"refund_order": "refund order refund order refund order refund order",\n'
+        '            "get_ticket": "ticket get ticket get ticket get ticket get"}',
+        'my_fixes = {"refund_order": "Refund a customer\'s paid order and email them the receipt."}',
+        'my_fixes = {"refund_order": "Refund.", "get_ticket": "Get a ticket."}',
+        'my_fixes = {"refund_order": "Send a message to a customer by email.",\n'
+        '            "get_ticket": "Send a message to a customer by SMS."}',
+        'my_fixes = {"track_parcel": "Track a parcel for a customer and show where it is now.",\n'
+        '            "cancel_order": "Cancel an order for a customer before it ships out."}',
+    ],
+    "11": [
+        'my_cheapest = "all-tools"',
+        'my_cheapest = "ALL-TOOLS"',
+        'my_cheapest = "search-only"',
+        'my_cheapest = "search-only-no-accumulation"',
+        'my_cheapest = "pre-retrieval"',
+        'my_cheapest = "listed-names"',
+        'my_cheapest = "retrieve-then-bind"',
+        'my_cheapest = "inline-references"',
+        'my_cheapest = "the cheapest one"',
+    ],
+}
