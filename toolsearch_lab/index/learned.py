@@ -17,10 +17,11 @@ which rows are relevant from labelled queries, and its score ranks the tools. He
   pickle, and each tool's score is a sum of readable per-feature parts (:meth:`LearnedToolIndex.explain`).
 * **Score**: the model's probability that the tool is relevant, ``sigmoid(intercept + sum w_i x_i)``.
 
-The shipped model (``resources/ranker/learned-ranker.json``) is fitted on both shipped datasets, so its
-figures on them are in-sample; ``benchmarks/learned_ranker.py`` trains on one dataset and evaluates on the
-other (and leave-one-server-out within LiveMCPBench) for the honest figures. ``toolsearch-lab
-train-ranker`` fits a model on a user's own labelled queries.
+The shipped model (``resources/ranker/learned-ranker.json``) is fitted on the development datasets (BFCL
+turns and tasks, LiveMCPBench, 3,000 MetaTool queries, the GitHub example requests), so its figures on
+them are in-sample; ``benchmarks/learned_ranker.py`` trains on one dataset and evaluates on the others
+for the honest figures, and AgentDojo is never trained on. ``toolsearch-lab train-ranker`` fits a model on
+a user's own labelled queries.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import math
 import os
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -327,14 +328,21 @@ class RankingSignals:
 
     def features(self, session_id: str, queries: Sequence[str]) -> tuple[list[Tool], np.ndarray]:
         """The session's tools and the feature rows of every query x tool, ``[n_queries, n_tools, F]``."""
+        tools, x, _ = self.features_and_scores(session_id, queries)
+        return tools, x
+
+    def features_and_scores(
+        self, session_id: str, queries: Sequence[str]
+    ) -> tuple[list[Tool], np.ndarray, Any]:
+        """:meth:`features`, and the hybrid's score matrix they came from (for its abstention evidence)."""
         queries = [q or "" for q in queries]
         with self._lock:
             m = self.hybrid.score_matrix(session_id, queries)
             terms = list(self._terms.get(session_id, []))
         tools: list[Tool] = m.tools
         if not tools or len(terms) != len(tools):
-            return [], np.zeros((len(queries), 0, len(FEATURES)))
-        return tools, feature_matrix(m, queries, terms)
+            return [], np.zeros((len(queries), 0, len(FEATURES))), m
+        return tools, feature_matrix(m, queries, terms), m
 
 
 # ------------------------------------------------------------------------------------------- the index
@@ -346,7 +354,9 @@ class LearnedToolIndex(BaseToolIndex):
     ``model``: a :class:`RankerModel`, a path to a model JSON file, or None for the shipped model.
     ``hybrid``: the :class:`HybridToolIndex` that computes the signals (default: one with its defaults
     over ``embedder``, the cached MiniLM unless given). Results: the top ``max_results`` (default 10) by
-    score, optionally only those scoring at least ``min_score`` (a probability, 0-1).
+    score, optionally only those scoring at least ``min_score`` (a probability, 0-1). The hybrid's
+    abstention applies (``abstain`` and ``min_confidence`` go to the default hybrid): no tools when it
+    judges that none fits, and every response carries the confidence.
     """
 
     search_type = "LearnedToolIndex"
@@ -359,11 +369,20 @@ class LearnedToolIndex(BaseToolIndex):
         hybrid: HybridToolIndex | None = None,
         min_score: float | None = None,
         default_max_results: int = 10,
+        abstain: bool = True,
+        min_confidence: float | None = None,
     ) -> None:
         super().__init__(default_max_results)
         self.model = model if isinstance(model, RankerModel) else RankerModel.load(model)
-        self.signals = RankingSignals(hybrid, embedder=embedder)
+        if hybrid is None:
+            hybrid = HybridToolIndex(embedder=embedder, abstain=abstain, min_confidence=min_confidence)
+        self.signals = RankingSignals(hybrid)
         self.min_score = None if min_score is None else float(min_score)
+
+    @property
+    def can_abstain(self) -> bool:
+        """Whether a search may return no tools because the hybrid judged that none fits."""
+        return self.signals.hybrid.can_abstain
 
     def __repr__(self) -> str:
         trained = self.model.info.get("trained_on", "?")
@@ -386,11 +405,23 @@ class LearnedToolIndex(BaseToolIndex):
         groups: dict[str, list[int]] = {}
         for i, r in enumerate(requests):
             groups.setdefault(r.session_id, []).append(i)
+        hybrid = self.signals.hybrid
         for session_id, members in groups.items():
-            tools, x = self.features(session_id, [requests[i].query or "" for i in members])
+            tools, x, m = self.signals.features_and_scores(
+                session_id, [requests[i].query or "" for i in members]
+            )
             scores = self.model.scores(x) if tools else None
             for row, i in enumerate(members):
-                out[i] = self._respond(requests[i], tools, None if scores is None else scores[row], limits[i])
+                allowed = hybrid.allowed_tools(tools, requests[i].category_filter) if tools else None
+                confidence = hybrid.confidence_at(m, row, allowed) if allowed is not None else None
+                if confidence is not None and confidence.abstained:
+                    meta = SearchMetadata(self.search_type, requests[i].query, None)
+                    out[i] = SearchResponse([], 0, meta, confidence)
+                    continue
+                response = self._respond(
+                    requests[i], tools, None if scores is None else scores[row], limits[i]
+                )
+                out[i] = replace(response, confidence=confidence) if response.metadata else response
         return out
 
     def _respond(
