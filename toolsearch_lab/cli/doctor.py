@@ -52,7 +52,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--index",
         action="append",
         choices=INDEX_KINDS,
-        help=f"index kind to probe with, repeatable (default: {' and '.join(DEFAULT_INDEXES)})",
+        help=f"index kind to probe with, repeatable (default: all, {', '.join(DEFAULT_INDEXES)})",
     )
     parser.add_argument(
         "--k", type=positive_int, default=5, help="a probe succeeds when its tool is in the top k"
@@ -157,10 +157,15 @@ def _summary_lines(report: DoctorReport, seconds: float | None) -> list[str]:
             if pay.saved_per_task >= 0
             else f"{-pay.saved_per_task:,} ({-pay.saved_share:.0%}) more with search"
         ),
-        f"advice    tool search {'yes' if rec.use_tool_search else 'no'}: {rec.reasons['tool_search']}",
+        f"advice    tool search {rec.verdict}",
         f"          index {rec.index}: {rec.reasons['index']}",
         f"          maxResults {rec.max_results}: {rec.reasons['max_results']}",
         f"          accumulation {'on' if rec.accumulation else 'off'}: {rec.reasons['accumulation']}",
+        *([f"          no tool matches: {rec.reasons['abstention']}"] if "abstention" in rec.reasons else []),
+        *[
+            f"          drop server {drop!r}: it duplicates {keep!r}"
+            for drop, keep in report.duplicate_servers.items()
+        ],
     ]
 
 
