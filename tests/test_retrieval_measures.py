@@ -56,8 +56,10 @@ def test_eval_shows_servers_abstention_and_the_curve(capsys):
     )
     curve = out.split("abstention curve")[1].splitlines()[2:]
     rows = [line.split() for line in curve if line.strip() and line.strip()[0].isdigit()]
-    assert rows[0][0] == "0.00" and float(rows[0][-1]) == 0.0  # at 0 nothing is abstained
+    assert rows[0][0] == "0.000" and float(rows[0][-1]) == 0.0  # at 0 nothing is abstained
     abstained = [float(r[4]) for r in rows]
+    default = next(line for line in curve if line.endswith("<- default")).split()
+    assert float(default[1]) == pytest.approx(float(out.split("hit@5")[1].split()[0]), abs=5e-4)  # = metrics
     hits = [float(r[1]) for r in rows]
     assert abstained == sorted(abstained) and hits == sorted(hits, reverse=True) and abstained[-1] > 0.5
     assert any(line.endswith("<- default") for line in curve)

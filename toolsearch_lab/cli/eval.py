@@ -144,20 +144,22 @@ def evaluate_with_abstention(
             "returned_nothing": sum(1 for r in responses if not r.tool_names),
         }
     if curve:
-        report["curve"] = _curve(kind, dataset, k, off_conf)
+        report["curve"] = _curve(kind, dataset, k, off_conf, threshold)
     return report
 
 
-def _curve(kind: str, dataset: Dataset, k: int, off_conf: list[float | None]) -> list[dict[str, float]]:
+def _curve(
+    kind: str, dataset: Dataset, k: int, off_conf: list[float | None], default: float | None
+) -> list[dict[str, float]]:
     """Re-evaluates with abstention at 0 (every query answered, every confidence known) and applies each
-    threshold of :data:`CURVE` afterwards: an abstained query finds nothing."""
+    threshold of :data:`CURVE`, and the index's own, afterwards: an abstained query finds nothing."""
     from toolsearch_lab.eval.metrics import evaluate, hit_at_k, recall_at_k
     from toolsearch_lab.index.factory import make_index
 
     index = make_index(kind, min_confidence=0.0)
     full: EvalResult = evaluate(index, dataset, k=k)
     rows = []
-    for t in CURVE:
+    for t in sorted({*CURVE, *([default] if default is not None else [])}):
         kept = [q for q in full.per_query if (q.confidence or 0.0) >= t]
         n = max(len(full.per_query), 1)
         row = {
@@ -199,12 +201,11 @@ def render(report: dict[str, Any], dataset: Dataset, kind: str, by_group: bool) 
         head = f"  {'min confidence':>14}  {'hit@' + str(k):>6}  {'recall@' + str(k):>9}  {'answered':>8}"
         lines.append(head + ("  off-catalog abstained" if "offcatalog" in report else ""))
         for row in report["curve"]:
-            default = report["min_confidence"]
-            near = default is not None and abs(row["min_confidence"] - default) < 0.025
+            default = row["min_confidence"] == report["min_confidence"]
             off = f"  {row['offcatalog_abstained']:>21.2f}" if "offcatalog_abstained" in row else ""
             lines.append(
-                f"  {row['min_confidence']:>14.2f}  {row[f'hit@{k}']:>6.3f}  {row[f'recall@{k}']:>9.3f}  "
-                f"{row['answered']:>8.2f}{off}" + ("  <- default" if near else "")
+                f"  {row['min_confidence']:>14.3f}  {row[f'hit@{k}']:>6.3f}  {row[f'recall@{k}']:>9.3f}  "
+                f"{row['answered']:>8.2f}{off}" + ("  <- default" if default else "")
             )
     lines.append(f"  ({report['seconds']:.1f} s)")
     return lines
