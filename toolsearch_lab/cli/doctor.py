@@ -146,10 +146,12 @@ def _summary_lines(report: DoctorReport, seconds: float | None) -> list[str]:
     )
     return [
         f"doctor {report.source}: {plural(report.tools, 'tool')}{servers}; "
-        f"indexes {', '.join(report.indexes)}; k={report.k}{took}",
+        f"indexes {', '.join(report.indexes)}"
+        + "".join(f" ({kind} {why})" for kind, why in report.skipped_indexes.items())
+        + f"; k={report.k}{took}",
         f"cost      {totals} prompt tokens per request with every tool; median tool {cost.median_tool:,}",
         f"findable  {low:.0%}-{high:.0%} of plain requests expected in the top {report.k} with {rec.index} "
-        f"(user-style probes to own-words probes); own-words probes: {scores}",
+        f"(from the weakest index's probes to its best); own-words probes: {scores}",
         f"payoff    a {pay.calls_per_task}-call task: {pay.tokens_per_task_all:,} tokens sending every tool "
         f"vs {pay.tokens_per_task_search:,} with tool search ({pay.encoding}): "
         + (

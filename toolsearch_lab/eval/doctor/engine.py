@@ -42,6 +42,8 @@ from toolsearch_lab.tokens import ENCODINGS, TokenCounter
 # Every index kind: the embedding kinds share one embedding of each probe (the embedding cache), so all
 # five take about twice as long as the two keyword ones alone (benchmarks/doctor_speed.py).
 DEFAULT_INDEXES = INDEX_KINDS
+LARGE_CATALOG = 1_000  # above this many tools the default leaves out SKIPPED_WHEN_LARGE, and says so
+SKIPPED_WHEN_LARGE = ("learned",)
 DEFAULT_ENCODINGS = ("o200k_base", "cl100k_base")
 SIMILARITY_THRESHOLD = 0.9
 
@@ -69,11 +71,17 @@ def diagnose(
     stderr. Findings come ranked: errors first, then by impact.
     """
     _check_arguments(k, encodings, calls_per_task, searches_per_task, similarity_threshold)
-    built = _build_indexes(indexes)
     timings: dict[str, float] = {}
     with _stage(timings, "load"):
         resolved = resolve(catalog)
     tools = resolved.tools
+    skipped: dict[str, str] = {}
+    if indexes is DEFAULT_INDEXES and len(tools) > LARGE_CATALOG:
+        indexes = tuple(k for k in DEFAULT_INDEXES if k not in SKIPPED_WHEN_LARGE)
+        skipped = dict.fromkeys(SKIPPED_WHEN_LARGE, f"not probed: above {LARGE_CATALOG:,} tools its features "
+                                "cost probes x tools x 17 numbers and it ranks from the hybrid's signals; "
+                                "pass it in indexes= to include it")  # fmt: skip
+    built = _build_indexes(indexes)
     counters = [TokenCounter(e) for e in dict.fromkeys(encodings)]
     duplicates = duplicate_servers(tools, resolved.servers, resolved.originals)
     m = _measure(tools, built, counters, k, similarity_threshold, _bar(progress, resolved.source), timings)
@@ -84,7 +92,9 @@ def diagnose(
     pay = payoff(m.cost, counters[0], max_results[0], calls_per_task, searches_per_task, tools)
     rec = recommend(index_choice, max_results, pay, len(tools))
     rec.reasons["abstention"] = abstention_reason(chosen, m.scores)
-    quality = description_findings(tools, counters[0]) + name_findings(tools)
+    quality = _without_twin_findings(
+        description_findings(tools, counters[0]) + name_findings(tools), resolved.servers, duplicates
+    )
     blank = {f.tool for f in quality if f.kind == "blank-description"}
     findings = (
         resolved.findings
@@ -101,6 +111,7 @@ def diagnose(
         k=k,
         depth=m.depth,
         indexes=list(built),
+        skipped_indexes=skipped,
         cost=m.cost,
         scores=m.scores,
         findability=sorted(m.findability, key=lambda f: (f.score, f.name)),
@@ -183,6 +194,21 @@ def abstention_reason(chosen: IndexScore, scores: list[IndexScore]) -> str:
         else ""
     )
     return f"{chosen.index} returns tools for {1 - off:.0%} of everyday off-topic requests{other}"
+
+
+def _without_twin_findings(
+    findings: list[Finding], servers: dict[str, str], duplicates: dict[str, str]
+) -> list[Finding]:
+    """The description findings, less a shared description whose tools are one tool and its copies on
+    duplicate servers: the fix is to drop the copy (duplicate-server), not to reword a third party's text."""
+    groups = [{keep, *(d for d, k in duplicates.items() if k == keep)} for keep in set(duplicates.values())]
+
+    def twins_only(f: Finding) -> bool:
+        return any({servers.get(t) for t in f.tools} <= group for group in groups) and len(
+            {servers.get(t) for t in f.tools}
+        ) == len(f.tools)
+
+    return [f for f in findings if not (f.kind == "duplicate-description" and twins_only(f))]
 
 
 def _without_twin_copies(

@@ -224,6 +224,7 @@ class DoctorReport:
     servers: dict[str, str] = field(default_factory=dict)  # tool -> server, when several were merged
     # Servers whose tools duplicate another server's: {server to drop: the server that covers it}.
     duplicate_servers: dict[str, str] = field(default_factory=dict)
+    skipped_indexes: dict[str, str] = field(default_factory=dict)  # index kind -> why it was not probed
     failed_servers: dict[str, str] = field(default_factory=dict)  # server -> why it did not start
     seconds: dict[str, float] = field(default_factory=dict)
 
