@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from toolsearch_lab.atomic import write_text
-from toolsearch_lab.jsonlimits import JsonLimitError, loads_checked
+from toolsearch_lab.index.model_file import read_model_json
 
 __all__ = ["EVIDENCE", "MODEL_FORMAT", "SHIPPED_MODEL", "AbstentionError", "AbstentionModel"]
 
@@ -190,18 +190,5 @@ class AbstentionModel:
         """A model from a JSON file (default: the shipped one)."""
         path = Path(path) if path is not None else SHIPPED_MODEL
         where = f"abstention model {path}"
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise AbstentionError(f"{where}: no such file") from None
-        except UnicodeDecodeError as exc:
-            raise AbstentionError(f"{where}: not UTF-8 text (at byte offset {exc.start})") from None
-        except OSError as exc:
-            raise AbstentionError(f"{where}: cannot be read ({exc.strerror or exc})") from None
-        try:
-            doc = loads_checked(text, where, _MAX_DEPTH)
-        except json.JSONDecodeError as exc:
-            raise AbstentionError(f"{where}: not valid JSON: {exc}") from None
-        except JsonLimitError as exc:
-            raise AbstentionError(str(exc)) from None
+        doc = read_model_json(path, where, AbstentionError, _MAX_DEPTH)
         return cls.from_dict(doc, where=where)

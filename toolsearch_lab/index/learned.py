@@ -40,7 +40,7 @@ import numpy as np
 from toolsearch_lab.atomic import write_text
 from toolsearch_lab.index.base import BaseToolIndex, KeyedRequest
 from toolsearch_lab.index.hybrid import HybridToolIndex, normalise
-from toolsearch_lab.jsonlimits import JsonLimitError, loads_checked
+from toolsearch_lab.index.model_file import read_model_json
 from toolsearch_lab.model import (
     Contribution,
     Explanation,
@@ -217,20 +217,7 @@ class RankerModel:
     def load(cls, path: str | os.PathLike[str] | None = None) -> RankerModel:
         """A model from a JSON file (default: the shipped one)."""
         path = Path(path) if path is not None else SHIPPED_MODEL
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise RankerError(f"ranker model {path}: no such file") from None
-        except UnicodeDecodeError as exc:
-            raise RankerError(f"ranker model {path}: not UTF-8 text (at byte offset {exc.start})") from None
-        except OSError as exc:
-            raise RankerError(f"ranker model {path}: cannot be read ({exc.strerror or exc})") from None
-        try:
-            doc = loads_checked(text, f"ranker model {path}", _MAX_MODEL_DEPTH)
-        except json.JSONDecodeError as exc:
-            raise RankerError(f"ranker model {path}: not valid JSON: {exc}") from None
-        except JsonLimitError as exc:
-            raise RankerError(str(exc)) from None
+        doc = read_model_json(path, f"ranker model {path}", RankerError, _MAX_MODEL_DEPTH)
         return cls.from_dict(doc, where=f"ranker model {path}")
 
 
