@@ -23,7 +23,6 @@ plain JSON (``resources/abstention/hybrid.json``), never pickle.
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -33,7 +32,13 @@ from typing import Any
 import numpy as np
 
 from toolsearch_lab.atomic import write_text
-from toolsearch_lab.index.model_file import read_model_json
+from toolsearch_lab.index.model_file import (
+    check_linear_fields,
+    check_number,
+    linear_dict,
+    linear_fields_from,
+    read_model_json,
+)
 
 __all__ = ["EVIDENCE", "MODEL_FORMAT", "SHIPPED_MODEL", "AbstentionError", "AbstentionModel"]
 
@@ -46,23 +51,11 @@ EVIDENCE = {
     "best full-text similarity": "full",
     "best name similarity": "name",
 }
-_MAX_MAGNITUDE = 1e6
 _MAX_DEPTH = 16
 
 
 class AbstentionError(ValueError):
     """An abstention model file or its fields are malformed (the message names the field at fault)."""
-
-
-def _number(value: Any, what: str, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise AbstentionError(f"{where}: {what} must be a number, got {value!r:.60}")
-    number = float(value)
-    if not math.isfinite(number) or abs(number) > _MAX_MAGNITUDE:
-        raise AbstentionError(
-            f"{where}: {what} must be finite and within +-{_MAX_MAGNITUDE:g}, got {value!r:.60}"
-        )
-    return number
 
 
 @dataclass(frozen=True)
@@ -82,31 +75,13 @@ class AbstentionModel:
 
     def __post_init__(self) -> None:
         where = "abstention model"
-        if not self.features or any(f not in EVIDENCE for f in self.features):
-            raise AbstentionError(
-                f"{where}: features must be some of {list(EVIDENCE)}, got {list(self.features)}"
-            )
-        if len(set(self.features)) != len(self.features):
-            raise AbstentionError(f"{where}: a feature appears twice in {list(self.features)}")
-        for key in ("mean", "scale", "coef"):
-            values = getattr(self, key)
-            if len(values) != len(self.features):
-                raise AbstentionError(
-                    f"{where}: {key} has {len(values)} values, expected {len(self.features)}"
-                )
-            for i, v in enumerate(values):
-                _number(v, f"{key}[{i}]", where)
-        if any(v <= 0 for v in self.scale):
-            raise AbstentionError(f"{where}: every scale must be > 0, got {list(self.scale)}")
-        _number(self.intercept, "intercept", where)
-        if not 0.0 <= _number(self.min_confidence, "min_confidence", where) <= 1.0:
+        check_linear_fields(vars(self), EVIDENCE, where, AbstentionError)
+        if not 0.0 <= check_number(self.min_confidence, "min_confidence", where, AbstentionError) <= 1.0:
             raise AbstentionError(
                 f"{where}: min_confidence must be a probability in [0, 1], got {self.min_confidence}"
             )
         if not isinstance(self.embedder, str) or not self.embedder:
             raise AbstentionError(f"{where}: embedder must name the embedder it was fitted with")
-        if not isinstance(self.info, dict):
-            raise AbstentionError(f"{where}: info must be an object, got {type(self.info).__name__}")
 
     @property
     def views(self) -> tuple[str, ...]:
@@ -139,12 +114,7 @@ class AbstentionModel:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "format": MODEL_FORMAT,
-            "features": list(self.features),
-            "mean": list(self.mean),
-            "scale": list(self.scale),
-            "coef": list(self.coef),
-            "intercept": self.intercept,
+            **linear_dict(self, MODEL_FORMAT),
             "min_confidence": self.min_confidence,
             "embedder": self.embedder,
             "info": self.info,
@@ -152,32 +122,10 @@ class AbstentionModel:
 
     @classmethod
     def from_dict(cls, doc: Any, where: str = "abstention model") -> AbstentionModel:
-        if not isinstance(doc, dict):
-            raise AbstentionError(f"{where}: expected a JSON object, got {type(doc).__name__}")
-        if doc.get("format") != MODEL_FORMAT:
-            raise AbstentionError(f"{where}: format is {doc.get('format')!r:.60}, expected {MODEL_FORMAT!r}")
-        keys = ("features", "mean", "scale", "coef", "intercept", "min_confidence", "embedder")
-        missing = [k for k in keys if k not in doc]
-        if missing:
-            raise AbstentionError(f"{where}: missing field {missing[0]!r}")
-        lists = {}
-        for key in ("features", "mean", "scale", "coef"):
-            if not isinstance(doc[key], list):
-                raise AbstentionError(f"{where}: {key!r} must be a list, got {doc[key]!r:.60}")
-            lists[key] = tuple(doc[key])
-        if not all(isinstance(f, str) for f in lists["features"]):
-            raise AbstentionError(f"{where}: 'features' must be names, got {doc['features']!r:.60}")
+        extra = ("min_confidence", "embedder")
+        fields = linear_fields_from(doc, MODEL_FORMAT, EVIDENCE, where, AbstentionError, extra)
         try:
-            return cls(
-                lists["features"],
-                tuple(_number(v, f"mean[{i}]", where) for i, v in enumerate(lists["mean"])),
-                tuple(_number(v, f"scale[{i}]", where) for i, v in enumerate(lists["scale"])),
-                tuple(_number(v, f"coef[{i}]", where) for i, v in enumerate(lists["coef"])),
-                _number(doc["intercept"], "intercept", where),
-                _number(doc["min_confidence"], "min_confidence", where),
-                doc["embedder"],
-                doc.get("info") or {},
-            )
+            return cls(**fields, min_confidence=doc["min_confidence"], embedder=doc["embedder"])
         except AbstentionError as exc:
             raise AbstentionError(str(exc).replace("abstention model", where, 1)) from None
 

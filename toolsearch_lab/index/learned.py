@@ -40,7 +40,12 @@ import numpy as np
 from toolsearch_lab.atomic import write_text
 from toolsearch_lab.index.base import BaseToolIndex, KeyedRequest
 from toolsearch_lab.index.hybrid import HybridToolIndex, normalise
-from toolsearch_lab.index.model_file import read_model_json
+from toolsearch_lab.index.model_file import (
+    check_linear_fields,
+    linear_dict,
+    linear_fields_from,
+    read_model_json,
+)
 from toolsearch_lab.model import (
     Contribution,
     Explanation,
@@ -82,62 +87,7 @@ class RankerError(ValueError):
     """A ranker model file or training input is malformed (the message names the field at fault)."""
 
 
-# Bounds on a model's numbers. Features are bounded (cosines, shares, ranks, z-scores within one
-# session, log word counts), so with these no logit can overflow to inf or turn into inf - inf = NaN; a
-# fitted model is orders of magnitude inside them, a tampered one with 1e308 coefficients is not.
-MAX_MAGNITUDE = 1e6
-MIN_SCALE = 1e-12
 _MAX_MODEL_DEPTH = 16  # the format is an object of lists; "info" may hold a little nesting
-
-
-def _is_number(value: object) -> bool:
-    """A real JSON number: bool is an int subclass in Python, but ``true`` is not a coefficient."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def check_ranker_fields(
-    features: Any, mean: Any, scale: Any, coef: Any, intercept: Any, info: Any, where: str
-) -> None:
-    """The one check of a ranker model's fields, for models built in code and models read from a file:
-    raises :class:`RankerError` starting with ``where`` (the file, when there is one) and naming the field."""
-    if not isinstance(features, (list, tuple)) or not all(isinstance(f, str) for f in features):
-        raise RankerError(f"{where}: 'features' must be a list of feature names, got {features!r:.60}")
-    if not features:
-        raise RankerError(f"{where}: 'features' is empty; a model needs at least one of {list(FEATURES)}")
-    unknown = [f for f in features if f not in FEATURES]
-    if unknown:
-        raise RankerError(f"{where}: unknown features {unknown}; known: {list(FEATURES)}")
-    repeated = sorted({f for f in features if features.count(f) > 1})
-    if repeated:
-        raise RankerError(f"{where}: features {repeated} appear more than once")
-    n = len(features)
-    for key, values in (("mean", mean), ("scale", scale), ("coef", coef)):
-        if not isinstance(values, (list, tuple)):
-            raise RankerError(f"{where}: {key!r} must be a list of numbers, got {values!r:.60}")
-        if len(values) != n:
-            raise RankerError(f"{where}: {key} has {len(values)} values, expected {n} (one per feature)")
-        for i, v in enumerate(values):
-            _check_number(v, f"{key}[{i}]", where)
-        if key == "scale" and any(v < MIN_SCALE for v in values):
-            raise RankerError(f"{where}: every scale must be >= {MIN_SCALE:g}, got {min(values)!r}")
-    _check_number(intercept, "intercept", where)
-    if not isinstance(info, dict):
-        raise RankerError(f"{where}: 'info' must be an object, got {type(info).__name__}")
-
-
-def _check_number(value: Any, what: str, where: str) -> None:
-    if not _is_number(value):
-        raise RankerError(f"{where}: {what} must be a number, got {value!r:.60}")
-    try:
-        magnitude = abs(float(value))
-    except OverflowError:  # an int too large for a float
-        magnitude = math.inf
-    if not math.isfinite(magnitude):
-        raise RankerError(f"{where}: {what} must be finite, got {value!r:.60}")
-    if magnitude > MAX_MAGNITUDE:
-        raise RankerError(
-            f"{where}: {what} is {value!r:.60}; a ranker's numbers must lie within +-{MAX_MAGNITUDE:g}"
-        )
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -156,9 +106,7 @@ class RankerModel:
     info: dict[str, Any] = field(default_factory=dict)  # what it was trained on, with which settings
 
     def __post_init__(self) -> None:
-        check_ranker_fields(
-            self.features, self.mean, self.scale, self.coef, self.intercept, self.info, "ranker model"
-        )
+        check_linear_fields(vars(self), FEATURES, "ranker model", RankerError)
 
     def standardised(self, x: np.ndarray) -> np.ndarray:
         """Feature rows ``[..., len(FEATURES)]`` -> this model's standardised inputs ``[..., n]``."""
@@ -177,37 +125,11 @@ class RankerModel:
         return dict(pairs)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "format": MODEL_FORMAT,
-            "features": list(self.features),
-            "mean": list(self.mean),
-            "scale": list(self.scale),
-            "coef": list(self.coef),
-            "intercept": self.intercept,
-            "info": self.info,
-        }
+        return {**linear_dict(self, MODEL_FORMAT), "info": self.info}
 
     @classmethod
     def from_dict(cls, doc: Any, where: str = "ranker model") -> RankerModel:
-        if not isinstance(doc, dict):
-            raise RankerError(f"{where}: expected a JSON object, got {type(doc).__name__}")
-        if doc.get("format") != MODEL_FORMAT:
-            raise RankerError(f"{where}: format is {doc.get('format')!r:.60}, expected {MODEL_FORMAT!r}")
-        missing = [k for k in ("features", "mean", "scale", "coef", "intercept") if k not in doc]
-        if missing:
-            raise RankerError(f"{where}: missing field {missing[0]!r}")
-        info = doc.get("info")
-        info = {} if info is None else info
-        fields = (doc["features"], doc["mean"], doc["scale"], doc["coef"], doc["intercept"], info)
-        check_ranker_fields(*fields, where)
-        return cls(
-            tuple(doc["features"]),
-            tuple(float(v) for v in doc["mean"]),
-            tuple(float(v) for v in doc["scale"]),
-            tuple(float(v) for v in doc["coef"]),
-            float(doc["intercept"]),
-            dict(info),
-        )
+        return cls(**linear_fields_from(doc, MODEL_FORMAT, FEATURES, where, RankerError))
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the model as JSON, atomically: a reader never sees half a model file."""
