@@ -1,4 +1,4 @@
-"""How long does ``diagnose`` take on real catalogs with the default indexes (BM25 + MiniLM vectors)?
+"""How long does ``diagnose`` take on real catalogs with the default indexes (every index kind)?
 
     .venv/bin/python benchmarks/doctor_speed.py [--size 5000] [--cold]
 

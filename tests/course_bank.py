@@ -3,8 +3,7 @@ for these tests and never used to write the judges. Each entry is the code a stu
 cell (variables it does not set keep the solution's values). Every one must be judged "not quite", with a
 reason, and the second guesses read off its rejection must fail too (tests/course_probe.py).
 
-Exercises added later (07 and 09 rewritten, 12) are fed the generic bank and the second guesses by the same
-test; give them entries here too.
+Every exercise has entries here, the ones added later (07 and 09 rewritten, 07-abstention, 12) included.
 """
 
 from __future__ import annotations
@@ -98,6 +97,29 @@ HELD_OUT: dict[str, list[str]] = {
         "my_index_builds = 5.0",
         "my_index_builds = [5]",
     ],
+    "07": [
+        "my_recall_at_5 = 1.0\nmy_rr = 1.0",
+        "my_recall_at_5 = 0\nmy_rr = 0",
+        # divides by k, or by the ten results shown
+        "my_recall_at_5 = 2 / 5\nmy_rr = 1 / 3",
+        "my_recall_at_5 = 2 / 10\nmy_rr = 1 / 3",
+        # every needed tool counted, wherever it ranks
+        "my_recall_at_5 = len(task_ranking.relevant) / len(task_ranking.relevant)\nmy_rr = 1 / 3",
+        # the first tool of the task's list, or the worst-ranked needed tool
+        "my_recall_at_5 = 2 / 3\nmy_rr = 1 / 4",
+        "my_recall_at_5 = 2 / 3\nmy_rr = 1 / max(r for r in task_ranking.ranks.values() if r)",
+        # the two answers swapped
+        "my_recall_at_5 = 1 / 3\nmy_rr = 2 / 3",
+    ],
+    "07-abstention": [
+        "my_threshold = 0.9",
+        "my_threshold = 1.0",
+        "my_threshold = 0",
+        "my_threshold = max(off_domain) + 0.001",
+        "my_threshold = sum(off_domain) / len(off_domain)",
+        "my_threshold = sorted(off_domain)[len(off_domain) // 10]",
+        'my_threshold = "90 %"',
+    ],
     "08": [
         'my_query = "current time"',
         'my_query = "time time time time"',
@@ -105,6 +127,14 @@ HELD_OUT: dict[str, list[str]] = {
         "my_query = next(t.description for t in targets if t.name == 'currentTime')",
         'my_query = "what is the date today"',
         'my_query = "clock clock clock clock"',
+    ],
+    "09": [
+        # the request that searched for it, the first search, the first and the last request
+        "my_request = 4",
+        "my_request = next(it.number for it in session.iterations if it.searches)",
+        "my_request = session.iterations[0].number",
+        "my_request = len(session.iterations)",
+        'my_request = "the fifth"',
     ],
     "10": [
         'my_new_tool = {"name": "play_song",\n'
@@ -141,6 +171,17 @@ HELD_OUT: dict[str, list[str]] = {
         '            "get_ticket": "Send a message to a customer by SMS."}',
         'my_fixes = {"track_parcel": "Track a parcel for a customer and show where it is now.",\n'
         '            "cancel_order": "Cancel an order for a customer before it ships out."}',
+    ],
+    "12": [
+        "my_pins = []",
+        'my_pins = ["toolSearchTool"]',
+        # every tool a step expected, or all of the catalog
+        "my_pins = sorted({tool for step in history_run.steps for tool in step.expected})",
+        "my_pins = [tool.name for tool in history_run.scenario.tools]",
+        # a step that succeeded anyway
+        'my_pins = ["search_issues"]',
+        'my_pins = ["update_issue_state"]',
+        'my_pins = ["add_issue_comment", "issue_read"]',
     ],
     "11": [
         'my_cheapest = "all-tools"',

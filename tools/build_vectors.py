@@ -7,7 +7,8 @@
 The texts are *recorded*, not guessed: the default embedder is replaced by one that notes every text it is
 asked for, then the real code paths run over the shipped data - the vector and hybrid indexes over every
 shipped catalog (each view: description, full text, name), both datasets' queries (with the per-sentence
-clauses the hybrid embeds), every scenario (both wordings) through the vector and hybrid
+clauses the hybrid embeds), the off-catalog and servable sets of the abstention fit and its tests, every
+scenario (both wordings) through the vector and hybrid
 indexes with the simulated agent, and notebook 06's catalogs up to the sizes it runs the hybrid at. So
 whatever text those paths build (a changed ``tool_text``, a new scenario) is what gets shipped.
 
@@ -37,10 +38,13 @@ from toolsearch_lab.embed.shipped import (
     shipped_vectors,
     write_shipped_vectors,
 )
+from toolsearch_lab.eval.abstention import evidence
 from toolsearch_lab.eval.datasets import SHIPPED_DATASETS, load_dataset
+from toolsearch_lab.eval.offcatalog import calibration_sets, held_out_sets
 from toolsearch_lab.eval.scaling import catalog_of, distractor_pool
 from toolsearch_lab.eval.scenarios import list_scenarios, load_scenario, run_scenario
 from toolsearch_lab.index.factory import make_index
+from toolsearch_lab.text.tool_text import TEXT_MODES
 
 # Notebook 06 runs the hybrid up to this many tools (the pool of real tools plus a few renamed copies); the
 # vector index's description view is covered at any size, since renamed copies keep their descriptions.
@@ -66,6 +70,7 @@ def record_catalogs_and_datasets() -> None:
     for name in SHIPPED_CATALOGS:
         index = make_index("hybrid")
         index.index_tools("build", list(load_catalog(name).tools))
+        make_index("vector", text=TEXT_MODES).index_tools("build", list(load_catalog(name).tools))
     for name in SHIPPED_DATASETS:
         dataset = load_dataset(name)
         index = make_index("hybrid")
@@ -84,6 +89,12 @@ def record_scenarios() -> None:
             run_scenario(scenario, index=kind)
 
 
+def record_abstention() -> None:
+    """The off-catalog and servable sets the abstention model is fitted and judged on (over every catalog
+    they name), so the fit and its test need no embedding."""
+    evidence(calibration_sets() + held_out_sets())
+
+
 def record_scaling() -> None:
     targets = [t for t in load_scenario("spring-demo").tools if t.name in SCALING_TARGETS]
     pool = distractor_pool(exclude=SCALING_TARGETS)
@@ -98,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     recorder = RecordingEmbedder()
     default_module._DEFAULT = recorder  # every index built with the default embedder now records
     started = time.perf_counter()
-    for step in (record_catalogs_and_datasets, record_scenarios, record_scaling):
+    for step in (record_catalogs_and_datasets, record_abstention, record_scenarios, record_scaling):
         step()
         print(f"{step.__name__}: {len(recorder.seen):,} distinct texts so far", flush=True)
     keys = sorted(recorder.seen)

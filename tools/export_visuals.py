@@ -116,7 +116,7 @@ def visual_10():
     from toolsearch_lab import diagnose, helpdesk_catalog
     from toolsearch_lab.ui import CatalogDoctor
 
-    return "catalog_doctor", CatalogDoctor(diagnose(helpdesk_catalog()))
+    return "catalog_doctor", CatalogDoctor(diagnose(helpdesk_catalog(), indexes=("lucene", "vector")))
 
 
 def visual_11():
@@ -127,6 +127,17 @@ def visual_11():
     return "cache_prefix", prefix_view(
         by_name["search-only"], by_name["inline-references"], by_name["all-tools"]
     )
+
+
+def visual_12():
+    from toolsearch_lab import run_strategy
+    from toolsearch_lab.ui import turn_view
+
+    # Turn 4 under Spring's reading and a 6-message window: the tool found in turn 3 is gone.
+    history = run_strategy(
+        "support-conversation", "search-only", memory="window:6", accumulation_source="history"
+    )
+    return "turn_view", turn_view(history.trace, 4)
 
 
 VISUALS: dict[str, Callable[[], tuple[str, object]]] = {

@@ -42,6 +42,7 @@ from .eval.doctor.examples import (
     rewrite_descriptions as rewrite_descriptions,
 )
 from .eval.metrics import evaluate as evaluate
+from .eval.offcatalog import load_offcatalog as load_offcatalog
 from .eval.ranker_training import DEFAULT_FEATURES as DEFAULT_FEATURES, fit_ranker as fit_ranker
 from .eval.scaling import (
     catalog_of as catalog_of,
@@ -95,6 +96,7 @@ from .loop.strategies import make_strategy as make_strategy
 from .loop.strategy import Strategy as Strategy
 from .model import (
     Explanation as Explanation,
+    SearchConfidence as SearchConfidence,
     SearchMetadata as SearchMetadata,
     SearchRequest as SearchRequest,
     SearchResponse as SearchResponse,

@@ -260,14 +260,44 @@ class SearchMetadata:
 
 
 @dataclass(frozen=True)
+class SearchConfidence:
+    """How sure an index is that some tool of the session serves the request (not part of Spring's contract:
+    only an index that can answer "no tool matches" sets it). ``value`` is a calibrated probability; the
+    index returned no tools when it is below ``threshold`` (None: the index never abstains); ``reason``
+    states the evidence in words."""
+
+    value: float
+    threshold: float | None
+    reason: str
+
+    @property
+    def abstained(self) -> bool:
+        return self.threshold is not None and self.value < self.threshold
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "value": self.value,
+            "threshold": self.threshold,
+            "abstained": self.abstained,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
 class SearchResponse:
     tool_references: list[ToolReference] = field(default_factory=list)
     total_matches: int | None = None
     metadata: SearchMetadata | None = None
+    confidence: SearchConfidence | None = None  # set only by an index that can say "nothing fits"
 
     @property
     def tool_names(self) -> list[str]:
         return [r.tool_name for r in self.tool_references]
+
+    @property
+    def abstained(self) -> bool:
+        """The index returned no tools because it judged that none fits (not because none matched)."""
+        return self.confidence is not None and self.confidence.abstained
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"toolReferences": [r.to_dict() for r in self.tool_references]}
@@ -275,6 +305,8 @@ class SearchResponse:
             out["totalMatches"] = self.total_matches
         if self.metadata is not None:
             out["searchMetadata"] = self.metadata.to_dict()
+        if self.confidence is not None:
+            out["confidence"] = self.confidence.to_dict()
         return out
 
 

@@ -76,6 +76,11 @@ class SearchRecord:
     duration_ms: float = 0.0
     error: str | None = None
     retries: list[RetryRecord] = field(default_factory=list)  # e.g. the embedder's, for a vector index
+    # An index that can say "no tool matches" (the hybrid): its calibrated confidence that some tool fits,
+    # whether it returned nothing for that reason, and the evidence in words.
+    confidence: float | None = None
+    abstained: bool = False
+    confidence_reason: str | None = None
 
     @property
     def names(self) -> list[str]:

@@ -5,6 +5,11 @@ the same answer to "which tools did this search find?", so the encoding and the 
 
 - A search result is a JSON array of tool names, best match first (Spring's form), or of full OpenAI tool
   definitions (the inline-references strategy expands them inside the conversation).
+- "No tool matches" is the empty array, :data:`NO_MATCH_RESULT` (Spring's own answer when its index finds
+  nothing). An index that abstains (the hybrid, when it judges that no tool fits) answers the same way:
+  a text message instead would break a client that parses every search result as an array of names, as
+  Spring's advisor does. The meta-tool's description tells the model what the empty array means; the
+  trace records the index's confidence and its reason.
 - An error result is a JSON object ``{"error": message}``. It is never an array, so a reader cannot
   mistake it for search results.
 
@@ -18,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = [
+    "NO_MATCH_RESULT",
     "decode_search_items",
     "decode_search_result",
     "encode_inline_result",
@@ -25,12 +31,20 @@ __all__ = [
     "error_message",
     "error_result",
     "is_error_result",
+    "is_no_match",
 ]
+
+NO_MATCH_RESULT = "[]"
 
 
 def encode_search_result(names: Iterable[str]) -> str:
     """The result text for a search that found ``names`` (in rank order): a JSON array of names."""
     return json.dumps(list(names), ensure_ascii=False)
+
+
+def is_no_match(content: Any) -> bool:
+    """True when ``content`` (text or an already parsed value) is the answer "no tool matches": ``[]``."""
+    return decode_search_result(content) == []
 
 
 def encode_inline_result(definitions: Iterable[Mapping[str, Any]]) -> str:

@@ -52,7 +52,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--index",
         action="append",
         choices=INDEX_KINDS,
-        help=f"index kind to probe with, repeatable (default: {' and '.join(DEFAULT_INDEXES)})",
+        help=f"index kind to probe with, repeatable (default: all, {', '.join(DEFAULT_INDEXES)})",
     )
     parser.add_argument(
         "--k", type=positive_int, default=5, help="a probe succeeds when its tool is in the top k"
@@ -146,11 +146,13 @@ def _summary_lines(report: DoctorReport, seconds: float | None) -> list[str]:
     )
     return [
         f"doctor {report.source}: {plural(report.tools, 'tool')}{servers}; "
-        f"indexes {', '.join(report.indexes)}; k={report.k}{took}",
+        f"indexes {', '.join(report.indexes)}"
+        + "".join(f" ({kind} {why})" for kind, why in report.skipped_indexes.items())
+        + f"; k={report.k}{took}",
         f"cost      {totals} prompt tokens per request with every tool (estimated; the JSON sent is "
         f"{cost.json_total[cost.encodings[0]]:,} exact); median tool {cost.median_tool:,}",
         f"findable  {low:.0%}-{high:.0%} of plain requests expected in the top {report.k} with {rec.index} "
-        f"(user-style probes to own-words probes); own-words probes: {scores}",
+        f"(from the weakest index's probes to its best); own-words probes: {scores}",
         f"payoff    a {pay.calls_per_task}-call task: {pay.tokens_per_task_all:,} tokens sending every tool "
         f"vs {pay.tokens_per_task_search:,} with tool search ({pay.encoding}): "
         + (
@@ -158,10 +160,15 @@ def _summary_lines(report: DoctorReport, seconds: float | None) -> list[str]:
             if pay.saved_per_task >= 0
             else f"{-pay.saved_per_task:,} ({-pay.saved_share:.0%}) more with search"
         ),
-        f"advice    tool search {'yes' if rec.use_tool_search else 'no'}: {rec.reasons['tool_search']}",
+        f"advice    tool search {rec.verdict}",
         f"          index {rec.index}: {rec.reasons['index']}",
         f"          maxResults {rec.max_results}: {rec.reasons['max_results']}",
         f"          accumulation {'on' if rec.accumulation else 'off'}: {rec.reasons['accumulation']}",
+        *([f"          no tool matches: {rec.reasons['abstention']}"] if "abstention" in rec.reasons else []),
+        *[
+            f"          drop server {drop!r}: it duplicates {keep!r}"
+            for drop, keep in report.duplicate_servers.items()
+        ],
     ]
 
 

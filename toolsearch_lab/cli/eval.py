@@ -1,4 +1,6 @@
-"""``toolsearch-lab eval``: retrieval metrics (recall@k, hit@k, nDCG@10, MRR) of one index on one dataset."""
+"""``toolsearch-lab eval``: retrieval metrics (recall@k, hit@k, nDCG@10, MRR) of one index on one dataset,
+server-level figures for catalogs of several servers, and abstention: what the index returns for requests
+no tool serves, and the curve over its confidence threshold."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import argparse
 import json
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toolsearch_lab.catalog.container import SHIPPED_CATALOGS, ToolCatalog, read_json_file
 from toolsearch_lab.cli.options import (
@@ -22,20 +24,27 @@ from toolsearch_lab.index.factory import INDEX_KINDS
 
 if TYPE_CHECKING:
     from toolsearch_lab.eval.datasets import Dataset
+    from toolsearch_lab.eval.metrics import EvalResult
 
 NAME = "eval"
-SUMMARY = "retrieval metrics of an index on a dataset"
+SUMMARY = "retrieval metrics of an index on a dataset, and what it does when no tool fits"
+ABSTAINING = ("hybrid", "learned")  # the kinds with a confidence threshold (min_confidence)
+CURVE = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     from toolsearch_lab.eval.datasets import SHIPPED_DATASETS
+    from toolsearch_lab.eval.offcatalog import OFFCATALOG_SETS
 
     parser = add_command(
         subparsers,
         NAME,
         SUMMARY,
         "Index a dataset's tools, search every query, and score the rankings with binary relevance:\n"
-        "recall@k, hit@k, nDCG@10 and MRR, averaged over queries.\n"
+        "recall@k, hit@k, nDCG@10 and MRR, averaged over queries; for a catalog of several servers also\n"
+        "server recall@k and server hit@k. An index that can say 'no tool matches' (hybrid, learned) also\n"
+        "reports the share of queries it answered, and with --offcatalog the share of requests no tool\n"
+        "serves that it returned nothing for, over its confidence threshold (--curve).\n"
         "With --catalog, --mcp-config or --mcp the dataset file gives only the queries (its 'tools' are\n"
         "replaced): each query's relevant_tools name tools of that catalog or of those live servers.",
     )
@@ -57,6 +66,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help=names_help("shipped catalog", SHIPPED_CATALOGS, "a tools JSON file, e.g. a snapshot")
         + ": the tools to search, instead of the dataset's own (default: the dataset's)",
     )
+    parser.add_argument(
+        "--offcatalog",
+        choices=tuple(OFFCATALOG_SETS),
+        default=None,
+        help="also search a shipped set of requests the dataset's catalog cannot serve (those for that "
+        "catalog): " + "; ".join(f"{k}: {v}" for k, v in OFFCATALOG_SETS.items()),
+    )
+    parser.add_argument(
+        "--curve",
+        action="store_true",
+        help="the abstention curve: off-catalog share abstained and hit@k over the confidence threshold "
+        f"({' and '.join(ABSTAINING)} only)",
+    )
+    parser.add_argument("--by-group", action="store_true", help="metrics per query group (suite, API server)")
     add_json_flag(parser, "the metrics")
     add_live_options(parser)
     return parser
@@ -64,25 +87,128 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     from toolsearch_lab.eval.datasets import load_dataset
-    from toolsearch_lab.eval.metrics import evaluate
-    from toolsearch_lab.index.factory import make_index
 
+    if args.curve and args.index not in ABSTAINING:
+        raise ValueError(
+            f"--curve: the {args.index} index has no confidence threshold; use {' or '.join(ABSTAINING)}"
+        )
     if args.catalog or args.mcp_config or args.mcp:
         with ExitStack() as stack:
             catalog = open_catalog(args, stack, [args.catalog] if args.catalog else [], command=NAME)
             dataset = queries_over(args.dataset, catalog)
     else:
         dataset = load_dataset(args.dataset)
-    result = evaluate(make_index(args.index), dataset, k=args.k)
+    off = _offcatalog(args.offcatalog, dataset) if args.offcatalog else None
+    report = evaluate_with_abstention(args.index, dataset, args.k, off, curve=args.curve)
     if args.json:
-        print(json.dumps({**result.to_dict(), "index": args.index}, indent=2))
+        print(json.dumps({**report, "index": args.index}, indent=2))
         return EXIT_OK
-    print(f"dataset {dataset.name}: {len(dataset.tools)} tools, {len(dataset.queries)} queries")
-    print(f"index   {args.index} ({result.index}), k={result.k}, searched with max_results={result.depth}")
-    for metric, value in result.metrics.items():
-        print(f"  {metric:<10} {value:.4f}")
-    print(f"  ({result.seconds:.1f} s)")
+    print("\n".join(render(report, dataset, args.index, args.by_group)))
     return EXIT_OK
+
+
+def _offcatalog(name: str, dataset: Dataset) -> list[str]:
+    from toolsearch_lab.eval.offcatalog import load_offcatalog
+
+    if dataset.catalog is None:
+        raise ValueError(f"--offcatalog {name}: the dataset {dataset.name!r} is not over a shipped catalog")
+    requests = load_offcatalog(name, dataset.catalog)
+    if not requests:
+        raise ValueError(
+            f"--offcatalog {name}: it has no requests for the catalog {dataset.catalog!r} of {dataset.name}"
+        )
+    return [r.query for r in requests]
+
+
+def evaluate_with_abstention(
+    kind: str, dataset: Dataset, k: int, off: list[str] | None, *, curve: bool = False
+) -> dict[str, Any]:
+    """The evaluation as a plain dict: metrics (and per group), the share of ``off`` the index returned
+    nothing for, and with ``curve`` the abstention curve over the confidence threshold."""
+    from toolsearch_lab.eval.metrics import evaluate, search_queries
+    from toolsearch_lab.index.factory import make_index
+
+    index = make_index(kind)
+    result = evaluate(index, dataset, k=k)
+    report: dict[str, Any] = {**result.to_dict(), "by_group": result.by_group(dataset.servers or None)}
+    threshold = getattr(index, "min_confidence", None)
+    report["min_confidence"] = threshold
+    off_conf: list[float | None] = []
+    if off is not None:
+        index.index_tools("offcatalog", dataset.tools)
+        responses = search_queries(index, "offcatalog", off, result.depth)
+        index.clear_index("offcatalog")
+        off_conf = [r.confidence.value if r.confidence else None for r in responses]
+        report["offcatalog"] = {
+            "requests": len(off),
+            "returned_nothing": sum(1 for r in responses if not r.tool_names),
+        }
+    if curve:
+        report["curve"] = _curve(kind, dataset, k, off_conf, threshold)
+    return report
+
+
+def _curve(
+    kind: str, dataset: Dataset, k: int, off_conf: list[float | None], default: float | None
+) -> list[dict[str, float]]:
+    """Re-evaluates with abstention at 0 (every query answered, every confidence known) and applies each
+    threshold of :data:`CURVE`, and the index's own, afterwards: an abstained query finds nothing."""
+    from toolsearch_lab.eval.metrics import evaluate, hit_at_k, recall_at_k
+    from toolsearch_lab.index.factory import make_index
+
+    index = make_index(kind, min_confidence=0.0)
+    full: EvalResult = evaluate(index, dataset, k=k)
+    rows = []
+    for t in sorted({*CURVE, *([default] if default is not None else [])}):
+        kept = [q for q in full.per_query if (q.confidence or 0.0) >= t]
+        n = max(len(full.per_query), 1)
+        row = {
+            "min_confidence": t,
+            f"hit@{k}": sum(hit_at_k(q.ranked, q.relevant, k) for q in kept) / n,
+            f"recall@{k}": sum(recall_at_k(q.ranked, q.relevant, k) for q in kept) / n,
+            "answered": len(kept) / n,
+        }
+        if off_conf:
+            row["offcatalog_abstained"] = sum(1 for c in off_conf if c is not None and c < t) / len(off_conf)
+        rows.append(row)
+    return rows
+
+
+def render(report: dict[str, Any], dataset: Dataset, kind: str, by_group: bool) -> list[str]:
+    k = report["k"]
+    lines = [
+        f"dataset {dataset.name}: {len(dataset.tools)} tools, {len(dataset.queries)} queries"
+        + (f" over {len(set(dataset.servers.values()))} servers" if dataset.servers else ""),
+        f"index   {kind} ({report['index']}), k={k}, searched with max_results={max(k, 10)}",
+    ]
+    for metric, value in report["metrics"].items():
+        lines.append(f"  {metric:<16} {value:.4f}")
+    if "answered" in report["metrics"] and report["min_confidence"] is not None:
+        lines.append(
+            f"  (it returns no tools below confidence {report['min_confidence']:.3f}: 'no tool matches')"
+        )
+    if by_group and report["by_group"]:
+        lines.append(f"by group ({'recall@' + str(k)} / {'hit@' + str(k)}):")
+        for group, metrics in report["by_group"].items():
+            lines.append(f"  {group:<28} {metrics[f'recall@{k}']:.3f} / {metrics[f'hit@{k}']:.3f}")
+    if "offcatalog" in report:
+        off = report["offcatalog"]
+        share = off["returned_nothing"] / off["requests"]
+        lines.append(f"off-catalog: {off['requests']} requests no tool serves; {kind} returned nothing for "
+                     f"{off['returned_nothing']} ({share:.0%})")  # fmt: skip
+    if "curve" in report:
+        lines.append("abstention curve (no tools below the threshold; an abstained query finds nothing):")
+        head = f"  {'min confidence':>14}  {'hit@' + str(k):>6}  {'recall@' + str(k):>9}  {'answered':>8}"
+        lines.append(head + ("  off-catalog abstained" if "offcatalog" in report else ""))
+        for row in report["curve"]:
+            default = row["min_confidence"] == report["min_confidence"]
+            off = f"  {row['offcatalog_abstained']:>21.2f}" if "offcatalog_abstained" in row else ""
+            lines.append(
+                f"  {row['min_confidence']:>14.3f}  {row[f'hit@{k}']:>6.3f}  {row[f'recall@{k}']:>9.3f}  "
+                f"{row['answered']:>8.2f}{off}" + ("  <- default" if default else "")
+            )
+    lines.append(f"  ({report['seconds']:.1f} s)")
+    return lines
 
 
 def queries_over(path: str, catalog: ToolCatalog) -> Dataset:

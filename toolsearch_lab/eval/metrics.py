@@ -10,9 +10,13 @@ Relevance is binary: a tool is relevant to a query iff it is in the query's ``re
   IDCG the same sum for a perfect ranking: sum_{r=1}^{min(|R|, 10)} 1/log2(r + 1).
 * ``MRR``       = 1 / rank of the first relevant tool in ``ranked``, 0 if none is returned (so it is
   MRR@depth, depth = max(k, 10) by default).
+* ``server recall@k`` / ``server hit@k`` (catalogs of several servers, ``Dataset.servers``): the same with
+  each tool replaced by its server - the share of the relevant tools' servers with some tool in the top k.
+* ``answered`` (indexes that can say "no tool matches"): the share of searches that returned tools.
 
-Every metric is averaged over queries (macro average). Indexes apply their own thresholds, so a tool that
-an index filters out counts as not found: that is what the model would see.
+Every metric is averaged over queries (macro average). Indexes apply their own thresholds and abstention,
+so a tool that an index filters out, or a search it abstains on, counts as not found: that is what the
+model would see.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolsearch_lab.model import SearchRequest, check_positive_int
+from toolsearch_lab.model import SearchRequest, SearchResponse, check_positive_int
 
 # ------------------------------------------------------------------------------------------ metric functions
 
@@ -53,6 +57,18 @@ def ndcg_at_k(ranked: Sequence[str], relevant: Iterable[str], k: int = 10) -> fl
     return dcg / idcg
 
 
+def server_recall_hit_at_k(
+    ranked: Sequence[str], relevant: Iterable[str], servers: dict[str, str], k: int
+) -> tuple[float, float]:
+    """(server recall@k, server hit@k): the share of the relevant tools' servers with a tool in the top k,
+    and whether any has one. A tool missing from ``servers`` is its own server."""
+    wanted = {servers.get(t, t) for t in relevant}
+    if not wanted:
+        raise ValueError("server_recall_hit_at_k: relevant set is empty")
+    got = {servers.get(t, t) for t in ranked[:k]}
+    return len(wanted & got) / len(wanted), float(bool(wanted & got))
+
+
 def reciprocal_rank(ranked: Sequence[str], relevant: Iterable[str]) -> float:
     """1 / (1-based rank of the first relevant tool), 0.0 if no relevant tool was returned."""
     rel = set(relevant)
@@ -75,6 +91,9 @@ class QueryResult:
     ranked: list[str]  # names returned by the index, best first (up to the evaluation depth)
     scores: list[float]  # the index's scores for ``ranked``
     k: int
+    confidence: float | None = None  # an index that can say "no tool matches": its confidence
+    abstained: bool = False  # it returned nothing because it judged that no tool fits
+    group: str | None = None  # the query's suite, API server or catalog, where the dataset says
 
     @property
     def ranks(self) -> dict[str, int | None]:
@@ -95,7 +114,7 @@ class QueryResult:
         return hit_at_k(self.ranked, self.relevant, self.k) == 1.0
 
     def to_dict(self) -> dict:
-        return {
+        out: dict[str, Any] = {
             "id": self.id,
             "query": self.query,
             "relevant": list(self.relevant),
@@ -103,6 +122,9 @@ class QueryResult:
             "top_k": self.top_k,
             "scores": [round(s, 6) for s in self.scores[: self.k]],
         }
+        if self.confidence is not None:
+            out.update(confidence=round(self.confidence, 4), abstained=self.abstained)
+        return out
 
 
 @dataclass
@@ -118,6 +140,14 @@ class EvalResult:
     def misses(self) -> list[QueryResult]:
         """Queries with no relevant tool in the top k (the notebooks' "what went wrong" list)."""
         return [q for q in self.per_query if not q.hit]
+
+    def by_group(self, servers: dict[str, str] | None = None) -> dict[str, dict[str, float]]:
+        """The metrics of each query group (suite, API server), in first-seen order."""
+        groups: dict[str, list[QueryResult]] = {}
+        for q in self.per_query:
+            if q.group is not None:
+                groups.setdefault(q.group, []).append(q)
+        return {g: aggregate(rs, self.k, servers) for g, rs in groups.items()}
 
     def to_dict(self, per_query: bool = False) -> dict:
         out: dict[str, Any] = {
@@ -139,34 +169,49 @@ class EvalResult:
         )
 
 
-def aggregate(results: Sequence[QueryResult], k: int) -> dict[str, float]:
+def aggregate(
+    results: Sequence[QueryResult], k: int, servers: dict[str, str] | None = None
+) -> dict[str, float]:
+    """The macro averages (module docstring); server-level figures with ``servers``, ``answered`` when the
+    index gave a confidence."""
     n = max(len(results), 1)
-    return {
+    out = {
         f"recall@{k}": sum(recall_at_k(r.ranked, r.relevant, k) for r in results) / n,
         f"hit@{k}": sum(hit_at_k(r.ranked, r.relevant, k) for r in results) / n,
         "ndcg@10": sum(ndcg_at_k(r.ranked, r.relevant, 10) for r in results) / n,
         "mrr": sum(reciprocal_rank(r.ranked, r.relevant) for r in results) / n,
     }
+    if servers:
+        pairs = [server_recall_hit_at_k(r.ranked, r.relevant, servers, k) for r in results]
+        out[f"server recall@{k}"] = sum(p[0] for p in pairs) / n
+        out[f"server hit@{k}"] = sum(p[1] for p in pairs) / n
+    if any(r.confidence is not None for r in results):
+        out["answered"] = sum(1 for r in results if not r.abstained) / n
+    return out
 
 
 # --------------------------------------------------------------------------------------------- evaluation
 
 
-def rank_queries(
-    index: Any, session_id: str, queries: Sequence[str], depth: int
-) -> list[tuple[list[str], list[float]]]:
-    """(names, scores) per query. Indexes with ``search_many`` (vector, hybrid) answer every query in one
+def search_queries(index: Any, session_id: str, queries: Sequence[str], depth: int) -> list[SearchResponse]:
+    """Every query's response. Indexes with ``search_many`` (vector, hybrid) answer every query in one
     batch: one embedding call and matrix products instead of 21k separate searches. Others are looped."""
     if hasattr(index, "search_many"):
-        responses = []
+        responses: list[SearchResponse] = []
         chunk = 4096  # bounds the [queries x tools] score matrices in memory
         for start in range(0, len(queries), chunk):
             batch = [SearchRequest(session_id, q, depth) for q in queries[start : start + chunk]]
             responses.extend(index.search_many(batch))
-    else:
-        responses = [index.search(SearchRequest(session_id, q, depth)) for q in queries]
+        return responses
+    return [index.search(SearchRequest(session_id, q, depth)) for q in queries]
+
+
+def rank_queries(
+    index: Any, session_id: str, queries: Sequence[str], depth: int
+) -> list[tuple[list[str], list[float]]]:
+    """(names, scores) per query (:func:`search_queries`)."""
     out = []
-    for resp in responses:
+    for resp in search_queries(index, session_id, queries, depth):
         refs = resp.tool_references
         out.append(([r.tool_name for r in refs], [float(r.relevance_score or 0.0) for r in refs]))
     return out
@@ -188,19 +233,33 @@ def evaluate(
     index.clear_index(session_id)
     index.index_tools(session_id, dataset.tools)
     try:
-        ranked = rank_queries(index, session_id, [q.query for q in dataset.queries], depth)
+        responses = search_queries(index, session_id, [q.query for q in dataset.queries], depth)
     finally:
         index.clear_index(session_id)
-    results = [
-        QueryResult(q.id, q.query, q.relevant_tools, names, scores, k)
-        for q, (names, scores) in zip(dataset.queries, ranked, strict=False)
-    ]
+    results = [_result(q, response, k) for q, response in zip(dataset.queries, responses, strict=True)]
+    servers = getattr(dataset, "servers", None) or None
     return EvalResult(
         dataset=dataset.name,
         index=getattr(index, "label", None) or type(index).__name__,
         k=k,
         depth=depth,
-        metrics=aggregate(results, k),
+        metrics=aggregate(results, k, servers),
         per_query=results,
         seconds=time.perf_counter() - start,
+    )
+
+
+def _result(query: Any, response: SearchResponse, k: int) -> QueryResult:
+    refs = response.tool_references
+    confidence = getattr(response, "confidence", None)
+    return QueryResult(
+        query.id,
+        query.query,
+        query.relevant_tools,
+        [r.tool_name for r in refs],
+        [float(r.relevance_score or 0.0) for r in refs],
+        k,
+        confidence=None if confidence is None else confidence.value,
+        abstained=bool(confidence is not None and confidence.abstained),
+        group=getattr(query, "group", None),
     )

@@ -11,6 +11,13 @@ of each tool (description, full text, split name), with multi-sentence requests 
 Every default was measured, and the record of what was tried (and what was not kept) is
 ``docs/hybrid-lab-log.md``.
 
+Two steps follow the fusion, both on by default. **Prerequisites** (:mod:`.links`): a tool that looks up
+what the best-ranked tool needs (``list_issues`` for a tool taking an ``issue_number``) is raised to 0.8 of
+that tool's score, unless the request already names the thing by number. **Abstention**
+(:mod:`.abstention`): when a calibrated probability that any tool fits, computed from the raw description
+and full-text similarities, is below ``min_confidence``, the search returns no tools and says so in the
+response's ``confidence``.
+
 The components are real indexes, exposed as attributes: ``keyword_index`` (a configured
 :class:`~toolsearch_lab.index.bm25.index.BM25ToolIndex`), ``char_index`` (a
 :class:`~toolsearch_lab.index.ngram.CharNgramToolIndex`, None when ``char_share`` is 0) and
@@ -22,23 +29,27 @@ own column of the index explorer.
 
 from __future__ import annotations
 
-import re
+import functools
+import os
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 import numpy as np
 
 from toolsearch_lab.embed.base import Embedder
+from toolsearch_lab.index.abstention import AbstentionModel
 from toolsearch_lab.index.base import BaseToolIndex, KeyedRequest
 from toolsearch_lab.index.bm25.index import BM25ToolIndex
+from toolsearch_lab.index.hybrid_evidence import HybridHit, Scores, empty_scores, hits, rank_text
+from toolsearch_lab.index.links import PREREQUISITE_WEIGHT, PrerequisiteLinks, lift, prerequisite_links
 from toolsearch_lab.index.ngram import CharNgramToolIndex
 from toolsearch_lab.index.vector import TEXT_MODES, TextMode, VectorToolIndex
 from toolsearch_lab.model import (
     DEFAULT_MAX_RESULTS,
     Contribution,
     Explanation,
+    SearchConfidence,
     SearchMetadata,
     SearchRequest,
     SearchResponse,
@@ -47,7 +58,7 @@ from toolsearch_lab.model import (
     empty_response,
 )
 from toolsearch_lab.text.normalise import STEMMERS, Stemmer
-from toolsearch_lab.text.stopwords import ENGLISH_STOP_WORDS
+from toolsearch_lab.text.stopwords import strip_stop_words
 
 DEFAULT_VIEWS: tuple[TextMode, ...] = ("description", "full", "name")
 DEFAULT_VECTOR_WEIGHT = 0.7
@@ -55,15 +66,11 @@ DEFAULT_CHAR_SHARE = 0.5
 DEFAULT_STEMMER: Stemmer = "porter"
 Normalisation = Literal["minmax", "zscore", "rrf"]
 NORMALISATIONS: tuple[Normalisation, ...] = get_args(Normalisation)
-_WORD = re.compile(r"\S+")
-_PUNCT = ".,!?;:\"'()[]{}<>`*"
 
 
-def strip_stop_words(query: str) -> str:
-    """The query without English stop words, for a keyword index that keeps them (Spring's analyzer). A
-    query made only of stop words is kept as is, so it can still match something."""
-    kept = [w for w in _WORD.findall(query) if w.lower().strip(_PUNCT) not in ENGLISH_STOP_WORDS]
-    return " ".join(kept) if kept else query
+@functools.lru_cache(maxsize=1)
+def _shipped_abstention() -> AbstentionModel:
+    return AbstentionModel.load()
 
 
 def normalise(scores: np.ndarray, method: Normalisation = "minmax") -> np.ndarray:
@@ -91,67 +98,6 @@ def normalise(scores: np.ndarray, method: Normalisation = "minmax") -> np.ndarra
     raise ValueError(f"normalisation must be one of {NORMALISATIONS}, got {method!r}")
 
 
-def _ranks(row: np.ndarray, matched: np.ndarray) -> np.ndarray:
-    """1-based rank of every tool in a component's own ranking (score descending, ties in insertion order,
-    as the component's ``search`` orders them); 0 where the component does not return the tool."""
-    order = np.flatnonzero(matched)
-    order = order[np.argsort(-row[order], kind="stable")]
-    ranks = np.zeros(len(row), dtype=np.int64)
-    ranks[order] = np.arange(1, len(order) + 1)
-    return ranks
-
-
-@dataclass(frozen=True)
-class HybridHit:
-    """One fused result with the evidence behind it. Raw scores and ranks are the components' own (the
-    rank a component's ``search`` gives the tool; None when it does not return it)."""
-
-    tool_name: str
-    score: float  # fused
-    vector_score: float  # the vector component's score: mean cosine over the views
-    keyword_score: float  # the BM25 component's score (0 = no word match)
-    vector_normalised: float
-    keyword_normalised: float  # the keyword side: normalised word and character scores, blended
-    vector_rank: int | None
-    keyword_rank: int | None
-    view_scores: dict[str, float] = field(default_factory=dict)
-    char_score: float = 0.0  # the character n-gram component's cosine (0 when char_share is 0)
-    char_rank: int | None = None
-    word_normalised: float = 0.0
-    char_normalised: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "toolName": self.tool_name,
-            "score": round(self.score, 6),
-            "vectorScore": round(self.vector_score, 6),
-            "keywordScore": round(self.keyword_score, 6),
-            "vectorNormalised": round(self.vector_normalised, 6),
-            "keywordNormalised": round(self.keyword_normalised, 6),
-            "vectorRank": self.vector_rank,
-            "keywordRank": self.keyword_rank,
-            "charScore": round(self.char_score, 6),
-            "charRank": self.char_rank,
-            "viewScores": {k: round(v, 6) for k, v in self.view_scores.items()},
-        }
-
-
-@dataclass(frozen=True)
-class _Scores:
-    """Every component score of a batch of queries over one session's tools, ``[n_queries, n_tools]``."""
-
-    tools: list[Tool]
-    views: dict[TextMode, np.ndarray]
-    vector: np.ndarray
-    keyword: np.ndarray
-    char: np.ndarray
-    vector_normalised: np.ndarray
-    word_normalised: np.ndarray
-    char_normalised: np.ndarray
-    keyword_normalised: np.ndarray
-    fused: np.ndarray
-
-
 class HybridToolIndex(BaseToolIndex):
     """Keyword + embedding search fused into one ranking (see the module docstring for the design).
 
@@ -163,6 +109,13 @@ class HybridToolIndex(BaseToolIndex):
     or the one you pass. Results: the top ``max_results`` (default ``default_max_results``), optionally
     only those with fused score >= ``min_score`` (default None: no cut, because fused scores are relative
     to the query - the best tool scores near 1 whether or not it is any good).
+
+    ``prerequisites`` (default on) raises the tools that look up what the best tool needs to
+    ``prerequisite_weight`` of its score (:mod:`.links`). ``abstain`` (default on) returns no tools when
+    the calibrated confidence that any tool fits is below ``min_confidence`` (None: the model's default,
+    chosen on calibration data); ``abstention`` is that model (default: the shipped one, fitted for the
+    default MiniLM embedder; with another embedder the index does not abstain and ``abstention_note``
+    says why). Every response carries its ``confidence``.
     """
 
     search_type = "HybridToolIndex"
@@ -182,9 +135,18 @@ class HybridToolIndex(BaseToolIndex):
         query_clauses: bool = True,
         min_score: float | None = None,
         default_max_results: int = DEFAULT_MAX_RESULTS,
+        prerequisites: bool = True,
+        prerequisite_weight: float = PREREQUISITE_WEIGHT,
+        abstain: bool = True,
+        min_confidence: float | None = None,
+        abstention: AbstentionModel | str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__(default_max_results)
         _check_options(vector_weight, char_share, stemmer, normalisation, views)
+        if not 0.0 <= prerequisite_weight <= 1.0:
+            raise ValueError(f"prerequisite_weight must be within [0, 1], got {prerequisite_weight}")
+        if min_confidence is not None and not 0.0 <= min_confidence <= 1.0:
+            raise ValueError(f"min_confidence must be a probability within [0, 1], got {min_confidence}")
         self.vector_weight = float(vector_weight)
         self.char_share = float(char_share)
         self.stemmer = stemmer
@@ -203,11 +165,33 @@ class HybridToolIndex(BaseToolIndex):
             query_clauses=query_clauses,
         )
         self._tools: dict[str, list[Tool]] = {}
+        self._links: dict[str, PrerequisiteLinks] = {}
         self._lock = threading.RLock()
+        self.prerequisite_weight = float(prerequisite_weight) if prerequisites else 0.0
+        self.abstention: AbstentionModel | None = None
+        self.abstention_note: str | None = "abstention is off (abstain=False)"
+        if abstain:
+            if isinstance(abstention, AbstentionModel):
+                model = abstention
+            else:
+                model = AbstentionModel.load(abstention) if abstention is not None else _shipped_abstention()
+            used = self.vector_index.embedder
+            self.abstention_note = model.applies_to(
+                str(getattr(used, "name", type(used).__name__)), self.views
+            )
+            self.abstention = model if self.abstention_note is None else None
+        self.min_confidence = None
+        if self.abstention is not None:
+            self.min_confidence = self.abstention.min_confidence if min_confidence is None else min_confidence
 
     @property
     def views(self) -> tuple[TextMode, ...]:
         return self.vector_index.views
+
+    @property
+    def can_abstain(self) -> bool:
+        """Whether a search may return no tools because the index judged that none fits."""
+        return self.abstention is not None
 
     @property
     def components(self) -> dict[str, BaseToolIndex]:
@@ -235,12 +219,23 @@ class HybridToolIndex(BaseToolIndex):
             for component in self.components.values():
                 component.index_tools(session_id, tools)
             self._tools.setdefault(session_id, []).extend(tools)
+            self._links.pop(session_id, None)
 
     def _clear(self, session_id: str) -> None:
         with self._lock:
             for component in self.components.values():
                 component.clear_index(session_id)
             self._tools.pop(session_id, None)
+            self._links.pop(session_id, None)
+
+    def prerequisite_links(self, session_id: str) -> PrerequisiteLinks:
+        """The session's prerequisite links (found on first use after tools were added)."""
+        key = self._session_or_none(session_id)
+        with self._lock:
+            tools = self._tools.get(key, []) if key is not None else []
+            if key is not None and key not in self._links:
+                self._links[key] = prerequisite_links(tools)
+            return self._links.get(key, PrerequisiteLinks({})) if key is not None else PrerequisiteLinks({})
 
     def tools(self, session_id: str) -> list[Tool]:
         key = self._session_or_none(session_id)
@@ -253,7 +248,7 @@ class HybridToolIndex(BaseToolIndex):
             return [strip_stop_words(q) for q in queries]
         return queries
 
-    def score_matrix(self, session_id: str, queries: Sequence[str | None]) -> _Scores:
+    def score_matrix(self, session_id: str, queries: Sequence[str | None]) -> Scores:
         """Every component score of every query x tool, raw and normalised, and the fused score. Empty
         (no tools) for an unknown session, or when a concurrent change left the components apart."""
         texts = [q or "" for q in queries]
@@ -265,7 +260,7 @@ class HybridToolIndex(BaseToolIndex):
             _, char = self.char_index.score_matrix(session_id, texts)
         shapes = {m.shape[1] for m in [keyword, char, *views.values()]}
         if not tools or shapes != {len(tools)}:
-            return _empty_scores(len(texts), self.views)
+            return empty_scores(len(texts), self.views)
         vector = np.mean(np.stack(list(views.values())), axis=0).astype(np.float64)
         keyword = keyword.astype(np.float64)
         vector_n = normalise(vector, self.normalisation)
@@ -275,19 +270,30 @@ class HybridToolIndex(BaseToolIndex):
         if self.char_share > 0:
             keyword_n = (1.0 - self.char_share) * word_n + self.char_share * char_n
         fused = self.vector_weight * vector_n + (1.0 - self.vector_weight) * keyword_n
-        return _Scores(tools, views, vector, keyword, char, vector_n, word_n, char_n, keyword_n, fused)
+        score = fused
+        raised: list[dict[int, int]] = [{} for _ in texts]
+        if self.prerequisite_weight > 0:
+            links = self.prerequisite_links(session_id)
+            if len(links):
+                lifted = [
+                    lift(row, text, links, self.prerequisite_weight)
+                    for row, text in zip(fused, texts, strict=True)
+                ]
+                score, raised = np.stack([r for r, _ in lifted]), [d for _, d in lifted]
+        parts = (vector_n, word_n, char_n, keyword_n, fused, score, raised)
+        return Scores(tools, views, vector, keyword, char, *parts)
 
     # ------------------------------------------------------------------ search
     def _search_many(self, requests: list[KeyedRequest], limits: list[int]) -> list[SearchResponse]:
         """Many searches at once (one embedding call per session), with the results of one each."""
-        return [response for response, _ in self._search_hits(requests, limits)]
+        return [response for response, _ in self._searchhits(requests, limits)]
 
     def explain_search(self, request: SearchRequest) -> list[HybridHit]:
         """The results of ``search(request)`` with every component score behind each one."""
         keyed = self._keyed(request)
-        return self._search_hits([keyed], [self._limit(keyed)])[0][1] if keyed is not None else []
+        return self._searchhits([keyed], [self._limit(keyed)])[0][1] if keyed is not None else []
 
-    def _search_hits(
+    def _searchhits(
         self, requests: list[KeyedRequest], limits: list[int]
     ) -> list[tuple[SearchResponse, list[HybridHit]]]:
         out: list[tuple[SearchResponse, list[HybridHit]]] = [(empty_response(), []) for _ in requests]
@@ -302,18 +308,47 @@ class HybridToolIndex(BaseToolIndex):
                 out[i] = self._ranked(requests[i], m, row, limits[i])
         return out
 
+    def confidence(self, request: SearchRequest) -> SearchConfidence | None:
+        """How sure the index is that some tool fits ``request`` (None when it does not abstain)."""
+        keyed = self._keyed(request)
+        if keyed is None or self.abstention is None:
+            return None
+        m = self.score_matrix(keyed.session_id, [keyed.query])
+        return (
+            self.confidence_at(m, 0, self.allowed_tools(m.tools, keyed.category_filter)) if m.tools else None
+        )
+
+    def allowed_tools(self, tools: list[Tool], category_filter: str | None) -> np.ndarray:
+        """A mask of the tools a request with ``category_filter`` may return."""
+        return np.array([self.category_allows(t, category_filter) for t in tools], dtype=bool)
+
+    def confidence_at(self, m: Scores, i: int, allowed: np.ndarray) -> SearchConfidence | None:
+        """The abstention model's confidence for query ``i`` of :meth:`score_matrix` ``m`` over the tools
+        ``allowed`` (:meth:`allowed_tools`); None when the index does not abstain."""
+        model = self.abstention
+        if model is None:
+            return None
+        best = {
+            str(v): np.array([s[i][allowed].max() if allowed.any() else -1.0]) for v, s in m.views.items()
+        }
+        x = model.evidence(best)
+        return SearchConfidence(float(model.confidence(x)[0]), self.min_confidence, model.reason(x[0]))
+
     def _ranked(
-        self, request: KeyedRequest, m: _Scores, i: int, limit: int
+        self, request: KeyedRequest, m: Scores, i: int, limit: int
     ) -> tuple[SearchResponse, list[HybridHit]]:
-        fused = m.fused[i]
-        allowed = np.array([self.category_allows(t, request.category_filter) for t in m.tools], dtype=bool)
-        passing = allowed if self.min_score is None else allowed & (fused >= self.min_score)
-        keep = np.flatnonzero(passing)
-        ranked = keep[np.argsort(-fused[keep], kind="stable")][:limit]
-        hits = _hits(m, i, ranked, self.vector_index.similarity_threshold)
-        refs = [ToolReference(m.tools[j].name, float(fused[j]), m.tools[j].description) for j in ranked]
+        score = m.score[i]
+        allowed = self.allowed_tools(m.tools, request.category_filter)
         meta = SearchMetadata(self.search_type, request.query, None)
-        return SearchResponse(refs, len(refs), meta), hits
+        confidence = self.confidence_at(m, i, allowed)
+        if confidence is not None and confidence.abstained:
+            return SearchResponse([], 0, meta, confidence), []
+        passing = allowed if self.min_score is None else allowed & (score >= self.min_score)
+        keep = np.flatnonzero(passing)
+        ranked = keep[np.argsort(-score[keep], kind="stable")][:limit]
+        found = hits(m, i, ranked, self.vector_index.similarity_threshold)
+        refs = [ToolReference(m.tools[j].name, float(score[j]), m.tools[j].description) for j in ranked]
+        return SearchResponse(refs, len(refs), meta, confidence), found
 
     # ------------------------------------------------------------------ explanation
     def _explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
@@ -321,17 +356,20 @@ class HybridToolIndex(BaseToolIndex):
         :class:`HybridHit` with each component's own raw score and rank."""
         m = self.score_matrix(session_id, [query])
         candidates = self.positions_of(m.tools, session_id, tool_name)
-        fused = m.fused[0]
-        j = max(candidates, key=lambda c: fused[c])
-        hit = _hits(m, 0, np.array([j]), self.vector_index.similarity_threshold)[0]
-        order = np.argsort(-fused, kind="stable")
+        score = m.score[0]
+        j = max(candidates, key=lambda c: score[c])
+        hit = hits(m, 0, np.array([j]), self.vector_index.similarity_threshold)[0]
+        order = np.argsort(-score, kind="stable")
         rank = int(np.flatnonzero(order == j)[0]) + 1
-        kept = self.min_score is None or fused[j] >= self.min_score
+        confidence = self.confidence_at(m, 0, np.ones(len(m.tools), dtype=bool))
+        kept = (self.min_score is None or score[j] >= self.min_score) and not (
+            confidence and confidence.abstained
+        )
         return Explanation(
             index="hybrid",
             tool_name=tool_name,
             query=query,
-            score=float(fused[j]),
+            score=float(score[j]),
             parts=self._parts(hit),
             returned=kept and rank <= self.default_max_results,
             rank=rank if kept else None,
@@ -344,12 +382,12 @@ class HybridToolIndex(BaseToolIndex):
             Contribution(
                 f"{w:.2f} x vector (normalised)",
                 w * hit.vector_normalised,
-                f"score {hit.vector_score:.4f}, {_rank_text(hit.vector_rank)} in the vector column",
+                f"score {hit.vector_score:.4f}, {rank_text(hit.vector_rank)} in the vector column",
             ),
             Contribution(
                 f"{(1 - w) * (1 - c):.2f} x BM25 (normalised)",
                 (1 - w) * ((1 - c) * hit.word_normalised),
-                f"score {hit.keyword_score:.4f}, {_rank_text(hit.keyword_rank)} in the BM25 column",
+                f"score {hit.keyword_score:.4f}, {rank_text(hit.keyword_rank)} in the BM25 column",
             ),
         ]
         if c > 0:
@@ -357,44 +395,18 @@ class HybridToolIndex(BaseToolIndex):
                 Contribution(
                     f"{(1 - w) * c:.2f} x char n-grams (normalised)",
                     (1 - w) * (c * hit.char_normalised),
-                    f"cosine {hit.char_score:.4f}, {_rank_text(hit.char_rank)} in the char n-gram column",
+                    f"cosine {hit.char_score:.4f}, {rank_text(hit.char_rank)} in the char n-gram column",
+                )
+            )
+        if hit.prerequisite_of is not None and hit.fused is not None:
+            parts.append(
+                Contribution(
+                    f"raised to {self.prerequisite_weight:.2f} x the score of {hit.prerequisite_of}",
+                    hit.score - hit.fused,
+                    f"{hit.prerequisite_of} needs what this tool looks up",
                 )
             )
         return tuple(parts)
-
-
-def _hits(m: _Scores, i: int, columns: np.ndarray, vector_threshold: float) -> list[HybridHit]:
-    """The evidence for the tools at ``columns`` of query ``i``; ranks are each component's own."""
-    vec_rank = _ranks(m.vector[i], m.vector[i] >= np.float32(vector_threshold))
-    kw_rank = _ranks(m.keyword[i], m.keyword[i] > 0)
-    char_rank = _ranks(m.char[i], m.char[i] > 0)
-    return [
-        HybridHit(
-            tool_name=m.tools[j].name,
-            score=float(m.fused[i, j]),
-            vector_score=float(m.vector[i, j]),
-            keyword_score=float(m.keyword[i, j]),
-            vector_normalised=float(m.vector_normalised[i, j]),
-            keyword_normalised=float(m.keyword_normalised[i, j]),
-            vector_rank=int(vec_rank[j]) or None,
-            keyword_rank=int(kw_rank[j]) or None,
-            view_scores={v: float(s[i, j]) for v, s in m.views.items()},
-            char_score=float(m.char[i, j]),
-            char_rank=int(char_rank[j]) or None,
-            word_normalised=float(m.word_normalised[i, j]),
-            char_normalised=float(m.char_normalised[i, j]),
-        )
-        for j in columns.tolist()
-    ]
-
-
-def _rank_text(rank: int | None) -> str:
-    return f"rank {rank}" if rank else "not returned"
-
-
-def _empty_scores(n_queries: int, views: Sequence[TextMode]) -> _Scores:
-    empty = np.zeros((n_queries, 0))
-    return _Scores([], dict.fromkeys(views, empty), *([empty] * 8))
 
 
 def _check_options(

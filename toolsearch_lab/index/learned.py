@@ -17,10 +17,11 @@ which rows are relevant from labelled queries, and its score ranks the tools. He
   pickle, and each tool's score is a sum of readable per-feature parts (:meth:`LearnedToolIndex.explain`).
 * **Score**: the model's probability that the tool is relevant, ``sigmoid(intercept + sum w_i x_i)``.
 
-The shipped model (``resources/ranker/learned-ranker.json``) is fitted on both shipped datasets, so its
-figures on them are in-sample; ``benchmarks/learned_ranker.py`` trains on one dataset and evaluates on the
-other (and leave-one-server-out within LiveMCPBench) for the honest figures. ``toolsearch-lab
-train-ranker`` fits a model on a user's own labelled queries.
+The shipped model (``resources/ranker/learned-ranker.json``) is fitted on the development datasets (BFCL
+turns and tasks, LiveMCPBench, 3,000 MetaTool queries, the GitHub example requests), so its figures on
+them are in-sample; ``benchmarks/learned_ranker.py`` trains on one dataset and evaluates on the others
+for the honest figures, and AgentDojo is never trained on. ``toolsearch-lab train-ranker`` fits a model on
+a user's own labelled queries.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import math
 import os
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,12 @@ import numpy as np
 from toolsearch_lab.atomic import write_text
 from toolsearch_lab.index.base import BaseToolIndex, KeyedRequest
 from toolsearch_lab.index.hybrid import HybridToolIndex, normalise
-from toolsearch_lab.jsonlimits import JsonLimitError, loads_checked
+from toolsearch_lab.index.model_file import (
+    check_linear_fields,
+    linear_dict,
+    linear_fields_from,
+    read_model_json,
+)
 from toolsearch_lab.model import (
     Contribution,
     Explanation,
@@ -81,62 +87,7 @@ class RankerError(ValueError):
     """A ranker model file or training input is malformed (the message names the field at fault)."""
 
 
-# Bounds on a model's numbers. Features are bounded (cosines, shares, ranks, z-scores within one
-# session, log word counts), so with these no logit can overflow to inf or turn into inf - inf = NaN; a
-# fitted model is orders of magnitude inside them, a tampered one with 1e308 coefficients is not.
-MAX_MAGNITUDE = 1e6
-MIN_SCALE = 1e-12
 _MAX_MODEL_DEPTH = 16  # the format is an object of lists; "info" may hold a little nesting
-
-
-def _is_number(value: object) -> bool:
-    """A real JSON number: bool is an int subclass in Python, but ``true`` is not a coefficient."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def check_ranker_fields(
-    features: Any, mean: Any, scale: Any, coef: Any, intercept: Any, info: Any, where: str
-) -> None:
-    """The one check of a ranker model's fields, for models built in code and models read from a file:
-    raises :class:`RankerError` starting with ``where`` (the file, when there is one) and naming the field."""
-    if not isinstance(features, (list, tuple)) or not all(isinstance(f, str) for f in features):
-        raise RankerError(f"{where}: 'features' must be a list of feature names, got {features!r:.60}")
-    if not features:
-        raise RankerError(f"{where}: 'features' is empty; a model needs at least one of {list(FEATURES)}")
-    unknown = [f for f in features if f not in FEATURES]
-    if unknown:
-        raise RankerError(f"{where}: unknown features {unknown}; known: {list(FEATURES)}")
-    repeated = sorted({f for f in features if features.count(f) > 1})
-    if repeated:
-        raise RankerError(f"{where}: features {repeated} appear more than once")
-    n = len(features)
-    for key, values in (("mean", mean), ("scale", scale), ("coef", coef)):
-        if not isinstance(values, (list, tuple)):
-            raise RankerError(f"{where}: {key!r} must be a list of numbers, got {values!r:.60}")
-        if len(values) != n:
-            raise RankerError(f"{where}: {key} has {len(values)} values, expected {n} (one per feature)")
-        for i, v in enumerate(values):
-            _check_number(v, f"{key}[{i}]", where)
-        if key == "scale" and any(v < MIN_SCALE for v in values):
-            raise RankerError(f"{where}: every scale must be >= {MIN_SCALE:g}, got {min(values)!r}")
-    _check_number(intercept, "intercept", where)
-    if not isinstance(info, dict):
-        raise RankerError(f"{where}: 'info' must be an object, got {type(info).__name__}")
-
-
-def _check_number(value: Any, what: str, where: str) -> None:
-    if not _is_number(value):
-        raise RankerError(f"{where}: {what} must be a number, got {value!r:.60}")
-    try:
-        magnitude = abs(float(value))
-    except OverflowError:  # an int too large for a float
-        magnitude = math.inf
-    if not math.isfinite(magnitude):
-        raise RankerError(f"{where}: {what} must be finite, got {value!r:.60}")
-    if magnitude > MAX_MAGNITUDE:
-        raise RankerError(
-            f"{where}: {what} is {value!r:.60}; a ranker's numbers must lie within +-{MAX_MAGNITUDE:g}"
-        )
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -155,9 +106,7 @@ class RankerModel:
     info: dict[str, Any] = field(default_factory=dict)  # what it was trained on, with which settings
 
     def __post_init__(self) -> None:
-        check_ranker_fields(
-            self.features, self.mean, self.scale, self.coef, self.intercept, self.info, "ranker model"
-        )
+        check_linear_fields(vars(self), FEATURES, "ranker model", RankerError)
 
     def standardised(self, x: np.ndarray) -> np.ndarray:
         """Feature rows ``[..., len(FEATURES)]`` -> this model's standardised inputs ``[..., n]``."""
@@ -176,37 +125,11 @@ class RankerModel:
         return dict(pairs)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "format": MODEL_FORMAT,
-            "features": list(self.features),
-            "mean": list(self.mean),
-            "scale": list(self.scale),
-            "coef": list(self.coef),
-            "intercept": self.intercept,
-            "info": self.info,
-        }
+        return {**linear_dict(self, MODEL_FORMAT), "info": self.info}
 
     @classmethod
     def from_dict(cls, doc: Any, where: str = "ranker model") -> RankerModel:
-        if not isinstance(doc, dict):
-            raise RankerError(f"{where}: expected a JSON object, got {type(doc).__name__}")
-        if doc.get("format") != MODEL_FORMAT:
-            raise RankerError(f"{where}: format is {doc.get('format')!r:.60}, expected {MODEL_FORMAT!r}")
-        missing = [k for k in ("features", "mean", "scale", "coef", "intercept") if k not in doc]
-        if missing:
-            raise RankerError(f"{where}: missing field {missing[0]!r}")
-        info = doc.get("info")
-        info = {} if info is None else info
-        fields = (doc["features"], doc["mean"], doc["scale"], doc["coef"], doc["intercept"], info)
-        check_ranker_fields(*fields, where)
-        return cls(
-            tuple(doc["features"]),
-            tuple(float(v) for v in doc["mean"]),
-            tuple(float(v) for v in doc["scale"]),
-            tuple(float(v) for v in doc["coef"]),
-            float(doc["intercept"]),
-            dict(info),
-        )
+        return cls(**linear_fields_from(doc, MODEL_FORMAT, FEATURES, where, RankerError))
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the model as JSON, atomically: a reader never sees half a model file."""
@@ -216,20 +139,7 @@ class RankerModel:
     def load(cls, path: str | os.PathLike[str] | None = None) -> RankerModel:
         """A model from a JSON file (default: the shipped one)."""
         path = Path(path) if path is not None else SHIPPED_MODEL
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise RankerError(f"ranker model {path}: no such file") from None
-        except UnicodeDecodeError as exc:
-            raise RankerError(f"ranker model {path}: not UTF-8 text (at byte offset {exc.start})") from None
-        except OSError as exc:
-            raise RankerError(f"ranker model {path}: cannot be read ({exc.strerror or exc})") from None
-        try:
-            doc = loads_checked(text, f"ranker model {path}", _MAX_MODEL_DEPTH)
-        except json.JSONDecodeError as exc:
-            raise RankerError(f"ranker model {path}: not valid JSON: {exc}") from None
-        except JsonLimitError as exc:
-            raise RankerError(str(exc)) from None
+        doc = read_model_json(path, f"ranker model {path}", RankerError, _MAX_MODEL_DEPTH)
         return cls.from_dict(doc, where=f"ranker model {path}")
 
 
@@ -327,14 +237,21 @@ class RankingSignals:
 
     def features(self, session_id: str, queries: Sequence[str]) -> tuple[list[Tool], np.ndarray]:
         """The session's tools and the feature rows of every query x tool, ``[n_queries, n_tools, F]``."""
+        tools, x, _ = self.features_and_scores(session_id, queries)
+        return tools, x
+
+    def features_and_scores(
+        self, session_id: str, queries: Sequence[str]
+    ) -> tuple[list[Tool], np.ndarray, Any]:
+        """:meth:`features`, and the hybrid's score matrix they came from (for its abstention evidence)."""
         queries = [q or "" for q in queries]
         with self._lock:
             m = self.hybrid.score_matrix(session_id, queries)
             terms = list(self._terms.get(session_id, []))
         tools: list[Tool] = m.tools
         if not tools or len(terms) != len(tools):
-            return [], np.zeros((len(queries), 0, len(FEATURES)))
-        return tools, feature_matrix(m, queries, terms)
+            return [], np.zeros((len(queries), 0, len(FEATURES))), m
+        return tools, feature_matrix(m, queries, terms), m
 
 
 # ------------------------------------------------------------------------------------------- the index
@@ -346,7 +263,9 @@ class LearnedToolIndex(BaseToolIndex):
     ``model``: a :class:`RankerModel`, a path to a model JSON file, or None for the shipped model.
     ``hybrid``: the :class:`HybridToolIndex` that computes the signals (default: one with its defaults
     over ``embedder``, the cached MiniLM unless given). Results: the top ``max_results`` (default 10) by
-    score, optionally only those scoring at least ``min_score`` (a probability, 0-1).
+    score, optionally only those scoring at least ``min_score`` (a probability, 0-1). The hybrid's
+    abstention applies (``abstain`` and ``min_confidence`` go to the default hybrid): no tools when it
+    judges that none fits, and every response carries the confidence.
     """
 
     search_type = "LearnedToolIndex"
@@ -359,11 +278,20 @@ class LearnedToolIndex(BaseToolIndex):
         hybrid: HybridToolIndex | None = None,
         min_score: float | None = None,
         default_max_results: int = 10,
+        abstain: bool = True,
+        min_confidence: float | None = None,
     ) -> None:
         super().__init__(default_max_results)
         self.model = model if isinstance(model, RankerModel) else RankerModel.load(model)
-        self.signals = RankingSignals(hybrid, embedder=embedder)
+        if hybrid is None:
+            hybrid = HybridToolIndex(embedder=embedder, abstain=abstain, min_confidence=min_confidence)
+        self.signals = RankingSignals(hybrid)
         self.min_score = None if min_score is None else float(min_score)
+
+    @property
+    def can_abstain(self) -> bool:
+        """Whether a search may return no tools because the hybrid judged that none fits."""
+        return self.signals.hybrid.can_abstain
 
     def __repr__(self) -> str:
         trained = self.model.info.get("trained_on", "?")
@@ -386,11 +314,23 @@ class LearnedToolIndex(BaseToolIndex):
         groups: dict[str, list[int]] = {}
         for i, r in enumerate(requests):
             groups.setdefault(r.session_id, []).append(i)
+        hybrid = self.signals.hybrid
         for session_id, members in groups.items():
-            tools, x = self.features(session_id, [requests[i].query or "" for i in members])
+            tools, x, m = self.signals.features_and_scores(
+                session_id, [requests[i].query or "" for i in members]
+            )
             scores = self.model.scores(x) if tools else None
             for row, i in enumerate(members):
-                out[i] = self._respond(requests[i], tools, None if scores is None else scores[row], limits[i])
+                allowed = hybrid.allowed_tools(tools, requests[i].category_filter) if tools else None
+                confidence = hybrid.confidence_at(m, row, allowed) if allowed is not None else None
+                if confidence is not None and confidence.abstained:
+                    meta = SearchMetadata(self.search_type, requests[i].query, None)
+                    out[i] = SearchResponse([], 0, meta, confidence)
+                    continue
+                response = self._respond(
+                    requests[i], tools, None if scores is None else scores[row], limits[i]
+                )
+                out[i] = replace(response, confidence=confidence) if response.metadata else response
         return out
 
     def _respond(

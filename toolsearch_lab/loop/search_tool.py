@@ -55,15 +55,23 @@ FALLBACK_DEFAULT_MAX_RESULTS = 10
 JAVA_INT_MAX = 2_147_483_647
 
 
-def _description(default_max_results: int) -> str:
+def _description(default_max_results: int, can_abstain: bool = False) -> str:
     # Our own wording. Unlike Spring's text it states what the index really searches (names and
-    # descriptions; parameters only if the index was built to include them) and the real default.
+    # descriptions; parameters only if the index was built to include them) and the real default. An index
+    # that can answer "no tool matches" answers with the empty array (wire.NO_MATCH_RESULT): the model is
+    # told what that means only then, so the other indexes keep the description (and its tokens) as is.
+    no_match = (
+        "An empty array means no tool matches: do without a tool, or search once more in other words if "
+        "the capability is essential. "
+        if can_abstain
+        else ""
+    )
     return (
         "Search the registry of available tools to find ones that can perform a capability you need. "
         "Call this when none of the tools you currently have can do the next step of the task. "
         "The search matches your query against tool names and descriptions. "
         "It returns a JSON array of matching tool names, best match first; those tools become callable "
-        "in your next step. "
+        f"in your next step. {no_match}"
         f"Returns at most {default_max_results} names unless you set maxResults."
     )
 
@@ -131,7 +139,8 @@ class ToolSearchTool:
         return self.max_results if self.max_results is not None else self.index_default
 
     def as_tool(self) -> Tool:
-        return Tool(self.name, _description(self.resolve_max_results(None)), self.parameters())
+        can_abstain = getattr(self.index, "can_abstain", False) is True
+        return Tool(self.name, _description(self.resolve_max_results(None), can_abstain), self.parameters())
 
     def definition(self) -> dict[str, Any]:
         return self.as_tool().definition()
@@ -215,6 +224,10 @@ class ToolSearchTool:
                 return fail(f"toolSearchTool: search failed: {exc}")
             shown = [r for r in response.tool_references if r.tool_name not in hidden]
             record.hits = [SearchHit(r.tool_name, r.relevance_score) for r in shown[: record.max_results]]
+            if response.confidence is not None:  # an index that can say "no tool matches"
+                record.confidence = response.confidence.value
+                record.abstained = response.confidence.abstained
+                record.confidence_reason = response.confidence.reason
         record.duration_ms = (time.perf_counter() - started) * 1000
         return SearchOutcome(encode_search_result(record.names), record, False)
 

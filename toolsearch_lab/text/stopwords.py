@@ -13,7 +13,9 @@ Lucene's ``StandardAnalyzer`` (and so the BM25 index without options) has an emp
 
 from __future__ import annotations
 
-__all__ = ["AGENT_STOP_WORDS", "ENGLISH_STOP_WORDS", "SPRING_REGEX_STOP_WORDS"]
+import re
+
+__all__ = ["AGENT_STOP_WORDS", "ENGLISH_STOP_WORDS", "SPRING_REGEX_STOP_WORDS", "strip_stop_words"]
 
 
 def _words(text: str) -> frozenset[str]:
@@ -64,3 +66,15 @@ AGENT_STOP_WORDS: frozenset[str] = _words(
     up out about there here given
     """
 )
+
+
+_WORD = re.compile(r"\S+")
+_PUNCT = ".,!?;:\"'()[]{}<>`*"
+
+
+def strip_stop_words(query: str) -> str:
+    """The query without :data:`ENGLISH_STOP_WORDS`, for a keyword index whose analyzer keeps them
+    (Lucene's StandardAnalyzer, so Spring's BM25). A query made only of stop words is kept as is, so it
+    can still match something."""
+    kept = [w for w in _WORD.findall(query) if w.lower().strip(_PUNCT) not in ENGLISH_STOP_WORDS]
+    return " ".join(kept) if kept else query

@@ -14,6 +14,7 @@ from tqdm.auto import tqdm
 from toolsearch_lab.eval.doctor.cost import catalog_cost, cost_findings
 from toolsearch_lab.eval.doctor.findability import (
     DescriptionVectors,
+    Searched,
     assemble,
     confusable_pairs,
     derive_probes,
@@ -34,11 +35,16 @@ from toolsearch_lab.eval.doctor.report import (
     IndexScore,
     ToolFindability,
 )
+from toolsearch_lab.eval.doctor.servers import duplicate_server_findings, duplicate_servers
 from toolsearch_lab.index.factory import INDEX_KINDS, make_index
 from toolsearch_lab.model import Tool, check_positive_int
 from toolsearch_lab.tokens import ENCODINGS, TokenCounter
 
-DEFAULT_INDEXES = ("lucene", "vector")
+# Every index kind: the embedding kinds share one embedding of each probe (the embedding cache), so all
+# five take about twice as long as the two keyword ones alone (benchmarks/doctor_speed.py).
+DEFAULT_INDEXES = INDEX_KINDS
+LARGE_CATALOG = 1_000  # above this many tools the default leaves out SKIPPED_WHEN_LARGE, and says so
+SKIPPED_WHEN_LARGE = ("learned",)
 DEFAULT_ENCODINGS = ("o200k_base", "cl100k_base")
 SIMILARITY_THRESHOLD = 0.9
 
@@ -66,23 +72,36 @@ def diagnose(
     stderr. Findings come ranked: errors first, then by impact.
     """
     _check_arguments(k, encodings, calls_per_task, searches_per_task, similarity_threshold)
-    built = _build_indexes(indexes)
     timings: dict[str, float] = {}
     with _stage(timings, "load"):
         resolved = resolve(catalog)
     tools = resolved.tools
+    skipped: dict[str, str] = {}
+    if indexes is DEFAULT_INDEXES and len(tools) > LARGE_CATALOG:
+        indexes = tuple(k for k in DEFAULT_INDEXES if k not in SKIPPED_WHEN_LARGE)
+        skipped = dict.fromkeys(SKIPPED_WHEN_LARGE, f"not probed: above {LARGE_CATALOG:,} tools its features "
+                                "cost probes x tools x 17 numbers and it ranks from the hybrid's signals; "
+                                "pass it in indexes= to include it")  # fmt: skip
+    built = _build_indexes(indexes)
     counters = [TokenCounter(e) for e in dict.fromkeys(encodings)]
+    duplicates = duplicate_servers(tools, resolved.servers, resolved.originals)
     m = _measure(tools, built, counters, k, similarity_threshold, _bar(progress, resolved.source), timings)
+    pairs = _without_twin_copies(m.pairs, resolved.servers, resolved.originals, duplicates)
     index_choice = pick_index(m.scores, m.findability, k)
-    max_results = pick_max_results(m.findability, index_choice[0], m.pairs, k)
+    chosen = next(s for s in m.scores if s.index == index_choice[0])
+    max_results = pick_max_results(chosen, pairs, k)
     pay = payoff(m.cost, counters[0], max_results[0], calls_per_task, searches_per_task, tools)
     rec = recommend(index_choice, max_results, pay, len(tools))
-    quality = description_findings(tools, counters[0]) + name_findings(tools)
+    rec.reasons["abstention"] = abstention_reason(chosen, m.scores)
+    quality = _without_twin_findings(
+        description_findings(tools, counters[0]) + name_findings(tools), resolved.servers, duplicates
+    )
     blank = {f.tool for f in quality if f.kind == "blank-description"}
     findings = (
         resolved.findings
         + quality
-        + findability_findings(m.findability, m.pairs, k, blank, similarity_threshold)
+        + findability_findings(m.findability, pairs, k, blank, similarity_threshold)
+        + duplicate_server_findings(tools, resolved.servers, duplicates)
         + cost_findings(m.cost)
         + destructive_findings(tools)
         + poisoning_findings(m.findability, tools, list(built), k)
@@ -94,14 +113,16 @@ def diagnose(
         k=k,
         depth=m.depth,
         indexes=list(built),
+        skipped_indexes=skipped,
         cost=m.cost,
         scores=m.scores,
         findability=sorted(m.findability, key=lambda f: (f.score, f.name)),
-        confusable=m.pairs,
+        confusable=pairs,
         payoff=pay,
         recommendation=rec,
         findings=rank_findings(findings, {f.name: f.score for f in m.findability}),
         servers=resolved.servers,
+        duplicate_servers=duplicates,
         failed_servers=resolved.failed,
         seconds={stage: round(s, 3) for stage, s in timings.items()},
     )
@@ -126,20 +147,87 @@ def _measure(
 ) -> _Measured:
     """The expensive part: token costs, every probe through every index, and the confusable pairs."""
     probes = [p for t in tools for p in derive_probes(t)]
+    off_topic = off_topic_probes()
     depth = max(2 * k, 10)  # deep enough to see the tools just below the top k
-    with bar(len(tools) + len(probes) * len(built)) as tick:
+    with bar(len(tools) + (len(probes) + len(off_topic)) * len(built)) as tick:
         with _stage(timings, "cost"):
             cost = catalog_cost(tools, counters, tick)
-        results = {}
+        results, empty = {}, {}
         for label, index in built.items():
             with _stage(timings, label):
-                results[label] = search_probes(index, tools, probes, depth, tick)
+                searched = search_probes(index, tools, [p.query for p in probes] + off_topic, depth, tick)
+            abstained = searched.abstained[: len(probes)] if searched.abstained is not None else None
+            results[label] = Searched(searched.names[: len(probes)], abstained)
+            answers = searched.names[len(probes) :]
+            empty[label] = sum(1 for names in answers if not names) / max(len(off_topic), 1)
     findability, scores, rivalry = assemble(probes, results, k, timings)
+    scores = [replace(s, off_topic_empty=round(empty[s.index], 4)) for s in scores]
     embedder = next((e for e in map(embedder_of, built.values()) if e is not None), None)
     with _stage(timings, "pairs"):
         vectors = DescriptionVectors(tools, embedder) if embedder is not None else None
         pairs = confusable_pairs(tools, rivalry, vectors, threshold)
     return _Measured(cost, findability, scores, pairs, depth)
+
+
+def off_topic_probes() -> list[str]:
+    """Everyday requests no developer-tool catalog serves ("book a table for two", "convert 100 dollars to
+    euros"): the shipped calibration set's off-domain requests for the GitHub catalog."""
+    from toolsearch_lab.eval.offcatalog import load_offcatalog  # the doctor's only use of the sets
+
+    return [r.query for r in load_offcatalog("calibration", "github-mcp") if r.kind == "off-domain"]
+
+
+def abstention_reason(chosen: IndexScore, scores: list[IndexScore]) -> str:
+    """What the chosen index does when no tool fits, measured: everyday off-topic requests it returns no
+    tools for, and the tools' own probes it wrongly says nothing fits for."""
+    off = chosen.off_topic_empty or 0.0
+    if chosen.abstained is not None:
+        return (
+            f"{chosen.index} returns no tools when it judges that none fits: for {off:.0%} of everyday "
+            f"off-topic requests, and for {chosen.abstained:.1%} of the tools' own probes"
+        )
+    best = max(
+        (s for s in scores if s.abstained is not None), key=lambda s: s.off_topic_empty or 0, default=None
+    )
+    other = (
+        f"; {best.index} says none fits for {best.off_topic_empty or 0:.0%} of them "
+        f"({best.abstained:.1%} of the probes)"
+        if best is not None
+        else ""
+    )
+    return f"{chosen.index} returns tools for {1 - off:.0%} of everyday off-topic requests{other}"
+
+
+def _without_twin_findings(
+    findings: list[Finding], servers: dict[str, str], duplicates: dict[str, str]
+) -> list[Finding]:
+    """The description findings, less a shared description whose tools are one tool and its copies on
+    duplicate servers: the fix is to drop the copy (duplicate-server), not to reword a third party's text."""
+    groups = [{keep, *(d for d, k in duplicates.items() if k == keep)} for keep in set(duplicates.values())]
+
+    def twins_only(f: Finding) -> bool:
+        return any({servers.get(t) for t in f.tools} <= group for group in groups) and len(
+            {servers.get(t) for t in f.tools}
+        ) == len(f.tools)
+
+    return [f for f in findings if not (f.kind == "duplicate-description" and twins_only(f))]
+
+
+def _without_twin_copies(
+    pairs: list[ConfusablePair],
+    servers: dict[str, str],
+    originals: dict[str, str],
+    duplicates: dict[str, str],
+) -> list[ConfusablePair]:
+    """The confusable pairs, less those of a tool and its own copy on a duplicate server: the
+    duplicate-server finding says to drop the copy, not to reword third-party descriptions."""
+    twins = set(duplicates.items())
+    out = []
+    for p in pairs:
+        same_tool = originals.get(p.a, p.a) == originals.get(p.b, p.b)
+        if not (same_tool and (servers.get(p.b), servers.get(p.a)) in twins | {(b, a) for a, b in twins}):
+            out.append(p)
+    return out
 
 
 def destructive_findings(tools: Sequence[Tool]) -> list[Finding]:

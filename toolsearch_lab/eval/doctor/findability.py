@@ -40,7 +40,7 @@ from toolsearch_lab.eval.doctor.report import (
     ToolFindability,
     plural,
 )
-from toolsearch_lab.eval.metrics import rank_queries
+from toolsearch_lab.eval.metrics import search_queries
 from toolsearch_lab.model import Tool
 from toolsearch_lab.text.stopwords import AGENT_STOP_WORDS as STOP_WORDS
 
@@ -52,6 +52,7 @@ MIN_SWAPS = (
     2  # one probe returning the other tool first can be chance; two (any index, any probe) is a pattern
 )
 MAX_USER_WORDS = 10
+PAIR_EVIDENCE = ("lucene", "vector")  # the indexes whose swaps flag a pair (all probed, without them)
 SWAP_DEPTH = (
     2  # a tool ranked in the first two places for another's probe crowds it out of a small maxResults
 )
@@ -59,6 +60,7 @@ SWAP_DEPTH = (
 # about which tools a request confuses.
 NOT_A_REQUEST = frozenset({"parameters"})
 WEAK_SCORE = 0.5  # a tool fewer than half of whose probes find it is weakly findable
+HIT_AT = range(1, 11)  # the result counts whose hit rates the maxResults advice compares (Spring's 1-10)
 # Swaps needed to flag a pair: MIN_SWAPS + 1; MIN_SWAPS when the descriptions are close (cosine
 # CLOSE_COSINE, or CLOSE_OVERLAP of their words shared); one when the names are twins (_name_twins).
 CLOSE_COSINE = 0.6
@@ -138,22 +140,39 @@ def _base_verb(word: str) -> str:
     return _stem(word)
 
 
+@dataclass
+class Searched:
+    """What one index returned for every probe: the names (best first, at most the depth) and whether it
+    returned nothing because it judged that no tool fits (an index that can abstain)."""
+
+    names: list[list[str]]
+    abstained: list[bool] | None = None  # None: the index never abstains
+
+    def __getitem__(self, i: int) -> list[str]:
+        return self.names[i]
+
+
 def search_probes(
-    index: Any, tools: list[Tool], probes: list[Probe], depth: int, tick: Callable[[int], None]
-) -> list[list[str]]:
-    """The names each probe's search returns (best first, at most ``depth``) from a fresh session holding
-    the whole catalog. Batches through ``search_many`` when the index has it (see ``rank_queries``)."""
+    index: Any, tools: list[Tool], queries: list[str], depth: int, tick: Callable[[int], None]
+) -> Searched:
+    """What each query's search returns from a fresh session holding the whole catalog. Batches through
+    ``search_many`` when the index has it (see ``search_queries``)."""
     index.clear_index(SESSION)
     index.index_tools(SESSION, tools)
-    out: list[list[str]] = []
+    names: list[list[str]] = []
+    abstained: list[bool] = []
+    can_abstain = False
     try:
-        for start in range(0, len(probes), CHUNK):
-            chunk = [p.query for p in probes[start : start + CHUNK]]
-            out.extend(names for names, _ in rank_queries(index, SESSION, chunk, depth))
+        for start in range(0, len(queries), CHUNK):
+            chunk = queries[start : start + CHUNK]
+            for response in search_queries(index, SESSION, chunk, depth):
+                names.append(response.tool_names)
+                can_abstain = can_abstain or response.confidence is not None
+                abstained.append(response.abstained)
             tick(len(chunk))
     finally:
         index.clear_index(SESSION)
-    return out
+    return Searched(names, abstained if can_abstain else None)
 
 
 @dataclass
@@ -170,12 +189,13 @@ class Rivalry:
 
 
 def assemble(
-    probes: list[Probe], results: dict[str, list[list[str]]], k: int, seconds: dict[str, float]
+    probes: list[Probe], results: dict[str, Searched], k: int, seconds: dict[str, float]
 ) -> tuple[list[ToolFindability], list[IndexScore], Rivalry]:
     """Per-tool probes with their ranks, per-index scores, and the rivalry counts between tools."""
     per_tool: dict[str, list[QueryRank]] = {}
     per_tool_user: dict[str, list[QueryRank]] = {}
     rivalry = Rivalry()
+    by_index: dict[str, Counter] = {}
     for i, probe in enumerate(probes):
         ranks: dict[str, int | None] = {}
         above: dict[str, list[str]] = {}
@@ -189,22 +209,34 @@ def assemble(
             if probe.kind not in NOT_A_REQUEST:
                 # What this search returns instead: the tools above it in the first SWAP_DEPTH places.
                 ahead = names[: min(rank - 1, SWAP_DEPTH)] if rank else names[:SWAP_DEPTH]
-                rivalry.swapped.update((probe.tool, b) for b in ahead)
+                by_index.setdefault(label, Counter()).update((probe.tool, b) for b in ahead)
         into = per_tool_user if probe.kind in USER_PROBE_KINDS else per_tool
         into.setdefault(probe.tool, []).append(QueryRank(probe.kind, probe.query, ranks, above))
+    # Swaps flag a pair by the keyword and the embedding index (PAIR_EVIDENCE, the two the thresholds were
+    # set on): regex swaps are noisy, and the hybrid and learned indexes fuse those same two signals, so
+    # counting them too would flag more pairs for probing more indexes, not for more confusion.
+    evidence = [label for label in PAIR_EVIDENCE if label in by_index] or list(by_index)
+    for label in evidence:
+        rivalry.swapped.update(by_index[label])
     names_in_order = list(dict.fromkeys(p.tool for p in probes))
     findability = [
         _tool_score(name, per_tool.get(name, []), per_tool_user.get(name, []), k) for name in names_in_order
     ]
-    scores = [_index_score(label, findability, k, seconds.get(label, 0.0)) for label in results]
+    scores = [
+        _index_score(label, findability, k, seconds.get(label, 0.0), searched.abstained)
+        for label, searched in results.items()
+    ]
     return findability, scores, rivalry
 
 
-def _index_score(label: str, findability: list[ToolFindability], k: int, seconds: float) -> IndexScore:
+def _index_score(
+    label: str, findability: list[ToolFindability], k: int, seconds: float, abstained: list[bool] | None
+) -> IndexScore:
     ranks = [q.ranks[label] for t in findability for q in t.queries]
     n = max(len(ranks), 1)
     never = sum(1 for t in findability if not any((r := q.ranks[label]) and r <= k for q in t.queries))
     user = [q.ranks[label] for t in findability for q in t.user_queries]
+    every = ranks + user
     return IndexScore(
         index=label,
         found_at_k=sum(1 for r in ranks if r and r <= k) / n,
@@ -214,6 +246,8 @@ def _index_score(label: str, findability: list[ToolFindability], k: int, seconds
         seconds=round(seconds, 3),
         user_found_at_k=sum(1 for r in user if r and r <= k) / len(user) if user else None,
         user_probes=len(user),
+        hit_at=[round(sum(1 for r in every if r and r <= c) / max(len(every), 1), 4) for c in HIT_AT],
+        abstained=None if abstained is None else round(sum(abstained) / max(len(abstained), 1), 4),
     )
 
 
@@ -275,7 +309,9 @@ def confusable_pairs(
     their name and description words (tools that differ by a word or two, like ..._to_user and
     ..._to_channel). The description cosine (``vectors``) is reported with each pair and orders them,
     but never flags a pair on its own: unrelated tools can sit close in vector space without a search
-    ever returning one for the other. ``threshold`` marks a cosine "nearly identical" in the wording."""
+    ever returning one for the other. ``threshold`` marks a cosine "nearly identical" in the wording.
+    Swaps are those of the BM25 and vector indexes when they were probed (:data:`PAIR_EVIDENCE`), so
+    probing more indexes finds the same pairs rather than more."""
     order = {t.name: i for i, t in enumerate(tools)}
     by_name = {t.name: t for t in tools}
     lost, swapped, near = rivalry.lost, rivalry.swapped, rivalry.near

@@ -38,6 +38,7 @@ class Resolved:
     servers: dict[str, str] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)  # server -> why it did not start
+    originals: dict[str, str] = field(default_factory=dict)  # tool -> its name on its server, when renamed
 
 
 def resolve(catalog: CatalogLike) -> Resolved:
@@ -112,6 +113,7 @@ def _single(catalog: ToolCatalog) -> Resolved:
         servers,
         _collision_findings(catalog) + _loader_findings(catalog),
         dict(catalog.report.failed_servers),
+        {name: original for name, (_, original) in catalog.origins.items() if name != original},
     )
 
 

@@ -15,7 +15,7 @@ which a prompt cache serves at a discount once the prefix reaches 1,024 tokens, 
 requests change their tools as tools are found and mostly miss the cache, so a token saving can vanish
 (or turn into a loss) on the bill; and every search is an extra model round-trip and a chance to miss the
 right tool, which a saving of a few hundred tokens, or of a few percent, does not pay for. On the 12
-tools of ``mcp-server-git`` (672 tokens a request) search costs more than it saves: the verdict is no.
+tools of ``mcp-server-git`` (806 tokens a request) search saves too little: the verdict is no.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from toolsearch_lab.tokens import TokenCounter
 MIN_TOOLS_FOR_SEARCH = 10  # Claude Code's guidance: below about 10 tools, loading everything is faster
 MIN_SAVED_SHARE = 0.25  # see the module docstring: the verdict rule
 MIN_SAVED_TOKENS = 1_000
-RANK_COVERAGE = 0.9  # maxResults covers this share of the probes that find their tool
+MAX_HIT_LOSS = 0.02  # maxResults below k only when the probes' hit rate drops at most this much from k
 _MAX_CALLS = 10_000
 _SYSTEM = "You are a helpful assistant."
 
@@ -138,13 +138,20 @@ def _bills(
     return bill(every), bill(with_search)
 
 
+def _hit(score: IndexScore, k: int) -> float:
+    """The share of every probe (own-words and user-style) that found its tool in the top k."""
+    return score.hit_at[min(k, len(score.hit_at)) - 1] if score.hit_at else score.found_at_k
+
+
 def pick_index(scores: list[IndexScore], findability: list[ToolFindability], k: int) -> tuple[str, str]:
-    """The index whose probes find their tool most often (then best MRR, then the order given). When the
-    indexes miss different probes, the reason says how many any of them finds: the case for a hybrid."""
-    best = max(scores, key=lambda s: (round(s.found_at_k, 6), round(s.mrr, 6)))
-    others = ", ".join(f"{s.index} {s.found_at_k:.0%}" for s in scores if s is not best)
-    reason = f"{best.index} finds {best.found_at_k:.0%} of the tools' own queries in the top {k}" + (
-        f" (vs {others})" if others else ""
+    """The index whose probes, own-words and user-style, find their tool most often (then best MRR, then
+    the order given): own-words probes alone favour the keyword indexes, which match the tools' own
+    words. When the indexes miss different probes, the reason says how many any of them finds."""
+    best = max(scores, key=lambda s: (round(_hit(s, k), 6), round(s.mrr, 6)))
+    others = ", ".join(f"{s.index} {_hit(s, k):.0%}" for s in scores if s is not best)
+    reason = (
+        f"{best.index} finds {_hit(best, k):.0%} of the probes (the tools' own words and requests without "
+        f"them) in the top {k}" + (f" (vs {others})" if others else "")
     )
     probes = [q for t in findability for q in t.queries]
     any_hit = sum(1 for q in probes if any(r is not None and r <= k for r in q.ranks.values()))
@@ -157,17 +164,28 @@ def pick_index(scores: list[IndexScore], findability: list[ToolFindability], k: 
     return best.index, reason
 
 
-def pick_max_results(
-    findability: list[ToolFindability], index: str, pairs: list[ConfusablePair], k: int
-) -> tuple[int, str]:
-    """The smallest maxResults that covers RANK_COVERAGE of the probes the chosen index finds."""
+def pick_max_results(score: IndexScore, pairs: list[ConfusablePair], k: int) -> tuple[int, str]:
+    """The smallest maxResults whose measured hit rate (the chosen index's probes, own-words and
+    user-style, finding their tool in the top maxResults) is at most MAX_HIT_LOSS below the hit rate at
+    ``k``: fewer results only where they cost (almost) nothing."""
     low, high = MAX_RESULTS_RANGE
-    ranks = sorted(r for t in findability for q in t.queries if (r := q.ranks.get(index)) is not None)
-    if not ranks:
-        return k, f"{index} found no probe within the searched depth; kept k = {k}"
-    covered = ranks[min(len(ranks) - 1, math.ceil(RANK_COVERAGE * len(ranks)) - 1)]
-    value = min(max(covered, low), high)
-    reason = f"{RANK_COVERAGE:.0%} of the probes {index} finds come back at rank {covered} or better"
+    hit = score.hit_at
+    if not hit:
+        return k, f"{score.index} has no measured hit rates; kept k = {k}"
+    at_k = hit[min(k, len(hit)) - 1]
+    value = next((c for c in range(low, min(high, len(hit)) + 1) if hit[c - 1] >= at_k - MAX_HIT_LOSS), k)
+    if value < k:
+        reason = (
+            f"{score.index}'s probes find their tool in the top {value} {hit[value - 1]:.0%} of the time, "
+            f"vs {at_k:.0%} in the top {k}: fewer results lose at most {MAX_HIT_LOSS * 100:.0f} points"
+        )
+    else:
+        value = k
+        shorter = f"; in the top {k - 1}: {hit[k - 2]:.0%}" if k >= 2 else ""
+        reason = (
+            f"{score.index}'s probes find their tool in the top {k} {at_k:.0%} of the time{shorter}: "
+            f"fewer results would lose more than {MAX_HIT_LOSS * 100:.0f} points"
+        )
     if pairs and value < 2:
         value = 2
         reason += f"; raised to 2 so both tools of a confusable pair ({pairs[0].a} / {pairs[0].b}) come back"
@@ -185,42 +203,55 @@ def pays_off(pay: Payoff, n_tools: int) -> bool:
     )
 
 
-def recommend(
-    index: tuple[str, str], max_results: tuple[int, str], pay: Payoff, n_tools: int
-) -> Recommendation:
-    use = pays_off(pay, n_tools)
-    # The tokens would do; the bill, with the all-tools requests served from the prompt cache, does not.
-    small_bill_only = pay.saved_per_task >= MIN_SAVED_TOKENS and pay.saved_share >= MIN_SAVED_SHARE
+def verdict_reason(pay: Payoff, n_tools: int, use: bool) -> str:
+    """Why tool search is (not) recommended, the deciding fact first, so the verdict line never reads
+    "no: saves ...": a "yes" leads with the saving, a "no" with the rule the task fails (too few tools,
+    more tokens, a bigger bill, too small a saving), and only then the figures."""
     task = (
         f"a {pay.calls_per_task}-call task costs {pay.tokens_per_task_search:,} tokens with search vs "
         f"{pay.tokens_per_task_all:,} sending all {plural(n_tools, 'tool')} ({pay.encoding})"
     )
+    bill = pay.bill_saved_share
     if pay.priced_as:
-        share = pay.bill_saved_share
         task += f"; billed at {pay.priced_as} prices with prompt caching, search " + (
-            f"saves {share:.0%} of the bill" if share >= 0 else f"costs {-share:.0%} more"
+            f"saves {bill:.0%} of the bill" if bill >= 0 else f"costs {-bill:.0%} more"
         )
+    rule = (
+        f"it takes {MIN_SAVED_SHARE:.0%} of the tokens and of the bill, and {MIN_SAVED_TOKENS:,} tokens, to "
+        "pay for the extra search round-trips"
+    )
+    tokens = f"{abs(pay.saved_per_task):,} tokens ({abs(pay.saved_share):.0%})"
     if n_tools < MIN_TOOLS_FOR_SEARCH:
-        why_use = (
+        few = (
             f"only {plural(n_tools, 'tool')}: below about {MIN_TOOLS_FOR_SEARCH}, sending them all is simpler"
         )
-    elif use:
-        why_use = (
-            f"saves {pay.saved_per_task:,} tokens ({pay.saved_share:.0%}) per task: {task}; search pays off "
-            f"from {plural(pay.break_even_calls or 0, 'call')} per task"
+        return f"{few}; {task}"
+    if use:
+        calls = plural(pay.break_even_calls or 0, "call")
+        return f"saves {tokens} per task: {task}; search pays off from {calls} per task"
+    if pay.saved_per_task <= 0:
+        return (
+            f"search costs {tokens} more per task than sending every tool ({pay.catalog_tokens:,} tokens a "
+            f"request): {task}"
         )
-    elif pay.saved_per_task > 0:
-        why_use = (
-            f"{'saves' if small_bill_only else 'saves only'} {pay.saved_per_task:,} tokens "
-            f"({pay.saved_share:.0%}) per task: {task}; it takes "
-            f"{MIN_SAVED_SHARE:.0%} of the tokens and of the bill, and {MIN_SAVED_TOKENS:,} tokens, to pay "
-            "for the extra search round-trips"
+    if pay.saved_per_task >= MIN_SAVED_TOKENS and pay.saved_share >= MIN_SAVED_SHARE:  # the bill decides
+        billed = (
+            f"a task costs {-bill:.0%} more with search"
+            if bill < 0
+            else f"search saves only {bill:.0%} of a task's bill"
         )
-    else:
-        why_use = (
-            f"search costs {-pay.saved_per_task:,} tokens ({-pay.saved_share:.0%}) more per task than "
-            f"sending every tool ({pay.catalog_tokens:,} tokens a request): {task}"
+        return (
+            f"billed with prompt caching, {billed} (the repeated all-tools list is served from the cache), "
+            f"although the prompt would shrink by {tokens}: {task}; {rule}"
         )
+    return f"the saving is too small: {tokens} per task: {task}; {rule}"
+
+
+def recommend(
+    index: tuple[str, str], max_results: tuple[int, str], pay: Payoff, n_tools: int
+) -> Recommendation:
+    use = pays_off(pay, n_tools)
+    why_use = verdict_reason(pay, n_tools, use)
     accumulated = pay.calls_per_task * pay.discovered_tokens
     accumulate = accumulated < pay.catalog_tokens / 2
     if accumulate:

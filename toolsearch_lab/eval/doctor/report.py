@@ -118,6 +118,13 @@ class IndexScore:
     seconds: float
     user_found_at_k: float | None = None
     user_probes: int = 0
+    # Every probe (own-words and user-style): the share whose tool is in the top k, for k = 1, 2, ...
+    # (the maxResults advice), and the share the index returned no tools for because it judged that none
+    # fits (None: an index that never abstains).
+    hit_at: list[float] = field(default_factory=list)
+    abstained: float | None = None
+    # Everyday off-topic requests (``OFF_TOPIC_PROBES``): the share the index returned no tools for.
+    off_topic_empty: float | None = None
 
 
 @dataclass
@@ -192,6 +199,11 @@ class Recommendation:
     accumulation: bool
     reasons: dict[str, str]
 
+    @property
+    def verdict(self) -> str:
+        """The advice in one line, the deciding reason first: "yes: saves ..." or "no: <why not>"."""
+        return f"{'yes' if self.use_tool_search else 'no'}: {self.reasons['tool_search']}"
+
 
 @dataclass
 class DoctorReport:
@@ -210,6 +222,9 @@ class DoctorReport:
     recommendation: Recommendation
     findings: list[Finding]
     servers: dict[str, str] = field(default_factory=dict)  # tool -> server, when several were merged
+    # Servers whose tools duplicate another server's: {server to drop: the server that covers it}.
+    duplicate_servers: dict[str, str] = field(default_factory=dict)
+    skipped_indexes: dict[str, str] = field(default_factory=dict)  # index kind -> why it was not probed
     failed_servers: dict[str, str] = field(default_factory=dict)  # server -> why it did not start
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -222,12 +237,16 @@ class DoctorReport:
 
     @property
     def findable_range(self) -> tuple[float, float]:
-        """What share of plain requests to expect in the top k with the recommended index: from its
-        user-style probes' share (the low end: no words of the tool's name) to its own-words probes' share
-        (the high end). A single value when no user-style probe could be made."""
+        """What share of plain requests to expect in the top k with the recommended index. The high end is
+        the best of its own-words and user-style probes' shares. The low end is the lowest share any probed
+        index has on either kind: the probes are made from the tools' own words, which a strong index
+        matches whatever the wording of a user who does not know them (on mcp-server-git the fused indexes
+        find every user-style probe, and 13 of 15 plain requests), so the spread between the indexes is the
+        honest width. A single value with one index and no user-style probe."""
         chosen = next((s for s in self.scores if s.index == self.recommendation.index), self.scores[0])
+        shares = [v for s in self.scores for v in (s.found_at_k, s.user_found_at_k) if v is not None]
         user = chosen.found_at_k if chosen.user_found_at_k is None else chosen.user_found_at_k
-        return min(user, chosen.found_at_k), max(user, chosen.found_at_k)
+        return min(shares), max(user, chosen.found_at_k)
 
     def by_severity(self, severity: str) -> list[Finding]:
         if severity not in SEVERITIES:

@@ -30,10 +30,13 @@ opt-in options change scoring when switched on. With the defaults, scores are Lu
 * ``split_identifiers`` also indexes and queries the parts of camelCase, snake_case and dotted identifiers;
 * ``include_parameters`` indexes parameter names and descriptions as a third field (SHOULD terms,
   ``parameter_boost``);
+* ``stop_words`` drops scikit-learn's English stop words: with Spring's StandardAnalyzer from the query
+  only (``BM25ToolIndex(stop_words=True, split_identifiers=True)`` is the analysis that closes the gap to
+  ``bm25s``, docs/index.md), with ``analyzer="words"`` from tools and queries; a query made only of them
+  keeps them;
 * ``analyzer="words"`` replaces Lucene's StandardAnalyzer by the keyword tokenizer of
-  :mod:`toolsearch_lab.text.normalise` (identifiers split, possessives dropped), with ``stop_words``
-  (scikit-learn's English list, dropped from tools and queries; a query made only of them keeps them) and
-  ``stemmer`` ("porter", "s" or "none");
+  :mod:`toolsearch_lab.text.normalise` (identifiers split, possessives dropped), with ``stemmer``
+  ("porter", "s" or "none");
 * ``fields="full"`` indexes one field, ``tool_text(tool, "full")`` (split name, description, parameters),
   and queries each distinct query term once as a SHOULD TermQuery (boost 1, no phrase clauses). This is
   the hybrid index's keyword side.
@@ -91,7 +94,7 @@ from toolsearch_lab.model import (
 )
 from toolsearch_lab.text.lucene import analyze, analyze_split
 from toolsearch_lab.text.normalise import STEMMERS, Stemmer, keyword_tokens, stem_tokens
-from toolsearch_lab.text.stopwords import ENGLISH_STOP_WORDS
+from toolsearch_lab.text.stopwords import ENGLISH_STOP_WORDS, strip_stop_words
 from toolsearch_lab.text.tool_text import parameter_text, tool_text
 
 log = logging.getLogger(__name__)
@@ -315,6 +318,8 @@ class BM25ToolIndex(BaseToolIndex):
             if self.stop_words is not None and not any(t in snap.vocab for t in terms):
                 terms = list(_analyze_words_cached(query, self.stemmer, None))
             return terms, terms
+        if self.stop_words is not None:
+            query = strip_stop_words(query)
         positional, extra = _analyze_query_cached(query, self.split_identifiers)
         return list(positional), list(positional + extra)
 
