@@ -139,8 +139,11 @@ def test_semantic_agent_with_minilm_replays_a_user_worded_scenario_identically()
     assert first.step_success_rate == second.step_success_rate
 
 
+SEARCH = Tool(TOOL_SEARCH_TOOL_NAME, "Search the tools.").definition()
+
+
 def _searched(agent, history, tools):
-    turn = agent.complete(history, tools)
+    turn = agent.complete(history, [SEARCH, *tools])  # an agent searches only when sent the search tool
     assert turn.tool_calls and turn.tool_calls[0].name == TOOL_SEARCH_TOOL_NAME, turn
     return turn, json.loads(turn.tool_calls[0].arguments)["query"]
 
@@ -187,7 +190,8 @@ def test_the_agent_derives_its_state_from_the_conversation_alone():
     # cut the conversation after the skip note: a fresh agent continues exactly as the original did
     cut = next(i for i, m in enumerate(messages) if (m.get("content") or "").startswith("Skipping step 1"))
     fresh = SimulatedAgent(sc.agent_steps(), mode="semantic", embedder=ConceptEmbedder(), glossary=GLOSSARY)
-    exposed = [definition(n) for n in ("merge_pull_request", "list_releases", "delete_file", "get_weather")]
+    names = ("merge_pull_request", "list_releases", "delete_file", "get_weather")
+    exposed = [SEARCH, *(definition(n) for n in names)]
     again = fresh.complete(messages[:cut], exposed)
     assert again.to_message() == {
         k: v for k, v in messages[cut].items() if k in ("role", "content", "tool_calls")
@@ -282,3 +286,28 @@ def test_make_model_passes_a_model_through_and_refuses_what_it_cannot_build(monk
         monkeypatch.delenv(var, raising=False)
     with pytest.raises(ModelNotConfigured):
         make_model("openai")
+
+
+@pytest.mark.parametrize("strategy", ["all-tools", "pre-retrieval"])
+def test_sent_no_search_tool_it_never_calls_one(strategy):
+    """All tools sent (or pre-retrieved ones), no toolSearchTool: the agent picks among what it was sent by
+    meaning, skips what none of them does, and never calls the search tool it was not given (each such call
+    was an error result and a wasted request, which made the all-tools baseline look costlier than it is)."""
+    from toolsearch_lab.loop.strategies import make_strategy
+
+    embedder = ConceptEmbedder()
+    advisor = ToolSearchAdvisor(VectorToolIndex(embedder=embedder), strategy=make_strategy(strategy))
+    sc = scenario_from_dict(
+        {"name": "t", "user_request": "land PR 7, book a flight, will we get soaked", "tools": TOOLS,
+         "steps": [LAND, FLIGHT, RAIN]}
+    )  # fmt: skip
+    agent = SimulatedAgent(sc.agent_steps(), embedder=embedder, glossary=GLOSSARY)
+    result = run_scenario(sc, model=agent, advisor=advisor)
+    calls = [c.name for it in result.trace.iterations for c in it.tool_calls]
+    assert TOOL_SEARCH_TOOL_NAME not in calls
+    assert calls == [
+        "merge_pull_request",
+        "get_weather",
+    ]  # a paraphrase each: the word rule alone misses both
+    assert [s.success for s in result.steps] == [True, False, True]
+    assert len(result.trace.iterations) == 3  # two calls and the answer: no request wasted

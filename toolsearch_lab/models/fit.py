@@ -163,3 +163,53 @@ def fill_arguments(schema: dict, data: dict) -> dict:
         if key in normalised:
             out[name] = normalised[key]
     return out
+
+
+# ---- where an agent is, read from the conversation ------------------------------------------------------
+SKIP_NOTE = re.compile(r"^Skipping step (\d+)\b", re.MULTILINE)
+
+
+@dataclass
+class Progress:
+    """Where a simulated agent is in its task, read from the conversation (:func:`read_progress`)."""
+
+    step: int = 0
+    searches: int = 0
+    queries: list[str] = field(default_factory=list)  # queries sent for the current step
+    last_found: list[str] = field(default_factory=list)  # tool names the last search returned
+    found: dict[str, float] = field(default_factory=dict)  # tool -> searches of this step that returned it
+    results: list[tuple[int, str, str]] = field(default_factory=list)  # (step, tool, result)
+    skipped: list[int] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)  # the steps of the current turn
+    turn_searches: int = 0  # searches made since the user's message
+
+    def next_step(self) -> None:
+        self.step, self.searches, self.queries, self.last_found, self.found = self.step + 1, 0, [], [], {}
+
+
+def read_progress(messages: list[dict]) -> Progress:
+    """Where the agent is, derived from the conversation since the last user message alone."""
+    start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    state = Progress()
+    calls: dict[str, tuple[str, str]] = {}
+    for message in messages[start + 1 :]:
+        if message.get("role") == "assistant":
+            for _ in SKIP_NOTE.finditer(message.get("content") or ""):
+                state.skipped.append(state.step)
+                state.next_step()
+            for call in message.get("tool_calls") or []:
+                calls[call["id"]] = (call["function"]["name"], call["function"].get("arguments") or "")
+        elif message.get("role") == "tool":
+            name, arguments = calls.get(message.get("tool_call_id") or "", (message.get("name", ""), ""))
+            content = str(message.get("content", ""))
+            if name == TOOL_SEARCH_TOOL_NAME:
+                state.searches += 1
+                state.turn_searches += 1
+                state.queries.append(query_of(arguments))
+                state.last_found = names_in(content)
+                for name in dict.fromkeys(state.last_found):
+                    state.found[name] = state.found.get(name, 0.0) + 1.0
+            else:
+                state.results.append((state.step, name, content))
+                state.next_step()
+    return state

@@ -53,6 +53,9 @@ Common rules
 * After its last search it settles for the most promising tool when its confidence reaches
   ``settle_threshold`` (0.5). If none does, it skips the step, says so in its reply ("Skipping step N
   ..."), and carries on with the next step; the final answer lists the skipped steps.
+* Sent no ``toolSearchTool`` (every tool, or pre-retrieved ones), it never calls it: it rates the tools it
+  was sent as if one search had returned each and settles for the best at ``settle_threshold`` (the literal
+  agent only on its word rule), else skips the step.
 * The thresholds are round numbers, set while watching both wordings run; the scenario wordings were
   written before and never changed to suit the agent or the indexes.
 
@@ -68,10 +71,8 @@ literal agent's rule for exposed tools (``pick_threshold``) already covers tools
 from __future__ import annotations
 
 import json
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar, cast
 
 from toolsearch_lab.embed.base import Embedder
@@ -79,13 +80,13 @@ from toolsearch_lab.embed.default import default_embedder
 from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME
 from toolsearch_lab.models.base import AssistantTurn, ToolCall
 from toolsearch_lab.models.fit import (
+    Progress,
     Step,
     as_step,
     data_words,
     fill_arguments,
     inline_definitions,
-    names_in,
-    query_of,
+    read_progress,
     semantic_fit,
     surface_words,
     turn_steps,
@@ -101,24 +102,7 @@ AGENT_NAMES = ("literal", "semantic-no-glossary", "semantic")
 # wording and indexes; the literal agent also fails when search did surface it.
 DEFAULT_MODE = "semantic"
 VOTE_WEIGHT = 0.3
-SKIP_NOTE = re.compile(r"^Skipping step (\d+)\b", re.MULTILINE)
 _Agent = TypeVar("_Agent", bound="SimulatedAgent")
-
-
-@dataclass
-class _Progress:
-    step: int = 0
-    searches: int = 0
-    queries: list[str] = field(default_factory=list)  # queries sent for the current step
-    last_found: list[str] = field(default_factory=list)  # tool names the last search returned
-    found: dict[str, float] = field(default_factory=dict)  # tool -> searches of this step that returned it
-    results: list[tuple[int, str, str]] = field(default_factory=list)  # (step, tool, result)
-    skipped: list[int] = field(default_factory=list)
-    steps: list[Step] = field(default_factory=list)  # the steps of the current turn
-    turn_searches: int = 0  # searches made since the user's message
-
-    def next_step(self) -> None:
-        self.step, self.searches, self.queries, self.last_found, self.found = self.step + 1, 0, [], [], {}
 
 
 class SimulatedAgent(ABC):
@@ -175,11 +159,12 @@ class SimulatedAgent(ABC):
         steps = self._task(messages)
         if steps is None:
             return AssistantTurn("I have no task for this message (a simulated agent knows only its turns).")
-        state = self._progress(messages)
+        state = read_progress(messages)
         state.steps = steps
         turn_id = sum(1 for m in messages if m.get("role") == "assistant")
         notes: list[str] = []
         candidates = [t for t in tools if t["function"]["name"] != TOOL_SEARCH_TOOL_NAME]
+        can_search = len(candidates) < len(tools)  # all-tools and pre-retrieval send no toolSearchTool
         candidates += inline_definitions(messages, {t["function"]["name"] for t in tools})
 
         def call(name: str, arguments: str) -> AssistantTurn:
@@ -193,10 +178,14 @@ class SimulatedAgent(ABC):
             chosen = self._choose(step, candidates, state)
             if chosen is not None:
                 return use(chosen)
-            query = self._next_query(step, state, candidates)
+            query = self._next_query(step, state, candidates) if can_search else None
             if query is not None:
                 return call(TOOL_SEARCH_TOOL_NAME, self._search_args(query, state.searches))
-            settled = self._settle(step, candidates, state)
+            settled = (
+                self._settle(step, candidates, state)
+                if can_search
+                else self._pick_unsearched(step, candidates, state)
+            )
             if settled is not None:
                 return use(settled)
             gave_up = self._nothing_fits(step, state, notes)
@@ -213,7 +202,7 @@ class SimulatedAgent(ABC):
         return self.turns.get(last.strip()) if isinstance(last, str) else None
 
     @abstractmethod
-    def _nothing_fits(self, step: Step, state: _Progress, notes: list[str]) -> AssistantTurn | None:
+    def _nothing_fits(self, step: Step, state: Progress, notes: list[str]) -> AssistantTurn | None:
         """No tool fits ``step`` after its last search: the answer that ends the run, or None to carry on
         with the next step (having said so in ``notes``)."""
 
@@ -247,21 +236,26 @@ class SimulatedAgent(ABC):
                 best_score, best_tool = score, tool["function"]
         return best_tool if best_tool is not None and best_score >= self.pick_threshold else None
 
-    def _choose(self, step: Step, candidates: list[dict], state: _Progress) -> dict | None:
+    def _choose(self, step: Step, candidates: list[dict], state: Progress) -> dict | None:
         """A tool to call now, if one is clearly right: the words say so (literal fit >= pick_threshold)."""
         return self._plainly_named(step, candidates, {name for _, name, _ in state.results})
 
-    def _settle(self, step: Step, candidates: list[dict], state: _Progress) -> dict | None:
+    def _settle(self, step: Step, candidates: list[dict], state: Progress) -> dict | None:
         """A tool to call after the step's last search although none was clearly right (none here)."""
         return None
 
+    def _pick_unsearched(self, step: Step, candidates: list[dict], state: Progress) -> dict | None:
+        """A tool to call when no search can be made (no ``toolSearchTool`` sent) and none was clearly
+        right: none here, the step is skipped. Calling the absent search tool would only earn an error."""
+        return None
+
     # ---- searching ------------------------------------------------------------------------------------
-    def _next_query(self, step: Step, state: _Progress, candidates: list[dict]) -> str | None:
+    def _next_query(self, step: Step, state: Progress, candidates: list[dict]) -> str | None:
         if state.searches >= self.max_searches_per_step:
             return None
         return self._query(step, state.searches, state, candidates)
 
-    def _query(self, step: Step, attempt: int, state: _Progress, candidates: list[dict]) -> str:
+    def _query(self, step: Step, attempt: int, state: Progress, candidates: list[dict]) -> str:
         """Search 1: the need's content words as written; later searches: its core, without data words."""
         if attempt == 0:
             return " ".join(list(dict.fromkeys(surface_words(step.need)))[: self.query_words]) or step.need
@@ -285,34 +279,7 @@ class SimulatedAgent(ABC):
         return json.dumps(args)
 
     # ---- state from the conversation --------------------------------------------------------------------
-    def _progress(self, messages: list[dict]) -> _Progress:
-        """Where the agent is, derived from the conversation since the last user message alone."""
-        start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-        state = _Progress()
-        calls: dict[str, tuple[str, str]] = {}
-        for message in messages[start + 1 :]:
-            if message.get("role") == "assistant":
-                for _ in SKIP_NOTE.finditer(message.get("content") or ""):
-                    state.skipped.append(state.step)
-                    state.next_step()
-                for call in message.get("tool_calls") or []:
-                    calls[call["id"]] = (call["function"]["name"], call["function"].get("arguments") or "")
-            elif message.get("role") == "tool":
-                name, arguments = calls.get(message.get("tool_call_id") or "", (message.get("name", ""), ""))
-                content = str(message.get("content", ""))
-                if name == TOOL_SEARCH_TOOL_NAME:
-                    state.searches += 1
-                    state.turn_searches += 1
-                    state.queries.append(query_of(arguments))
-                    state.last_found = names_in(content)
-                    for name in dict.fromkeys(state.last_found):
-                        state.found[name] = state.found.get(name, 0.0) + 1.0
-                else:
-                    state.results.append((state.step, name, content))
-                    state.next_step()
-        return state
-
-    def _summary(self, state: _Progress) -> str:
+    def _summary(self, state: Progress) -> str:
         if not state.results:
             lines = ["I did not call any tool."]
         else:
@@ -339,7 +306,7 @@ class LiteralAgent(SimulatedAgent):
     def _judge(self, step: Step, tool: dict) -> float:
         return word_fit(step, tool)
 
-    def _nothing_fits(self, step: Step, state: _Progress, notes: list[str]) -> AssistantTurn | None:
+    def _nothing_fits(self, step: Step, state: Progress, notes: list[str]) -> AssistantTurn | None:
         return AssistantTurn(
             f"I could not find a tool for step {state.step + 1} ({step.need!r}) after "
             f"{state.searches} searches, so I stopped.\n" + self._summary(state)
@@ -402,18 +369,30 @@ class SemanticAgent(SimulatedAgent):
     def _judge(self, step: Step, tool: dict) -> float:
         return semantic_fit(step.need, tool, self.embedder, self.reading(step))
 
-    def _in_hand(self, step: Step, candidates: list[dict], state: _Progress) -> dict | None:
+    def _in_hand(self, step: Step, candidates: list[dict], state: Progress) -> dict | None:
         """Tools in hand first (module docstring): the held tool rated as if one search had returned it."""
-        if self.turns is None or state.turn_searches or not candidates:
+        if self.turns is None or state.turn_searches:
+            return None
+        return self._best_held(step, candidates, state, self.sure_threshold)
+
+    def _pick_unsearched(self, step: Step, candidates: list[dict], state: Progress) -> dict | None:
+        """No search to make (every tool sent, or pre-retrieved ones): the held tools are all it will see,
+        each rated as if one search had returned it, and the best taken at ``settle_threshold``."""
+        return self._best_held(step, candidates, state, self.settle_threshold)
+
+    def _best_held(
+        self, step: Step, candidates: list[dict], state: Progress, threshold: float
+    ) -> dict | None:
+        if not candidates:
             return None
         used = {name for _, name, _ in state.results}
         vote = VOTE_WEIGHT / self.max_searches_per_step
         fit, tool = max(
             ((self.fit(step, c, used) + vote, c["function"]) for c in candidates), key=lambda p: p[0]
         )
-        return tool if fit >= self.sure_threshold else None
+        return tool if fit >= threshold else None
 
-    def _nothing_fits(self, step: Step, state: _Progress, notes: list[str]) -> AssistantTurn | None:
+    def _nothing_fits(self, step: Step, state: Progress, notes: list[str]) -> AssistantTurn | None:
         notes.append(
             f"Skipping step {state.step + 1} ({step.need!r}): no tool fits after {state.searches} "
             "searches; carrying on."
@@ -422,7 +401,7 @@ class SemanticAgent(SimulatedAgent):
         state.next_step()
         return None
 
-    def _choose(self, step: Step, candidates: list[dict], state: _Progress) -> dict | None:
+    def _choose(self, step: Step, candidates: list[dict], state: Progress) -> dict | None:
         """As the literal agent; in a conversation before the turn's first search, a tool in hand it is sure
         of; once it has searched for the step, a tool those searches returned whose confidence reaches
         ``sure_threshold``."""
@@ -432,13 +411,13 @@ class SemanticAgent(SimulatedAgent):
         confidence, tool = self._most_promising(step, candidates, state)
         return tool if tool is not None and confidence >= self.sure_threshold else None
 
-    def _settle(self, step: Step, candidates: list[dict], state: _Progress) -> dict | None:
+    def _settle(self, step: Step, candidates: list[dict], state: Progress) -> dict | None:
         """After its last search: the most promising tool when its confidence reaches ``settle_threshold``."""
         confidence, tool = self._most_promising(step, candidates, state)
         return tool if tool is not None and confidence >= self.settle_threshold else None
 
     def _most_promising(
-        self, step: Step, candidates: list[dict], state: _Progress
+        self, step: Step, candidates: list[dict], state: Progress
     ) -> tuple[float, dict | None]:
         """(confidence, tool) over the exposed tools this step's searches returned: confidence = semantic
         fit + ``VOTE_WEIGHT`` x the share of this step's searches that returned the tool."""
@@ -452,7 +431,7 @@ class SemanticAgent(SimulatedAgent):
                     best_score, best_tool = score, tool["function"]
         return best_score, best_tool
 
-    def _next_query(self, step: Step, state: _Progress, candidates: list[dict]) -> str | None:
+    def _next_query(self, step: Step, state: Progress, candidates: list[dict]) -> str | None:
         """The next search rule whose query is not empty and was not sent for the step yet."""
         for attempt in range(state.searches, self.max_searches_per_step):
             query = self._query(step, attempt, state, candidates)
@@ -460,7 +439,7 @@ class SemanticAgent(SimulatedAgent):
                 return query
         return None
 
-    def _query(self, step: Step, attempt: int, state: _Progress, candidates: list[dict]) -> str:
+    def _query(self, step: Step, attempt: int, state: Progress, candidates: list[dict]) -> str:
         """Searches 1 and 2 as the literal agent's (the core as read); search 3 adds the catalog's words."""
         if attempt < 2:
             return super()._query(step, attempt, state, candidates)
@@ -468,7 +447,7 @@ class SemanticAgent(SimulatedAgent):
         borrowed = self._borrowed_words(step, state, candidates)
         return " ".join(dict.fromkeys([*core[: self.query_words - len(borrowed)], *borrowed]))
 
-    def _borrowed_words(self, step: Step, state: _Progress, candidates: list[dict]) -> list[str]:
+    def _borrowed_words(self, step: Step, state: Progress, candidates: list[dict]) -> list[str]:
         """Name words of the most promising tool so far, if its confidence reaches ``hint_threshold``."""
         confidence, tool = self._most_promising(step, candidates, state)
         if tool is None or confidence < self.hint_threshold:

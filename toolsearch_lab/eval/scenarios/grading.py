@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from toolsearch_lab.eval.scenarios.format import Scenario, ScenarioStep
-from toolsearch_lab.models.simulated import SKIP_NOTE
+from toolsearch_lab.models.fit import SKIP_NOTE
 from toolsearch_lab.trace import RunTrace, StepOutcome
 
 
