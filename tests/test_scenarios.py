@@ -17,7 +17,7 @@ from toolsearch_lab.eval.scenarios import (
 from toolsearch_lab.index.bm25.index import BM25ToolIndex
 from toolsearch_lab.index.regex import RegexToolIndex
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
-from toolsearch_lab.model import Tool
+from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, Tool
 from toolsearch_lab.models.base import AssistantTurn
 from toolsearch_lab.models.fit import fill_arguments, tool_fit
 from toolsearch_lab.models.openai import ModelNotConfigured
@@ -142,10 +142,11 @@ def test_second_search_drops_the_data_words():
         [{"need": "weather forecast in Oslo", "data": {"city": "Oslo"}}], max_results=3, mode="literal"
     )
     history = [{"role": "user", "content": "x"}]
-    first = agent.complete(history, [])
+    search = [Tool(TOOL_SEARCH_TOOL_NAME, "Search the tools.").definition()]  # it searches only when sent it
+    first = agent.complete(history, search)
     assert json.loads(first.tool_calls[0].arguments) == {"query": "weather forecast oslo", "maxResults": 3}
     history += [first.to_message(), {"role": "tool", "tool_call_id": first.tool_calls[0].id, "content": "[]"}]
-    second = agent.complete(history, [])
+    second = agent.complete(history, search)
     assert json.loads(second.tool_calls[0].arguments)["query"] == "weather forecast"
 
 
