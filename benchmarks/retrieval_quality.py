@@ -6,6 +6,7 @@ BM25 analysis ablation and the hybrid index's ablation table. A report, not a te
     python benchmarks/retrieval_quality.py                # every MetaTool query (the first run embeds them)
     python benchmarks/retrieval_quality.py --datasets agentdojo bfcl-tasks --bm25-ablation
     python benchmarks/retrieval_quality.py --datasets metatool livemcpbench --hybrid-ablation
+    python benchmarks/retrieval_quality.py --quick --no-peers --diversity 0.1 0.2 0.3   # diverse re-ranking
 
 Held out (nothing in the package is fitted, tuned or chosen on them): ``agentdojo`` and
 ``github-paraphrases``. Development: the rest.
@@ -181,6 +182,15 @@ def hybrid_ablation() -> list[tuple[str, dict]]:
     ]  # fmt: skip
 
 
+def diversity_rows(weights: list[float]) -> list[tuple[str, dict]]:
+    """The hybrid's diverse re-ranking at each weight, by category (server) and by description."""
+    return [
+        (f"  diversity {w:g} by {by}", {"diversity": w, "diversity_by": by})
+        for by in ("category", "description")
+        for w in weights
+    ]
+
+
 def row(label: str, metrics: dict, seconds: float | None = None, width: int = 52) -> str:
     cells = "  ".join(f"{metrics[m]:>9.3f}" if m in metrics else f"{'':>9}" for m in COLUMNS)
     return f"{label:<{width}}{cells}" + (f"  {seconds:6.1f}s" if seconds is not None else "")
@@ -202,6 +212,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--hybrid-ablation", action="store_true", help="the hybrid index's options, one by one"
+    )
+    parser.add_argument(
+        "--diversity",
+        nargs="+",
+        type=float,
+        metavar="W",
+        help="rows for the hybrid's diverse re-ranking at these weights (abstention off and on)",
     )
     args = parser.parse_args(argv)
 
@@ -238,6 +255,13 @@ def main(argv: list[str] | None = None) -> int:
             for label, options in hybrid_ablation():
                 result = evaluate(HybridToolIndex(abstain=False, **options), dataset, K, depth=DEPTH)
                 print(row(label, result.metrics, result.seconds), flush=True)
+        if args.diversity:
+            for abstain in (False, True):
+                print(header(f"-- hybrid diverse re-ranking on {dataset.name} (abstain={abstain})"))
+                for label, options in [("  off (diversity 0)", {}), *diversity_rows(args.diversity)]:
+                    index = HybridToolIndex(abstain=abstain, **options)
+                    result = evaluate(index, dataset, K, depth=DEPTH)
+                    print(row(label, result.metrics, result.seconds), flush=True)
     return 0
 
 

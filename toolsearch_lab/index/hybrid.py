@@ -29,6 +29,7 @@ own column of the index explorer.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import threading
@@ -41,6 +42,7 @@ from toolsearch_lab.embed.base import Embedder
 from toolsearch_lab.index.abstention import AbstentionModel
 from toolsearch_lab.index.base import BaseToolIndex, KeyedRequest
 from toolsearch_lab.index.bm25.index import BM25ToolIndex
+from toolsearch_lab.index.diversity import DIVERSITY_BY, DiversityBy, category_codes, diversify
 from toolsearch_lab.index.hybrid_evidence import HybridHit, Scores, empty_scores, hits, rank_text
 from toolsearch_lab.index.links import PREREQUISITE_WEIGHT, PrerequisiteLinks, lift, prerequisite_links
 from toolsearch_lab.index.ngram import CharNgramToolIndex
@@ -116,6 +118,11 @@ class HybridToolIndex(BaseToolIndex):
     chosen on calibration data); ``abstention`` is that model (default: the shipped one, fitted for the
     default MiniLM embedder; with another embedder the index does not abstain and ``abstention_note``
     says why). Every response carries its ``confidence``.
+
+    ``diversity`` (default 0: off) re-ranks the final ranking greedily so that a tool repeating what is
+    already above it loses ``diversity`` x its redundancy: by ``diversity_by="category"`` a tool of a
+    category (server) already taken, by ``"description"`` the cosine to the most similar description taken
+    (:mod:`.diversity`). Its scores are then the adjusted ones, and ``explain`` shows the penalty.
     """
 
     search_type = "HybridToolIndex"
@@ -140,9 +147,17 @@ class HybridToolIndex(BaseToolIndex):
         abstain: bool = True,
         min_confidence: float | None = None,
         abstention: AbstentionModel | str | os.PathLike[str] | None = None,
+        diversity: float = 0.0,
+        diversity_by: DiversityBy = "category",
     ) -> None:
         super().__init__(default_max_results)
         _check_options(vector_weight, char_share, stemmer, normalisation, views)
+        if not 0.0 <= diversity <= 1.0:
+            raise ValueError(f"diversity must be within [0, 1], got {diversity}")
+        if diversity_by not in DIVERSITY_BY:
+            raise ValueError(f"diversity_by must be one of {DIVERSITY_BY}, got {diversity_by!r}")
+        self.diversity = float(diversity)
+        self.diversity_by = diversity_by
         if not 0.0 <= prerequisite_weight <= 1.0:
             raise ValueError(f"prerequisite_weight must be within [0, 1], got {prerequisite_weight}")
         if min_confidence is not None and not 0.0 <= min_confidence <= 1.0:
@@ -345,10 +360,38 @@ class HybridToolIndex(BaseToolIndex):
             return SearchResponse([], 0, meta, confidence), []
         passing = allowed if self.min_score is None else allowed & (score >= self.min_score)
         keep = np.flatnonzero(passing)
-        ranked = keep[np.argsort(-score[keep], kind="stable")][:limit]
+        ranked, shown = self._order(request.session_id, m, i, keep, limit)
         found = hits(m, i, ranked, self.vector_index.similarity_threshold)
-        refs = [ToolReference(m.tools[j].name, float(score[j]), m.tools[j].description) for j in ranked]
+        if self.diversity > 0:
+            found = [
+                dataclasses.replace(h, score=float(v), diversity_penalty=float(score[j] - v))
+                for h, j, v in zip(found, ranked.tolist(), shown.tolist(), strict=True)
+            ]
+        refs = [
+            ToolReference(m.tools[j].name, float(v), m.tools[j].description)
+            for j, v in zip(ranked.tolist(), shown.tolist(), strict=True)
+        ]
         return SearchResponse(refs, len(refs), meta, confidence), found
+
+    def _order(
+        self, session_id: str, m: Scores, i: int, keep: np.ndarray, limit: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The first ``limit`` of the candidate columns ``keep`` in result order, with the score each is
+        returned with: by score, or with ``diversity`` the greedy re-ranking of :func:`.diversify`."""
+        score = m.score[i]
+        order = keep[np.argsort(-score[keep], kind="stable")]
+        if self.diversity <= 0:
+            return order[:limit], score[order[:limit]]
+        groups = vectors = None
+        if self.diversity_by == "category":
+            groups = category_codes(m.tools)
+        else:
+            view = "description" if "description" in self.views else self.views[0]
+            tools, vectors = self.vector_index.tool_matrix(session_id, view)
+            if len(tools) != len(m.tools):  # changed while this search ran: rank by score alone
+                return order[:limit], score[order[:limit]]
+        exempt = list(m.raised[i]) if m.raised else []
+        return diversify(score, order, self.diversity, limit, groups=groups, vectors=vectors, exempt=exempt)
 
     # ------------------------------------------------------------------ explanation
     def _explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
@@ -359,8 +402,14 @@ class HybridToolIndex(BaseToolIndex):
         score = m.score[0]
         j = max(candidates, key=lambda c: score[c])
         hit = hits(m, 0, np.array([j]), self.vector_index.similarity_threshold)[0]
-        order = np.argsort(-score, kind="stable")
+        passing = np.ones(len(m.tools), dtype=bool)
+        if self.min_score is not None and score[j] >= self.min_score:
+            passing = score >= self.min_score  # as search ranks: among the tools it may return
+        order, shown = self._order(session_id, m, 0, np.flatnonzero(passing), len(m.tools))
         rank = int(np.flatnonzero(order == j)[0]) + 1
+        value = float(shown[rank - 1])
+        if self.diversity > 0:
+            hit = dataclasses.replace(hit, score=value, diversity_penalty=float(score[j]) - value)
         confidence = self.confidence_at(m, 0, np.ones(len(m.tools), dtype=bool))
         kept = (self.min_score is None or score[j] >= self.min_score) and not (
             confidence and confidence.abstained
@@ -369,7 +418,7 @@ class HybridToolIndex(BaseToolIndex):
             index="hybrid",
             tool_name=tool_name,
             query=query,
-            score=float(score[j]),
+            score=value,
             parts=self._parts(hit),
             returned=kept and rank <= self.default_max_results,
             rank=rank if kept else None,
@@ -402,8 +451,16 @@ class HybridToolIndex(BaseToolIndex):
             parts.append(
                 Contribution(
                     f"raised to {self.prerequisite_weight:.2f} x the score of {hit.prerequisite_of}",
-                    hit.score - hit.fused,
+                    hit.score + hit.diversity_penalty - hit.fused,
                     f"{hit.prerequisite_of} needs what this tool looks up",
+                )
+            )
+        if hit.diversity_penalty:
+            parts.append(
+                Contribution(
+                    f"diversity penalty ({self.diversity:.2f} x redundancy by {self.diversity_by})",
+                    -hit.diversity_penalty,
+                    "repeats a tool ranked above it",
                 )
             )
         return tuple(parts)

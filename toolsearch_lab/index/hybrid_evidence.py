@@ -46,9 +46,10 @@ class HybridHit:
     char_normalised: float = 0.0
     fused: float | None = None  # the weighted sum of the parts (None: equal to score)
     prerequisite_of: str | None = None  # the tool this one was raised for, as what it needs looked up
+    diversity_penalty: float = 0.0  # taken off score by the hybrid's diverse re-ranking (0 when off)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "toolName": self.tool_name,
             "score": round(self.score, 6),
             "vectorScore": round(self.vector_score, 6),
@@ -62,6 +63,9 @@ class HybridHit:
             "viewScores": {k: round(v, 6) for k, v in self.view_scores.items()},
             "prerequisiteOf": self.prerequisite_of,
         }
+        if self.diversity_penalty:  # only with diversity on: the output without it stays as it was
+            out["diversityPenalty"] = round(self.diversity_penalty, 6)
+        return out
 
 
 @dataclass(frozen=True)
