@@ -52,7 +52,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--index",
         action="append",
         choices=INDEX_KINDS,
-        help=f"index kind to probe with, repeatable (default: all, {', '.join(DEFAULT_INDEXES)})",
+        help=f"index kind to probe with, repeatable (default: every kind, {', '.join(DEFAULT_INDEXES)})",
     )
     parser.add_argument(
         "--k", type=positive_int, default=5, help="a probe succeeds when its tool is in the top k"
