@@ -20,6 +20,7 @@ from toolsearch_lab.catalog.merge import merge_catalogs
 from toolsearch_lab.cli.main import main
 from toolsearch_lab.eval.doctor import DoctorReport, diagnose, first_sentence
 from toolsearch_lab.eval.doctor.payoff import MIN_SAVED_SHARE, MIN_SAVED_TOKENS
+from toolsearch_lab.eval.doctor.report import Payoff
 from toolsearch_lab.index.factory import INDEX_KINDS
 from toolsearch_lab.loop.advisor import DEFAULT_SYSTEM_MESSAGE_SUFFIX
 from toolsearch_lab.loop.search_tool import ToolSearchTool
@@ -252,6 +253,8 @@ def test_a_long_enum_is_named_as_the_reason_a_tool_is_heavy():
 
 
 def test_payoff_counts_the_real_meta_tool_and_suffix(report):
+    from toolsearch_lab.eval.doctor.payoff import payoff
+
     pay = report.payoff
     counter = TokenCounter("o200k_base")
     meta = ToolSearchTool(None, max_results=pay.max_results).as_tool()
@@ -260,15 +263,19 @@ def test_payoff_counts_the_real_meta_tool_and_suffix(report):
     assert pay.catalog_tokens == report.cost.total["o200k_base"]
     assert pay.saved_per_task == pay.tokens_per_task_all - pay.tokens_per_task_search
 
-    def with_search(calls: int) -> int:
-        searches = calls - 1 if pay.search_every_call else pay.searches_per_task
-        return (calls + searches) * pay.search_overhead_tokens + calls * pay.discovered_tokens
-
     assert pay.search_every_call and pay.searches_per_task == pay.calls_per_task - 1
 
-    n = pay.break_even_calls
-    assert n is not None and with_search(n) < n * pay.catalog_tokens
-    assert n == 1 or with_search(n - 1) >= (n - 1) * pay.catalog_tokens
+    def saved(calls: int, result_tokens: int = pay.result_tokens) -> int:
+        again = payoff(report.cost, counter, pay.max_results, calls, result_tokens=result_tokens)
+        return again.saved_per_task
+
+    # Search pays off from break_even_calls and up to pays_off_up_to_calls, and not just outside.
+    n, up = pay.break_even_calls, pay.pays_off_up_to_calls
+    assert n is not None and saved(n) > 0
+    assert n == 1 or saved(n - 1) <= 0
+    assert up is None or (saved(up) > 0 and saved(up + 1) <= 0)
+    # Every later request carries a result again, and a search adds requests: longer results, less saved.
+    assert saved(pay.calls_per_task, 1_000) < pay.saved_per_task < saved(pay.calls_per_task, 0)
     rec = report.recommendation
     assert rec.index in INDEX_KINDS and 1 <= rec.max_results <= 10
     assert set(rec.reasons) == {"tool_search", "index", "max_results", "accumulation", "abstention"}
@@ -396,6 +403,23 @@ def test_cli_github_mcp_json(capsys, indexes):
     # 117 tools: most of every request is the tool list, and search saves most of it.
     assert report.recommendation.use_tool_search and report.payoff.saved_share >= 0.25
     assert report.payoff.bill_saved_share >= 0.25  # billed with prompt caching, too
+
+
+def test_cli_result_tokens_reach_the_payoff(capsys):
+    def payoff_for(result_tokens: str) -> Payoff:
+        args = ["doctor", "github-mcp", "--json", "--no-progress", "--index", "lucene"]
+        assert main([*args, "--result-tokens", result_tokens]) == 0
+        return DoctorReport.from_dict(json.loads(capsys.readouterr().out)).payoff
+
+    short, long = payoff_for("0"), payoff_for("2000")
+    assert (short.result_tokens, long.result_tokens) == (0, 2000)
+    # The all-tools task carries each result on fewer requests than the search task does.
+    assert long.tokens_per_task_all > short.tokens_per_task_all
+    assert long.saved_per_task < short.saved_per_task
+    with pytest.raises(SystemExit) as exit_:
+        main(["doctor", "github-mcp", "--result-tokens", "-1"])
+    assert exit_.value.code == 2
+    assert "--result-tokens: expected an integer >= 0, got '-1'" in capsys.readouterr().err
 
 
 @pytest.mark.slow

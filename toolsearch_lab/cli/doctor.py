@@ -15,6 +15,7 @@ from toolsearch_lab.cli.options import (
     add_json_flag,
     add_live_options,
     names_help,
+    non_negative_int,
     open_catalog,
     positive_int,
 )
@@ -69,6 +70,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         default=4,
         help="model calls a typical task makes (for the payoff)",
     )
+    parser.add_argument(
+        "--result-tokens",
+        type=non_negative_int,
+        default=100,
+        help="tokens of a typical tool result, which later requests carry again (payoff; default 100)",
+    )
     parser.add_argument("--top", type=positive_int, default=15, help="how many findings to print")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     add_json_flag(parser, "the whole report")
@@ -93,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
             k=args.k,
             encodings=args.encoding or ("o200k_base", "cl100k_base"),
             calls_per_task=args.calls_per_task,
+            result_tokens=args.result_tokens,
             progress=not args.no_progress,
         )
     if args.json:
@@ -153,7 +161,8 @@ def _summary_lines(report: DoctorReport, seconds: float | None) -> list[str]:
         f"{cost.json_total[cost.encodings[0]]:,} exact); median tool {cost.median_tool:,}",
         f"findable  {low:.0%}-{high:.0%} of plain requests expected in the top {report.k} with {rec.index} "
         f"(from the weakest index's probes to its best); own-words probes: {scores}",
-        f"payoff    a {pay.calls_per_task}-call task: {pay.tokens_per_task_all:,} tokens sending every tool "
+        f"payoff    a {pay.calls_per_task}-call task ({pay.result_tokens:,}-token results): "
+        f"{pay.tokens_per_task_all:,} tokens sending every tool "
         f"vs {pay.tokens_per_task_search:,} with tool search ({pay.encoding}): "
         + (
             f"{pay.saved_per_task:,} ({pay.saved_share:.0%}) saved"

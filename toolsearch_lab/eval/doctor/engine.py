@@ -23,7 +23,14 @@ from toolsearch_lab.eval.doctor.findability import (
     search_probes,
 )
 from toolsearch_lab.eval.doctor.inputs import CatalogLike, resolve
-from toolsearch_lab.eval.doctor.payoff import payoff, payoff_finding, pick_index, pick_max_results, recommend
+from toolsearch_lab.eval.doctor.payoff import (
+    RESULT_TOKENS,
+    payoff,
+    payoff_finding,
+    pick_index,
+    pick_max_results,
+    recommend,
+)
 from toolsearch_lab.eval.doctor.poisoning import poisoning_findings
 from toolsearch_lab.eval.doctor.quality import description_findings, name_findings
 from toolsearch_lab.eval.doctor.report import (
@@ -57,6 +64,7 @@ def diagnose(
     encodings: Sequence[str] = DEFAULT_ENCODINGS,
     calls_per_task: int = 4,
     searches_per_task: int | None = None,
+    result_tokens: int = RESULT_TOKENS,
     similarity_threshold: float = SIMILARITY_THRESHOLD,
     progress: bool = False,
 ) -> DoctorReport:
@@ -67,11 +75,14 @@ def diagnose(
     path, a ToolCatalog, Tools or functions, or ``{server: catalog}`` to check several servers merged).
     ``searches_per_task``: the searches a task makes; None (default) is one before each tool call but
     the last (the final answer), as Spring's loop searches whenever a step needs a tool it has not found.
+    ``result_tokens``: the size of a typical tool result, which every later request carries again (a
+    search adds requests, so it adds carried results; default 100 tokens, a short answer).
     ``indexes``: index kinds for :func:`~toolsearch_lab.index.factory.make_index`, or ``{label: index}`` with
     ready-made indexes. ``k``: a probe succeeds when its tool is in the top k. ``progress``: a tqdm bar on
     stderr. Findings come ranked: errors first, then by impact.
     """
     _check_arguments(k, encodings, calls_per_task, searches_per_task, similarity_threshold)
+    check_positive_int(result_tokens, "diagnose: result_tokens", allow_zero=True)
     timings: dict[str, float] = {}
     with _stage(timings, "load"):
         resolved = resolve(catalog)
@@ -90,7 +101,10 @@ def diagnose(
     index_choice = pick_index(m.scores, m.findability, k)
     chosen = next(s for s in m.scores if s.index == index_choice[0])
     max_results = pick_max_results(chosen, pairs, k)
-    pay = payoff(m.cost, counters[0], max_results[0], calls_per_task, searches_per_task, tools)
+    pay = payoff(
+        m.cost, counters[0], max_results[0], calls_per_task, searches_per_task, tools,
+        result_tokens=result_tokens,
+    )  # fmt: skip
     rec = recommend(index_choice, max_results, pay, len(tools))
     rec.reasons["abstention"] = abstention_reason(chosen, m.scores)
     quality = _without_twin_findings(

@@ -5,7 +5,11 @@ The search side is counted from the real pieces: the ``toolSearchTool`` definiti
 shape of the runs ``eval.compare.headline`` measures: the all-tools agent never searches, so it makes
 ``calls_per_task`` requests (tool calls, then the answer); the tool-search agent makes ``searches_per_task``
 more, by default one search before each tool call (``calls_per_task - 1``), as Spring's loop does when each
-step needs a tool it has not found yet.
+step needs a tool it has not found yet. Each request carries the conversation so far (every call and its
+result, ``result_tokens`` each, and with search every search and the names it found), so the requests a
+search adds cost what a real run's do: on a small catalog they carry more conversation than the tools they
+leave out, and with accumulation the found tools grow with every search, so search pays off only up to
+some task length (``Payoff.pays_off_up_to_calls``).
 
 The verdict rule: tool search is recommended only when a typical task saves at least ``MIN_SAVED_SHARE``
 (25 %) of its tokens **and** of its bill, billed with the provider's prompt caching (``eval.cost``, at the
@@ -15,15 +19,17 @@ which a prompt cache serves at a discount once the prefix reaches 1,024 tokens, 
 requests change their tools as tools are found and mostly miss the cache, so a token saving can vanish
 (or turn into a loss) on the bill; and every search is an extra model round-trip and a chance to miss the
 right tool, which a saving of a few hundred tokens, or of a few percent, does not pay for. On the 12
-tools of ``mcp-server-git`` (806 tokens a request) search saves too little: the verdict is no.
+tools of ``mcp-server-git`` (806 tokens a request) search costs more than it saves: the verdict is no.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
+from typing import Any
 
-from toolsearch_lab.eval.cost import Price, load_prices, request_costs, totals
+from toolsearch_lab.eval.cost import Price, load_prices, request_costs, request_segments, totals
 from toolsearch_lab.eval.doctor.report import (
     ConfusablePair,
     CostReport,
@@ -35,15 +41,17 @@ from toolsearch_lab.eval.doctor.report import (
     plural,
 )
 from toolsearch_lab.loop.advisor import DEFAULT_SYSTEM_MESSAGE_SUFFIX
-from toolsearch_lab.loop.search_tool import MAX_RESULTS_RANGE, ToolSearchTool
+from toolsearch_lab.loop.search_tool import MAX_RESULTS_RANGE, TOOL_SEARCH_TOOL_NAME, ToolSearchTool
 from toolsearch_lab.model import Tool
-from toolsearch_lab.tokens import TokenCounter
+from toolsearch_lab.tokens import REPLY_PRIMING, TokenCounter
 
 MIN_TOOLS_FOR_SEARCH = 10  # Claude Code's guidance: below about 10 tools, loading everything is faster
 MIN_SAVED_SHARE = 0.25  # see the module docstring: the verdict rule
 MIN_SAVED_TOKENS = 1_000
 MAX_HIT_LOSS = 0.02  # maxResults below k only when the probes' hit rate drops at most this much from k
-_MAX_CALLS = 10_000
+RESULT_TOKENS = 100  # an assumed typical tool result: a status line, a small JSON object
+MAX_CALLS = 64  # the break-even scan's horizon: tasks longer than this are not judged
+_QUERY = json.dumps({"query": "a tool for the next step"})
 _SYSTEM = "You are a helpful assistant."
 
 
@@ -55,33 +63,45 @@ def payoff(
     searches_per_task: int | None = None,
     tools: Sequence[Tool] = (),
     price: Price | None = None,
+    result_tokens: int = RESULT_TOKENS,
 ) -> Payoff:
-    """The task's tokens both ways (module docstring) and, when ``tools`` are given, its bill both ways
-    under ``price`` (default: the shipped price table's default model) with that provider's prompt caching,
-    from :func:`~toolsearch_lab.eval.cost.request_costs` (the one implementation of the caching rules)."""
+    """The task's tokens both ways (module docstring), its conversation included, and, when ``tools`` are
+    given, its bill both ways under ``price`` (default: the shipped price table's default model) with that
+    provider's prompt caching, from :func:`~toolsearch_lab.eval.cost.request_costs` (the one implementation
+    of the caching rules). ``result_tokens``: the size of a typical tool result."""
     enc = counter.encoding_name
     catalog = cost.total[enc]
-    meta = counter.tool_tokens(ToolSearchTool(None, max_results=max_results).as_tool())
+    meta_tool = ToolSearchTool(None, max_results=max_results).as_tool()
+    meta = counter.tool_tokens(meta_tool)
     suffix = counter.count(DEFAULT_SYSTEM_MESSAGE_SUFFIX)
     overhead = meta + suffix + counter.tool_format.func_end
-    mean = sum(t.tokens[enc] for t in cost.tools) / max(len(cost.tools), 1)
-    discovered = round(min(max_results, len(cost.tools)) * mean)
+    costs = [t.tokens[enc] for t in cost.tools]
+    mean = sum(costs) / max(len(costs), 1)
+    shown = min(max_results, len(costs))
+    discovered = round(shown * mean)
+    accumulate = accumulates(calls_per_task, discovered, catalog)
+    task = _Task([t.name for t in cost.tools], costs, shown, accumulate, result_tokens)
 
     def searches(calls: int) -> int:
         return max(calls - 1, 0) if searches_per_task is None else searches_per_task
 
-    def with_search(calls: int) -> int:
-        return (calls + searches(calls)) * overhead + calls * discovered
+    tokens = _Tokens(counter, costs, meta)
 
-    all_tokens = calls_per_task * catalog
-    search_tokens = with_search(calls_per_task)
-    break_even = next((n for n in range(1, _MAX_CALLS) if with_search(n) < n * catalog), None)
+    def both(calls: int) -> tuple[int, int]:
+        every, with_search = task.requests(calls, searches(calls))
+        return tokens.task(every, searching=False), tokens.task(with_search, searching=True)
+
+    all_tokens, search_tokens = both(calls_per_task)
+    cheaper = [n for n, (a, s) in ((n, both(n)) for n in range(1, MAX_CALLS + 1)) if s < a]
+    break_even = cheaper[0] if cheaper else None
+    worse_after = cheaper[-1] if cheaper and cheaper[-1] < MAX_CALLS else None
     # Smallest catalog (at this mean tool cost) whose per-task cost exceeds the search's.
-    per_call_needed = search_tokens / calls_per_task - counter.tool_format.func_end
+    per_call_needed = (search_tokens - (all_tokens - calls_per_task * catalog)) / calls_per_task
+    per_call_needed -= counter.tool_format.func_end
     break_even_tools = max(1, math.floor(per_call_needed / mean) + 1) if mean > 0 else None
     price = price or load_prices().price()
     bill_all, bill_search = (
-        _bills(list(tools), counter, max_results, calls_per_task, searches(calls_per_task), price)
+        _bills(task, list(tools), meta_tool, counter, calls_per_task, searches(calls_per_task), price)
         if tools
         else (0.0, 0.0)
     )
@@ -107,35 +127,131 @@ def payoff(
         saved_share=round((all_tokens - search_tokens) / all_tokens, 4) if all_tokens else 0.0,
         break_even_calls=break_even,
         break_even_tools=break_even_tools,
+        result_tokens=result_tokens,
+        accumulation=accumulate,
+        pays_off_up_to_calls=worse_after,
     )
 
 
-def _bills(
-    tools: list[Tool], counter: TokenCounter, max_results: int, calls: int, searches: int, price: Price
-) -> tuple[float, float]:
-    """The task's prompt bill (USD) sending every tool, and with tool search: the same system and user
-    message in every request (the conversation a task adds is the same both ways), every tool in each
-    all-tools request; with search, a request exposing only toolSearchTool before each of the first
-    ``searches`` calls, and each call exposing toolSearchTool plus ``max_results`` tools, different ones
-    per call (a task's steps need different tools), so the tools array changes as a real run's does."""
-    user = {"role": "user", "content": "Do the task."}
-    plain = [{"role": "system", "content": _SYSTEM}, user]
-    searching = [{"role": "system", "content": _SYSTEM + DEFAULT_SYSTEM_MESSAGE_SUFFIX}, user]
-    meta = ToolSearchTool(None, max_results=max_results).as_tool()
-    shown = min(max_results, len(tools))
-    every = [(plain, tools) for _ in range(calls)]
-    with_search: list[tuple[list[dict], list[Tool]]] = [(searching, [meta])] * max(searches - calls, 0)
-    for call in range(calls):
-        if call < searches:
-            with_search.append((searching, [meta]))
-        found = [tools[(call * shown + i) % len(tools)] for i in range(shown)]
-        with_search.append((searching, [meta, *found]))
+def accumulates(calls: int, discovered: int, catalog: int) -> bool:
+    """The accumulation rule: keep found tools when, even if every call searched, they would cost under
+    half of sending everything."""
+    return calls * discovered < catalog / 2
 
-    def bill(requests: list[tuple[list[dict], list[Tool]]]) -> float:
-        rows = request_costs(requests, [0] * len(requests), price, counter)  # type: ignore[arg-type]
+
+Request = tuple[list[dict[str, Any]], list[int]]  # the messages, and the catalog tools exposed (indexes)
+
+
+class _Task:
+    """A task of ``calls`` model calls as the runs ``eval.compare.headline`` measures make it, request by
+    request, both ways. Every request carries the system message, the user's message and the conversation
+    so far: each tool call and its result (``result_tokens``), and with search each search call and the
+    names it found. Sending every tool, the calls are tool calls and then the answer; with search, the
+    searches come first when there are more of them than tool calls, else one before each of the first
+    tool calls; each search finds ``shown`` tools, different ones per search (a task's steps need different
+    tools), exposed on the requests after it beside toolSearchTool (all found so far with accumulation)."""
+
+    def __init__(
+        self, names: list[str], costs: list[int], shown: int, accumulate: bool, result_tokens: int
+    ) -> None:
+        self.names, self.shown, self.accumulate = names, shown, accumulate
+        self.by_cost = sorted(range(len(names)), key=lambda i: (costs[i], i))
+        self.result = " ".join(["ok"] * max(result_tokens, 0))  # one token per word in every encoding
+
+    def _found(self, search: int) -> list[int]:
+        """``shown`` tools spread evenly over the catalog sorted by cost, so a search finds tools of typical
+        cost (not the catalog's first few), shifted by one per search."""
+        n = len(self.names)
+        stride = max(n // max(self.shown, 1), 1)
+        return [self.by_cost[(search + i * stride) % n] for i in range(self.shown)]
+
+    def _call(self, number: int, name: str, arguments: str, result: str) -> list[dict[str, Any]]:
+        call_id = f"call_{number}"
+        function = {"name": name, "arguments": arguments}
+        return [
+            {"role": "assistant", "content": None,
+             "tool_calls": [{"id": call_id, "type": "function", "function": function}]},
+            {"role": "tool", "tool_call_id": call_id, "content": result},
+        ]  # fmt: skip
+
+    def requests(self, calls: int, searches: int) -> tuple[list[Request], list[Request]]:
+        start = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": "Do the task."}]
+        every: list[Request] = []
+        talk = list(start)
+        for call in range(calls):
+            every.append((list(talk), list(range(len(self.names)))))
+            if call < calls - 1:
+                talk += self._call(call, self.names[call % len(self.names)], "{}", self.result)
+        with_search: list[Request] = []
+        talk = [{"role": "system", "content": _SYSTEM + DEFAULT_SYSTEM_MESSAGE_SUFFIX}, start[1]]
+        exposed: list[int] = []
+        steps = ["search"] * max(searches - (calls - 1), 0)
+        for call in range(calls - 1):
+            steps += ["search", "call"] if call < searches else ["call"]
+        made = 0
+        for step in [*steps, "answer"]:
+            with_search.append((list(talk), list(exposed)))
+            if step == "search":
+                found = self._found(made)
+                exposed = list(dict.fromkeys(exposed + found)) if self.accumulate else found
+                names = json.dumps([self.names[i] for i in found])
+                talk += self._call(len(talk), TOOL_SEARCH_TOOL_NAME, _QUERY, names)
+                made += 1
+            elif step == "call":
+                name = self.names[exposed[0]] if exposed else self.names[0]
+                talk += self._call(len(talk), name, "{}", self.result)
+        return every, with_search
+
+
+class _Tokens:
+    """Prompt tokens of a task's requests: the same segments as ``eval.cost.request_segments`` (tools,
+    tools block end, messages, reply priming), each distinct message counted once. A task's conversation
+    only grows, so each request's messages extend the previous request's: only the new ones are added."""
+
+    def __init__(self, counter: TokenCounter, tool_costs: list[int], meta: int) -> None:
+        self.counter, self.costs, self.meta = counter, tool_costs, meta
+        self.catalog = sum(tool_costs)
+        self.seen: dict[str, int] = {}
+
+    def _message(self, message: dict[str, Any]) -> int:
+        key = json.dumps(message, sort_keys=True)
+        if key not in self.seen:
+            self.seen[key] = request_segments([message], [], self.counter)[0].tokens
+        return self.seen[key]
+
+    def task(self, requests: list[Request], searching: bool) -> int:
+        total = carried = before = 0
+        for messages, exposed in requests:
+            carried += sum(self._message(m) for m in messages[before:])
+            before = len(messages)
+            every = len(exposed) == len(self.costs)
+            tools = (self.catalog if every else sum(self.costs[i] for i in exposed)) + (
+                self.meta if searching else 0
+            )
+            end = self.counter.tool_format.func_end if (exposed or searching) else 0
+            total += tools + end + carried + REPLY_PRIMING
+        return total
+
+
+def _bills(
+    task: _Task,
+    tools: list[Tool],
+    meta: Tool,
+    counter: TokenCounter,
+    calls: int,
+    searches: int,
+    price: Price,
+) -> tuple[float, float]:
+    """The task's prompt bill (USD) both ways: :class:`_Task`'s requests with the tools they expose, so the
+    tools array changes as a real run's does and the cache serves what a real run's would."""
+    every, with_search = task.requests(calls, searches)
+
+    def bill(requests: list[Request], searching: bool) -> float:
+        wire = [(m, ([meta] if searching else []) + [tools[i] for i in exposed]) for m, exposed in requests]
+        rows = request_costs(wire, [0] * len(wire), price, counter)  # type: ignore[arg-type]
         return float(totals(rows)["cost_usd"])
 
-    return bill(every), bill(with_search)
+    return bill(every, False), bill(with_search, True)
 
 
 def _hit(score: IndexScore, k: int) -> float:
@@ -228,7 +344,8 @@ def verdict_reason(pay: Payoff, n_tools: int, use: bool) -> str:
         return f"{few}; {task}"
     if use:
         calls = plural(pay.break_even_calls or 0, "call")
-        return f"saves {tokens} per task: {task}; search pays off from {calls} per task"
+        upto = f" up to {pay.pays_off_up_to_calls}" if pay.pays_off_up_to_calls else ""
+        return f"saves {tokens} per task: {task}; search pays off from {calls}{upto} per task"
     if pay.saved_per_task <= 0:
         return (
             f"search costs {tokens} more per task than sending every tool ({pay.catalog_tokens:,} tokens a "
@@ -253,7 +370,7 @@ def recommend(
     use = pays_off(pay, n_tools)
     why_use = verdict_reason(pay, n_tools, use)
     accumulated = pay.calls_per_task * pay.discovered_tokens
-    accumulate = accumulated < pay.catalog_tokens / 2
+    accumulate = accumulates(pay.calls_per_task, pay.discovered_tokens, pay.catalog_tokens)
     if accumulate:
         why_acc = (
             f"even if every call searched, the kept tools would cost {accumulated:,} tokens, under half of "

@@ -155,15 +155,19 @@ class Payoff:
 
     A task makes ``calls_per_task`` model calls when every tool is sent (each carries ``catalog_tokens``).
     With tool search it makes ``searches_per_task`` more; every call carries ``search_overhead_tokens``
-    (the toolSearchTool definition, the system-message suffix and the tools block end) and the working calls
-    also carry ``discovered_tokens`` (``max_results`` tools of average cost). ``break_even_calls`` is the
-    fewest calls per task for which search is cheaper (None: never); ``break_even_tools`` the catalog size,
-    at this average tool cost, from which search is cheaper at ``calls_per_task``; ``saved_share`` the
-    saving as a share of ``tokens_per_task_all`` (the verdict rule is in ``doctor.payoff``);
-    ``search_every_call``: the searches were not given, so a task of n calls makes n - 1 (the break-even
-    counts them so too). ``bill_all_usd`` / ``bill_search_usd``: the task's prompt bill both ways at the
-    price of ``priced_as``, with that provider's prompt caching (the repeated all-tools list is mostly
-    served from the cache); ``bill_saved_share`` the share of the bill search saves ("" / 0: not billed)."""
+    (the toolSearchTool definition, the system-message suffix and the tools block end) and the calls after
+    a search also carry the tools it found (``discovered_tokens`` for ``max_results`` tools of average cost;
+    all found so far when ``accumulation``). Both ways every call carries the conversation so far: the calls
+    and their results (``result_tokens`` each) and the searches and what they found (``doctor.payoff``).
+    ``break_even_calls`` is the fewest calls per task for which search is cheaper (None: never within 64);
+    ``pays_off_up_to_calls`` the most (None: still cheaper at 64), since the conversation the extra requests
+    carry, and accumulated tools, grow with the task; ``break_even_tools`` the catalog size, at this
+    average tool cost, from which search is cheaper at ``calls_per_task``; ``saved_share`` the saving as a
+    share of ``tokens_per_task_all`` (the verdict rule is in ``doctor.payoff``); ``search_every_call``: the
+    searches were not given, so a task of n calls makes n - 1. ``bill_all_usd`` / ``bill_search_usd``: the
+    task's prompt bill both ways at the price of ``priced_as``, with that provider's prompt caching (the
+    repeated all-tools list is mostly served from the cache); ``bill_saved_share`` the share of the bill
+    search saves ("" / 0: not billed)."""
 
     encoding: str
     catalog_tokens: int
@@ -186,6 +190,9 @@ class Payoff:
     bill_all_usd: float = 0.0
     bill_search_usd: float = 0.0
     bill_saved_share: float = 0.0
+    result_tokens: int = 0
+    accumulation: bool = False
+    pays_off_up_to_calls: int | None = None
 
 
 @dataclass
