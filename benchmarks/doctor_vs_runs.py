@@ -14,12 +14,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from test_mcp_real_servers import _repository as repository  # the tests' temporary git repository
 
 from toolsearch_lab.catalog.live import connect_mcp_config
 from toolsearch_lab.catalog.mcp_config import load_mcp_config
@@ -34,17 +36,6 @@ def server(name: str) -> str:
     if found is None:
         sys.exit(f"{name} is not installed: pip install {name}, or set TOOLSEARCH_LAB_MCP_BIN")
     return found
-
-
-def repository(path: Path, file_name: str) -> Path:
-    path.mkdir()
-    run = {"cwd": path, "check": True, "capture_output": True}
-    subprocess.run(["git", "init", "-q", "-b", "main"], **run)
-    (path / file_name).write_text("hello\n")
-    subprocess.run(["git", "add", file_name], **run)
-    author = ["-c", "user.email=t@example.com", "-c", "user.name=t"]
-    subprocess.run(["git", *author, "commit", "-qm", f"add {file_name}"], **run)
-    return path
 
 
 def step(need: str, data: dict, expected: str, also: str | None = None) -> dict:
