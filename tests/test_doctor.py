@@ -405,6 +405,15 @@ def test_cli_github_mcp_json(capsys, indexes):
     assert report.payoff.bill_saved_share >= 0.25  # billed with prompt caching, too
 
 
+def test_payoff_of_no_tools_is_refused_by_name(report):
+    from dataclasses import replace
+
+    from toolsearch_lab.eval.doctor.payoff import payoff
+
+    with pytest.raises(ValueError, match="payoff: the cost report has no tools"):
+        payoff(replace(report.cost, tools=[]), TokenCounter("o200k_base"), 5, 4)
+
+
 def test_cli_result_tokens_reach_the_payoff(capsys):
     def payoff_for(result_tokens: str) -> Payoff:
         args = ["doctor", "github-mcp", "--json", "--no-progress", "--index", "lucene"]

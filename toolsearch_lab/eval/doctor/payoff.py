@@ -69,6 +69,8 @@ def payoff(
     given, its bill both ways under ``price`` (default: the shipped price table's default model) with that
     provider's prompt caching, from :func:`~toolsearch_lab.eval.cost.request_costs` (the one implementation
     of the caching rules). ``result_tokens``: the size of a typical tool result."""
+    if not cost.tools:
+        raise ValueError("payoff: the cost report has no tools; expected at least one")
     enc = counter.encoding_name
     catalog = cost.total[enc]
     meta_tool = ToolSearchTool(None, max_results=max_results).as_tool()
