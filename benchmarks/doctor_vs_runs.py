@@ -64,7 +64,8 @@ def measure(label: str, config: Path, steps: list[dict]) -> None:
     )
     print(
         f"  bill    doctor {pay.bill_saved_share:+.0%} saved; run {1 - bill_share:+.0%} saved "
-        f"({bill_share:.0%} of the all-tools bill, {pay.priced_as})"
+        f"({bill_share:.0%} of the all-tools bill, {pay.priced_as}; doctor ${pay.bill_all_usd:.4f} vs "
+        f"${pay.bill_search_usd:.4f}, run ${a['cost_usd']:.4f} vs ${s['cost_usd']:.4f})"
     )
 
 
@@ -73,7 +74,6 @@ def main() -> None:
     base = Path(tempfile.mkdtemp())
     alpha, beta = repository(base / "alpha", "a.txt"), repository(base / "beta", "b.txt")
     one, many = base / "one.json", base / "many.json"
-    pinned = {"command": git, "args": ["--repository", str(alpha)]}
     pinned = {"command": git, "args": ["--repository", str(alpha)]}
     one.write_text(json.dumps({"mcpServers": {"git": pinned}}))
     servers = {

@@ -116,9 +116,9 @@ def test_the_verdict_agrees_with_a_real_run_of_a_task_both_ways(report, servers)
     )
     if not rec.use_tool_search:
         assert measured_bill < MIN_SAVED_SHARE or measured_tokens < MIN_SAVED_SHARE
-    # And by about as much: the payoff carries the conversation that each extra request repeats, so its
-    # bill lands near the run's.
-    assert abs(pay.bill_saved_share - measured_bill) <= 0.10, (pay.bill_saved_share, measured_bill)
+    # And by about as much: the payoff carries the conversation and the replies each extra request adds,
+    # so its bill lands near the run's (the run's found tools are git's larger ones, not typical ones).
+    assert abs(pay.bill_saved_share - measured_bill) <= 0.15, (pay.bill_saved_share, measured_bill)
 
 
 def test_the_recommended_max_results_loses_no_more_than_it_says(report, servers):

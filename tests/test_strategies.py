@@ -244,3 +244,19 @@ def test_strategy_lab_reprices_live_and_reruns_for_another_unload_policy():
     assert "search-only+unload" in {r["strategy"] for r in lab.rows}
     lab.focus.value = lab.focus.options[3]
     assert lab.focus.value.split(" · ")[0] in lab.prefix.value
+
+
+def test_a_runs_max_results_is_what_the_simulated_agent_asks_for():
+    # The simulated agents always send maxResults, so the advisor's default alone would never reach them:
+    # `compare --max-results 2` would run with 5.
+    def searches(run) -> list[dict]:
+        last = run.requests[-1][0]
+        calls = [c["function"] for m in last for c in m.get("tool_calls") or []]
+        return [json.loads(f["arguments"]) for f in calls if f["name"] == TOOL_SEARCH_TOOL_NAME]
+
+    two = run_strategy("github", "search-only-no-accumulation", "hybrid", max_results=2)
+    default = run_strategy("github", "search-only-no-accumulation", "hybrid")
+    assert searches(two) and searches(two)[0]["maxResults"] == 2
+    assert searches(default)[0]["maxResults"] == 5
+    assert max(len(v) for v in two.visible) < max(len(v) for v in default.visible)
+    assert sum(c.prompt_tokens for c in two.costs) < sum(c.prompt_tokens for c in default.costs)

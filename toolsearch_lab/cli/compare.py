@@ -62,7 +62,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "first runs the other shipped scenarios over the same catalog to measure usage)",
     )
     parser.add_argument("--index", nargs="+", default=["lucene"], choices=INDEX_KINDS, help="index kind(s)")
-    parser.add_argument("--max-results", type=positive_int, default=None, help="advisor maxResults default")
+    parser.add_argument(
+        "--max-results",
+        type=positive_int,
+        default=None,
+        help="maxResults: the advisor's default and what a simulated agent asks for (default 5)",
+    )
     parser.add_argument(
         "--idle-turns",
         type=positive_int,

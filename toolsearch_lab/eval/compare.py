@@ -151,7 +151,7 @@ def run_strategy(
         raise ValueError("pinned= goes with the 'pinned' row name; a Strategy object carries its own pins")
     counter = TokenCounter(encoding)
     source = accumulation_source or ("session" if sc.turns else None)
-    chat_model = scenario_model(model, sc)
+    chat_model = scenario_model(model, sc, max_results)
     if isinstance(strategy, AnthropicNative):  # Anthropic's search runs on the server's index, not the run's
         index, chat_model = strategy.index_label, strategy.model_for(chat_model)
         search_index = strategy.make_index()

@@ -50,6 +50,7 @@ MIN_SAVED_SHARE = 0.25  # see the module docstring: the verdict rule
 MIN_SAVED_TOKENS = 1_000
 MAX_HIT_LOSS = 0.02  # maxResults below k only when the probes' hit rate drops at most this much from k
 RESULT_TOKENS = 100  # an assumed typical tool result: a status line, a small JSON object
+ANSWER_TOKENS = 100  # an assumed final answer: a short paragraph (billed both ways alike)
 MAX_CALLS = 64  # the break-even scan's horizon: tasks longer than this are not judged
 _QUERY = json.dumps({"query": "a tool for the next step"})
 _SYSTEM = "You are a helpful assistant."
@@ -244,13 +245,18 @@ def _bills(
     searches: int,
     price: Price,
 ) -> tuple[float, float]:
-    """The task's prompt bill (USD) both ways: :class:`_Task`'s requests with the tools they expose, so the
-    tools array changes as a real run's does and the cache serves what a real run's would."""
+    """The task's bill (USD) both ways: :class:`_Task`'s requests with the tools they expose, so the tools
+    array changes as a real run's does and the cache serves what a real run's would, and the model's replies
+    (each request's reply is the call the conversation adds next; the last one an answer of
+    ``ANSWER_TOKENS``), which a search's extra requests add to."""
     every, with_search = task.requests(calls, searches)
 
     def bill(requests: list[Request], searching: bool) -> float:
         wire = [(m, ([meta] if searching else []) + [tools[i] for i in exposed]) for m, exposed in requests]
-        rows = request_costs(wire, [0] * len(wire), price, counter)  # type: ignore[arg-type]
+        replies = [  # the message the next request adds after this one's conversation
+            counter.message_tokens(requests[i + 1][0][len(m)]) for i, (m, _) in enumerate(requests[:-1])
+        ]
+        rows = request_costs(wire, [*replies, ANSWER_TOKENS], price, counter)  # type: ignore[arg-type]
         return float(totals(rows)["cost_usd"])
 
     return bill(every, False), bill(with_search, True)

@@ -165,9 +165,9 @@ class Payoff:
     average tool cost, from which search is cheaper at ``calls_per_task``; ``saved_share`` the saving as a
     share of ``tokens_per_task_all`` (the verdict rule is in ``doctor.payoff``); ``search_every_call``: the
     searches were not given, so a task of n calls makes n - 1. ``bill_all_usd`` / ``bill_search_usd``: the
-    task's prompt bill both ways at the price of ``priced_as``, with that provider's prompt caching (the
-    repeated all-tools list is mostly served from the cache); ``bill_saved_share`` the share of the bill
-    search saves ("" / 0: not billed)."""
+    task's bill both ways at the price of ``priced_as``, prompts with that provider's prompt caching (the
+    repeated all-tools list is mostly served from the cache) and the model's replies (one more per search);
+    ``bill_saved_share`` the share of the bill search saves ("" / 0: not billed)."""
 
     encoding: str
     catalog_tokens: int

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from toolsearch_lab.eval.scenarios.format import Scenario, list_scenarios, load_scenario
 from toolsearch_lab.eval.scenarios.grading import Grade, failed_steps, grade
@@ -81,7 +82,7 @@ def run_scenario(
             f"{advisor.accumulation_source!r}; set it on the advisor"
         )
     context = {advisor.session_id_key: session_id or f"scenario-{sc.name}"}
-    chat_model = scenario_model(model, sc)
+    chat_model = scenario_model(model, sc, max_results)
     if sc.turns:
         result = advisor.chat(
             chat_model, sc.user_messages(), sc.tools, context, memory=memory, system=sc.system
@@ -93,12 +94,17 @@ def run_scenario(
     return ScenarioRun(sc, result.trace, verdict, result.messages)
 
 
-def scenario_model(model: str | ChatModel, scenario: Scenario) -> ChatModel:
+def scenario_model(model: str | ChatModel, scenario: Scenario, max_results: int | None = None) -> ChatModel:
     """The chat model for a scenario run: a simulated agent by name gets the scenario's steps (a
-    conversation's, turn by turn); a ChatModel or a real model by name is used as it is."""
-    if isinstance(model, str) and model in ("simulated", *AGENT_NAMES) and scenario.turns:
-        return make_model(model, turns=scenario.agent_turns())
-    return make_model(model, scenario.agent_steps())
+    conversation's, turn by turn) and, when the run sets ``max_results``, asks for that many tools (it
+    always sends maxResults, so the advisor's default alone would not reach it); a ChatModel or a real model
+    by name is used as it is."""
+    if not (isinstance(model, str) and model in ("simulated", *AGENT_NAMES)):
+        return make_model(model)
+    options: dict[str, Any] = {} if max_results is None else {"max_results": max_results}
+    if scenario.turns:
+        return make_model(model, turns=scenario.agent_turns(), **options)
+    return make_model(model, scenario.agent_steps(), **options)
 
 
 def buildable_indexes(kinds: Sequence[str] = INDEX_KINDS) -> tuple[list[str], dict[str, str]]:
