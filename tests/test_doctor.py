@@ -447,6 +447,7 @@ def test_catalog_doctor_view(report):
 
     view = CatalogDoctor(report)
     assert "Findability score" in view.summary.value
+    assert f"({report.payoff.result_tokens}-token tool results)" in view.summary.value  # the assumption shown
     assert view.table.value.count("<tr>") == len(report.findings) + 1
     view.severity.value = "error"
     assert view.table.value.count("<tr>") == 2 and "archive_ticket" in view.table.value

@@ -50,7 +50,8 @@ def summary_html(report: DoctorReport) -> str:
         f"Findability score <b>{report.score:.0%}</b> (the tools' own queries that find their tool in the "
         f"top {report.k}): {scores}. Plain requests expected in the top {report.k} with "
         f"{t.esc(rec.index)}: <b>{low:.0%}-{high:.0%}</b> (user-style to own-words probes).<br>"
-        f"A {pay.calls_per_task}-call task: {pay.tokens_per_task_all:,} tokens sending everything vs "
+        f"A {pay.calls_per_task}-call task ({pay.result_tokens:,}-token tool results): "
+        f"{pay.tokens_per_task_all:,} tokens sending everything vs "
         f"{pay.tokens_per_task_search:,} with search ({saved}). Advice: {advice}.<br>"
         f"{t.muted(t.esc(rec.reasons['tool_search']))}<br>Findings: {counts}."
     )
