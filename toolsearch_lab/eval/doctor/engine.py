@@ -76,7 +76,7 @@ def diagnose(
     ``searches_per_task``: the searches a task makes; None (default) is one before each tool call but
     the last (the final answer), as Spring's loop searches whenever a step needs a tool it has not found.
     ``result_tokens``: the size of a typical tool result, which every later request carries again (a
-    search adds requests, so it adds carried results; default 100 tokens, a short answer).
+    search adds requests, so it adds carried results; default 100 tokens, a short result).
     ``indexes``: index kinds for :func:`~toolsearch_lab.index.factory.make_index`, or ``{label: index}`` with
     ready-made indexes. ``k``: a probe succeeds when its tool is in the top k. ``progress``: a tqdm bar on
     stderr. Findings come ranked: errors first, then by impact.
