@@ -66,7 +66,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--max-results",
         type=positive_int,
         default=None,
-        help="maxResults: the advisor's default and what a simulated agent asks for (default 5)",
+        help="maxResults: the advisor's default and what a simulated agent asks for (it asks for 5 if unset)",
     )
     parser.add_argument(
         "--idle-turns",
