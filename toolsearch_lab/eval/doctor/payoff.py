@@ -94,7 +94,8 @@ def payoff(
         every, with_search = task.requests(calls, searches(calls))
         return tokens.task(every, searching=False), tokens.task(with_search, searching=True)
 
-    all_tokens, search_tokens = both(calls_per_task)
+    every, with_search = task.requests(calls_per_task, searches(calls_per_task))  # tokens and bill alike
+    all_tokens, search_tokens = tokens.task(every, searching=False), tokens.task(with_search, searching=True)
     cheaper = [n for n, (a, s) in ((n, both(n)) for n in range(1, MAX_CALLS + 1)) if s < a]
     break_even = cheaper[0] if cheaper else None
     worse_after = cheaper[-1] if cheaper and cheaper[-1] < MAX_CALLS else None
@@ -104,7 +105,10 @@ def payoff(
     break_even_tools = max(1, math.floor(per_call_needed / mean) + 1) if mean > 0 else None
     price = price or load_prices().price()
     bill_all, bill_search = (
-        _bills(task, list(tools), meta_tool, counter, calls_per_task, searches(calls_per_task), price)
+        (
+            _bill(every, [], list(tools), counter, price),
+            _bill(with_search, [meta_tool], list(tools), counter, price),
+        )
         if tools
         else (0.0, 0.0)
     )
@@ -236,30 +240,19 @@ class _Tokens:
         return total
 
 
-def _bills(
-    task: _Task,
-    tools: list[Tool],
-    meta: Tool,
-    counter: TokenCounter,
-    calls: int,
-    searches: int,
-    price: Price,
-) -> tuple[float, float]:
-    """The task's bill (USD) both ways: :class:`_Task`'s requests with the tools they expose, so the tools
-    array changes as a real run's does and the cache serves what a real run's would, and the model's replies
-    (each request's reply is the call the conversation adds next; the last one an answer of
-    ``ANSWER_TOKENS``), which a search's extra requests add to."""
-    every, with_search = task.requests(calls, searches)
-
-    def bill(requests: list[Request], searching: bool) -> float:
-        wire = [(m, ([meta] if searching else []) + [tools[i] for i in exposed]) for m, exposed in requests]
-        replies = [  # the message the next request adds after this one's conversation
-            counter.message_tokens(requests[i + 1][0][len(m)]) for i, (m, _) in enumerate(requests[:-1])
-        ]
-        rows = request_costs(wire, [*replies, ANSWER_TOKENS], price, counter)  # type: ignore[arg-type]
-        return float(totals(rows)["cost_usd"])
-
-    return bill(every, False), bill(with_search, True)
+def _bill(
+    requests: list[Request], meta: list[Tool], tools: list[Tool], counter: TokenCounter, price: Price
+) -> float:
+    """The bill (USD) of one way of running the task: :class:`_Task`'s requests with ``meta`` and the tools
+    they expose, so the tools array changes as a real run's does and the cache serves what a real run's
+    would, and the model's replies (each request's reply is the call the conversation adds next; the last
+    one an answer of ``ANSWER_TOKENS``), which a search's extra requests add to."""
+    wire = [(m, [*meta, *(tools[i] for i in exposed)]) for m, exposed in requests]
+    replies = [  # the message the next request adds after this one's conversation
+        counter.message_tokens(requests[i + 1][0][len(m)]) for i, (m, _) in enumerate(requests[:-1])
+    ]
+    rows = request_costs(wire, [*replies, ANSWER_TOKENS], price, counter)  # type: ignore[arg-type]
+    return float(totals(rows)["cost_usd"])
 
 
 def _hit(score: IndexScore, k: int) -> float:
