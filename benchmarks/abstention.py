@@ -5,6 +5,10 @@ held-out sets, as a curve over the threshold and per index. A report: it prints 
     python benchmarks/abstention.py --write    # also write toolsearch_lab/resources/abstention/hybrid.json
     python benchmarks/abstention.py --no-indexes
 
+The near-miss check (``toolsearch_lab.index.operations``) is measured too: its margin chosen on the
+calibration sets (at most 1 % of their servable requests flagged on average per catalog), its flags part of
+the curve (a flagged request abstains at any threshold).
+
 Fit data (``toolsearch_lab.eval.offcatalog.calibration_sets``): hand-written off-catalog requests over
 five catalogs, requests other catalogs serve that these cannot, and servable requests of the training
 sources. Held out (never fitted or chosen on): the 100 hand-written GitHub off-catalog requests, BFCL's
@@ -26,17 +30,20 @@ from toolsearch_lab.embed.default import default_embedder
 from toolsearch_lab.eval.abstention import (
     DEFAULT_KEEP,
     abstention_curve,
+    choose_near_miss_gain,
     confidences,
     evidence,
     fit_abstention,
     leave_one_catalog_out,
     measure_abstention,
+    near_miss_gains,
 )
 from toolsearch_lab.eval.metrics import rank_queries
 from toolsearch_lab.eval.offcatalog import calibration_sets, catalog_tools, held_out_sets, load_offcatalog
 from toolsearch_lab.index.abstention import SHIPPED_MODEL
 from toolsearch_lab.index.factory import INDEX_KINDS, make_index
 from toolsearch_lab.index.hybrid import HybridToolIndex
+from toolsearch_lab.index.operations import NEAR_MISS_GAIN
 
 THRESHOLDS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
 EXAMPLES = "servable: GitHub example requests"
@@ -62,20 +69,53 @@ def formula(model) -> str:
     return f"P(some tool fits) = sigmoid({model.intercept:+.3f} {terms})"
 
 
-def print_curve(model, ev, cal, test) -> None:
+def print_near_miss(cal, gains) -> float:
+    """The near-miss margin chosen on calibration data, with what each margin flags per catalog."""
+    chosen, rows = choose_near_miss_gain(cal, gains)
+    hand = [r for r in load_offcatalog("calibration")]
+    print("\nnear-miss check on calibration data (flagged share; servable: the requests it would turn away):")
+    catalogs = list(dict.fromkeys(s.catalog for s in cal))
+    print(f"{'gain >':>7} | " + " ".join(f"{c[:12]:>12}" for c in catalogs) + " | mean servable")
+    for row in rows:
+        g = row["gain"]
+        near, on = [], []
+        for c in catalogs:
+            written = next(s for s in cal if s.catalog == c and s.name.startswith("hand-written"))
+            kinds = np.array([r.kind for r in hand if r.catalog == c])
+            near.append(float(np.mean(gains[written.name][kinds == "near-miss"] > g)))
+            on.append(float(np.mean(next(gains[s.name] for s in cal if s.catalog == c and s.label == 1) > g)))
+        mark = " <- chosen" if g == chosen else ""
+        print(
+            f"{g:>7.2f} | "
+            + " ".join(f"{n:>5.2f} / {o:.3f}" for n, o in zip(near, on, strict=True))
+            + f" | {row['servable flagged']:.4f}{mark}"
+        )
+    print("        (each cell: near-misses caught / servable flagged)")
+    if chosen != NEAR_MISS_GAIN:
+        print(f"NOTE: the chosen margin {chosen} differs from the shipped NEAR_MISS_GAIN {NEAR_MISS_GAIN}")
+    return chosen
+
+
+def print_curve(model, ev, cal, test, flags) -> None:
     """The curve over the threshold: off-catalog sets abstained, servable sets' hit@5 / recall@5."""
     conf = confidences(model, ev)
     servable = [s for s in test if s.label == 1] + [s for s in cal if s.name == EXAMPLES]
     rankings = hybrid_rankings(servable)
     kinds = np.array([r.kind for r in load_offcatalog("github-test")])
-    conf["near-miss"] = conf["github-test"][kinds == "near-miss"]
-    conf["off-domain"] = conf["github-test"][kinds == "off-domain"]
+    flags = dict(flags)
+    for kind in ("near-miss", "off-domain"):
+        conf[kind] = conf["github-test"][kinds == kind]
+        flags[kind] = flags["github-test"][kinds == kind]
     off = ["github-test", "near-miss", "off-domain", "bfcl-irrelevance"]
     thresholds = sorted({*THRESHOLDS, model.min_confidence})
-    curve = abstention_curve(
-        conf, off, {s.name: (rankings[s.name], s.relevant) for s in servable}, thresholds
-    )
+    served = {s.name: (rankings[s.name], s.relevant) for s in servable}
     print("\nthe curve (held-out sets; the GitHub example requests are fit data):")
+    print_points(abstention_curve(conf, off, served, thresholds), model, "without the near-miss check")
+    print_points(abstention_curve(conf, off, served, thresholds, near_miss=flags), model, "with it (default)")
+
+
+def print_points(curve, model, title) -> None:
+    print(f"  {title}:")
     print(
         f"{'P <':>7} | {'gh-test':>7} {'near':>5} {'off':>5} {'bfcl-irr':>8} | {'paraphr. hit@5':>14} "
         f"{'AgentDojo r@5':>13} {'answered':>8} | {'GH examples hit@5':>17}"
@@ -88,6 +128,36 @@ def print_curve(model, ev, cal, test) -> None:
             f"{a['bfcl-irrelevance']:>8.2f} | {p.hit['github-paraphrases']:>14.3f} "
             f"{p.recall['agentdojo']:>13.3f} {p.answered['agentdojo']:>8.2f} | {p.hit[EXAMPLES]:>17.3f}{mark}"
         )
+
+
+def print_cost(test, rounds: int = 3) -> None:
+    """What the near-miss check costs a search: the default hybrid against near_miss=False on the same
+    GitHub requests, in this process, interleaved (ratios hold on a noisy machine; milliseconds do not)."""
+    from toolsearch_lab.model import SearchRequest
+
+    queries = [q for s in test if s.catalog == "github-mcp" for q in s.queries]
+    indexes = {"with the check": HybridToolIndex(), "without": HybridToolIndex(near_miss=False)}
+    for index in indexes.values():
+        index.index_tools("cost", catalog_tools("github-mcp"))
+        index.search(SearchRequest("cost", queries[0], 5))  # warm: embeddings, links, operations
+    seconds = {name: [] for name in indexes}
+    for _ in range(rounds):
+        for query in queries:
+            for name, index in indexes.items():
+                started = time.perf_counter()
+                index.search(SearchRequest("cost", query, 5))
+                seconds[name].append(time.perf_counter() - started)
+    ops = indexes["with the check"].operations("cost")
+    judged = sum(ops.missing(q) is not None for q in queries)
+    p50 = {name: float(np.median(v)) * 1000 for name, v in seconds.items()}
+    total = {name: sum(v) for name, v in seconds.items()}
+    ratio = total["with the check"] / total["without"]
+    print(f"\nnear-miss check cost, {len(queries)} held-out GitHub requests x {rounds} rounds, one process:")
+    print(
+        f"  p50 per search {p50['with the check']:.2f} ms vs {p50['without']:.2f} ms without; total time "
+        f"x{ratio:.2f}; {judged} requests ({judged / len(queries):.0%}) had no tool offering their "
+        "operation and paid three more query embeddings"
+    )
 
 
 def print_indexes(test) -> None:
@@ -126,10 +196,13 @@ def main(argv: list[str] | None = None) -> int:
     model = fit_abstention(cal, ev, keep=args.keep, embedder=default_embedder().name, info=info)
     print("\nmodel: " + formula(model) + f"; abstain below {model.min_confidence:.3f}")
     print(f"       (the threshold keeps {args.keep:.0%} of the calibration catalogs' servable requests)")
-    print_curve(model, ev, cal, test)
+    gains = near_miss_gains(cal + test)
+    chosen = print_near_miss(cal, gains)
+    print_curve(model, ev, cal, test, {name: g > chosen for name, g in gains.items()})
     if args.write:
         model.save(SHIPPED_MODEL)
         print(f"\nwrote {SHIPPED_MODEL}")
+    print_cost(test)
     if not args.no_indexes:
         print_indexes(test)
     print(f"\n({time.perf_counter() - started:.0f} s)")

@@ -263,24 +263,29 @@ class SearchMetadata:
 class SearchConfidence:
     """How sure an index is that some tool of the session serves the request (not part of Spring's contract:
     only an index that can answer "no tool matches" sets it). ``value`` is a calibrated probability; the
-    index returned no tools when it is below ``threshold`` (None: the index never abstains); ``reason``
-    states the evidence in words."""
+    index returned no tools when it is below ``threshold`` (None: the index never abstains), or when the
+    request is a ``near_miss``: it asks for an operation no tool offers (what is missing, in words).
+    ``reason`` states the evidence in words."""
 
     value: float
     threshold: float | None
     reason: str
+    near_miss: str | None = None
 
     @property
     def abstained(self) -> bool:
-        return self.threshold is not None and self.value < self.threshold
+        return self.threshold is not None and (self.value < self.threshold or self.near_miss is not None)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "value": self.value,
             "threshold": self.threshold,
             "abstained": self.abstained,
             "reason": self.reason,
         }
+        if self.near_miss is not None:
+            out["near_miss"] = self.near_miss
+        return out
 
 
 @dataclass(frozen=True)

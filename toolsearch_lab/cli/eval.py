@@ -125,7 +125,7 @@ def evaluate_with_abstention(
 ) -> dict[str, Any]:
     """The evaluation as a plain dict: metrics (and per group), the share of ``off`` the index returned
     nothing for, and with ``curve`` the abstention curve over the confidence threshold."""
-    from toolsearch_lab.eval.metrics import evaluate, search_queries
+    from toolsearch_lab.eval.metrics import evaluate
     from toolsearch_lab.index.factory import make_index
 
     index = make_index(kind)
@@ -133,34 +133,45 @@ def evaluate_with_abstention(
     report: dict[str, Any] = {**result.to_dict(), "by_group": result.by_group(dataset.servers or None)}
     threshold = getattr(index, "min_confidence", None)
     report["min_confidence"] = threshold
-    off_conf: list[float | None] = []
     if off is not None:
-        index.index_tools("offcatalog", dataset.tools)
-        responses = search_queries(index, "offcatalog", off, result.depth)
-        index.clear_index("offcatalog")
-        off_conf = [r.confidence.value if r.confidence else None for r in responses]
+        responses = _search_off(index, dataset, off, result.depth)
         report["offcatalog"] = {
             "requests": len(off),
             "returned_nothing": sum(1 for r in responses if not r.tool_names),
         }
     if curve:
-        report["curve"] = _curve(kind, dataset, k, off_conf, threshold)
+        report["curve"] = _curve(kind, dataset, k, off, threshold)
     return report
 
 
+def _search_off(index: Any, dataset: Dataset, off: list[str], depth: int) -> list[Any]:
+    from toolsearch_lab.eval.metrics import search_queries
+
+    index.index_tools("offcatalog", dataset.tools)
+    try:
+        return search_queries(index, "offcatalog", off, depth)
+    finally:
+        index.clear_index("offcatalog")
+
+
 def _curve(
-    kind: str, dataset: Dataset, k: int, off_conf: list[float | None], default: float | None
+    kind: str, dataset: Dataset, k: int, off: list[str] | None, default: float | None
 ) -> list[dict[str, float]]:
-    """Re-evaluates with abstention at 0 (every query answered, every confidence known) and applies each
-    threshold of :data:`CURVE`, and the index's own, afterwards: an abstained query finds nothing."""
+    """Re-evaluates with abstention at 0 (every confidence known; only near-misses, which abstain at
+    any threshold, return nothing) and applies each threshold of :data:`CURVE`, and the index's own,
+    afterwards: an abstained query finds nothing."""
     from toolsearch_lab.eval.metrics import evaluate, hit_at_k, recall_at_k
     from toolsearch_lab.index.factory import make_index
 
     index = make_index(kind, min_confidence=0.0)
     full: EvalResult = evaluate(index, dataset, k=k)
+    off_conf: list[tuple[float, bool]] = []
+    for r in _search_off(index, dataset, off, full.depth) if off is not None else []:
+        if r.confidence is not None:
+            off_conf.append((r.confidence.value, r.confidence.near_miss is not None))
     rows = []
     for t in sorted({*CURVE, *([default] if default is not None else [])}):
-        kept = [q for q in full.per_query if (q.confidence or 0.0) >= t]
+        kept = [q for q in full.per_query if (q.confidence or 0.0) >= t and not q.abstained]
         n = max(len(full.per_query), 1)
         row = {
             "min_confidence": t,
@@ -169,7 +180,7 @@ def _curve(
             "answered": len(kept) / n,
         }
         if off_conf:
-            row["offcatalog_abstained"] = sum(1 for c in off_conf if c is not None and c < t) / len(off_conf)
+            row["offcatalog_abstained"] = sum(1 for c, near in off_conf if near or c < t) / len(off_conf)
         rows.append(row)
     return rows
 
@@ -197,7 +208,10 @@ def render(report: dict[str, Any], dataset: Dataset, kind: str, by_group: bool) 
         lines.append(f"off-catalog: {off['requests']} requests no tool serves; {kind} returned nothing for "
                      f"{off['returned_nothing']} ({share:.0%})")  # fmt: skip
     if "curve" in report:
-        lines.append("abstention curve (no tools below the threshold; an abstained query finds nothing):")
+        lines.append(
+            "abstention curve (no tools below the threshold, nor for a near-miss; an abstained query finds "
+            "nothing):"
+        )
         head = f"  {'min confidence':>14}  {'hit@' + str(k):>6}  {'recall@' + str(k):>9}  {'answered':>8}"
         lines.append(head + ("  off-catalog abstained" if "offcatalog" in report else ""))
         for row in report["curve"]:

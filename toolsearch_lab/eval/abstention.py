@@ -10,6 +10,8 @@
 * :func:`abstention_curve` - over thresholds: the share of off-catalog requests abstained and the
   servable requests' hit@k / recall@k when an abstained search counts as finding nothing.
 * :func:`measure_abstention` - any index: off-catalog share it returns nothing for, servable figures.
+* :func:`near_miss_gains` / :func:`choose_near_miss_gain` - the near-miss check's evidence per request
+  (:mod:`toolsearch_lab.index.operations`) and its margin, chosen on calibration data.
 
 scikit-learn is imported only to fit.
 """
@@ -36,10 +38,14 @@ __all__ = [
     "fit_abstention",
     "leave_one_catalog_out",
     "measure_abstention",
+    "near_miss_gains",
+    "choose_near_miss_gain",
 ]
 
 DEFAULT_FEATURES = ("best description similarity", "best full-text similarity")
 DEFAULT_KEEP = 0.95
+NEAR_MISS_BUDGET = 0.01  # the servable share the near-miss check may turn away, on average per catalog
+NEAR_MISS_GRID = (0.0, 0.02, 0.04, 0.06, 0.08, 0.1, 0.12)
 SESSION = "abstention"
 _CHUNK = 1024
 
@@ -68,6 +74,57 @@ def evidence(
         finally:
             hybrid.clear_index(SESSION)
     return out
+
+
+def near_miss_gains(
+    sets: Sequence[LabelledSet], hybrid: HybridToolIndex | None = None
+) -> dict[str, np.ndarray]:
+    """{set name: per request, how much closer a verb-swapped request comes to the catalog when no tool
+    named after its object offers its operation (-inf when some does, or it has no known verb)}: the
+    near-miss check flags a request when this exceeds the margin."""
+    hybrid = hybrid if hybrid is not None else HybridToolIndex(abstain=False)
+    out: dict[str, np.ndarray] = {}
+    for s in sets:
+        hybrid.clear_index(SESSION)
+        hybrid.index_tools(SESSION, catalog_tools(s.catalog))
+        try:
+            gains = np.full(len(s.queries), -np.inf)
+            for start in range(0, len(s.queries), _CHUNK):
+                chunk = list(s.queries[start : start + _CHUNK])
+                m = hybrid.score_matrix(SESSION, chunk)
+                allowed = np.ones(len(m.tools), dtype=bool)
+                for i, query in enumerate(chunk):
+                    found = hybrid.operation_gain(SESSION, query, m, i, allowed)
+                    if found is not None:
+                        gains[start + i] = found[1]
+            out[s.name] = gains
+        finally:
+            hybrid.clear_index(SESSION)
+    return out
+
+
+def choose_near_miss_gain(
+    sets: Sequence[LabelledSet],
+    gains: dict[str, np.ndarray],
+    grid: Sequence[float] = NEAR_MISS_GRID,
+    budget: float = NEAR_MISS_BUDGET,
+) -> tuple[float, list[dict[str, Any]]]:
+    """The margin of ``grid`` that flags the most off-catalog requests (mean over catalogs) while the
+    servable ones flagged stay within ``budget`` on average per catalog; and a row per margin."""
+    rows = []
+    for g in grid:
+        off = [float(np.mean(gains[s.name] > g)) for s in sets if s.label == 0]
+        on = [float(np.mean(gains[s.name] > g)) for s in sets if s.label == 1]
+        rows.append(
+            {"gain": g, "off-catalog flagged": float(np.mean(off)), "servable flagged": float(np.mean(on))}
+        )
+    within = [r for r in rows if r["servable flagged"] <= budget]
+    if not within:
+        raise ValueError(
+            f"choose_near_miss_gain: no margin of {tuple(grid)} keeps within the budget {budget}"
+        )
+    best = max(within, key=lambda r: (r["off-catalog flagged"], -r["gain"]))
+    return float(best["gain"]), rows
 
 
 def _rows(
@@ -180,15 +237,21 @@ def abstention_curve(
     servable: dict[str, tuple[list[list[str]], Sequence[Sequence[str]]]],
     thresholds: Sequence[float],
     k: int = 5,
+    near_miss: dict[str, np.ndarray] | None = None,
 ) -> list[CurvePoint]:
     """``confidence``: per set name, the confidence of each request; ``servable``: per servable set, the
-    index's rankings and the relevant tools."""
+    index's rankings and the relevant tools; ``near_miss``: per set name, the requests the near-miss
+    check flags (they abstain at any threshold)."""
+
+    def flagged(name: str) -> np.ndarray:
+        return near_miss[name] if near_miss is not None else np.zeros(len(confidence[name]), dtype=bool)
+
     points = []
     for t in thresholds:
-        abstained = {name: float(np.mean(confidence[name] < t)) for name in off}
+        abstained = {name: float(np.mean((confidence[name] < t) | flagged(name))) for name in off}
         hit, recall, answered = {}, {}, {}
         for name, (rankings, relevant) in servable.items():
-            kept = confidence[name] >= t
+            kept = (confidence[name] >= t) & ~flagged(name)
             shown = [r if a else [] for r, a in zip(rankings, kept, strict=True)]  # abstained: nothing
             hit[name] = float(np.mean([hit_at_k(r, rel, k) for r, rel in zip(shown, relevant, strict=True)]))
             recall[name] = float(

@@ -16,7 +16,8 @@ what the best-ranked tool needs (``list_issues`` for a tool taking an ``issue_nu
 that tool's score, unless the request already names the thing by number. **Abstention**
 (:mod:`.abstention`): when a calibrated probability that any tool fits, computed from the raw description
 and full-text similarities, is below ``min_confidence``, the search returns no tools and says so in the
-response's ``confidence``.
+response's ``confidence``; so does a near-miss, a request for an operation no tool of its object offers
+(:mod:`.operations`).
 
 The components are real indexes, exposed as attributes: ``keyword_index`` (a configured
 :class:`~toolsearch_lab.index.bm25.index.BM25ToolIndex`), ``char_index`` (a
@@ -46,6 +47,7 @@ from toolsearch_lab.index.diversity import DIVERSITY_BY, DiversityBy, category_c
 from toolsearch_lab.index.hybrid_evidence import HybridHit, Scores, empty_scores, hits, rank_text
 from toolsearch_lab.index.links import PREREQUISITE_WEIGHT, PrerequisiteLinks, lift, prerequisite_links
 from toolsearch_lab.index.ngram import CharNgramToolIndex
+from toolsearch_lab.index.operations import NEAR_MISS_GAIN, MissingOperation, OperationIndex, swapped
 from toolsearch_lab.index.vector import TEXT_MODES, TextMode, VectorToolIndex
 from toolsearch_lab.model import (
     DEFAULT_MAX_RESULTS,
@@ -117,7 +119,9 @@ class HybridToolIndex(BaseToolIndex):
     the calibrated confidence that any tool fits is below ``min_confidence`` (None: the model's default,
     chosen on calibration data); ``abstention`` is that model (default: the shipped one, fitted for the
     default MiniLM embedder; with another embedder the index does not abstain and ``abstention_note``
-    says why). Every response carries its ``confidence``.
+    says why). With abstention on, ``near_miss`` (default on) also returns no tools for a request whose
+    operation no tool named after its object offers, when swapping its verb brings it closer to the tools by
+    more than ``near_miss_gain`` (:mod:`.operations`). Every response carries its ``confidence``.
 
     ``diversity`` (default 0: off) re-ranks the final ranking greedily so that a tool repeating what is
     already above it loses ``diversity`` x its redundancy: by ``diversity_by="category"`` a tool of a
@@ -147,6 +151,8 @@ class HybridToolIndex(BaseToolIndex):
         abstain: bool = True,
         min_confidence: float | None = None,
         abstention: AbstentionModel | str | os.PathLike[str] | None = None,
+        near_miss: bool = True,
+        near_miss_gain: float = NEAR_MISS_GAIN,
         diversity: float = 0.0,
         diversity_by: DiversityBy = "category",
     ) -> None:
@@ -162,6 +168,10 @@ class HybridToolIndex(BaseToolIndex):
             raise ValueError(f"prerequisite_weight must be within [0, 1], got {prerequisite_weight}")
         if min_confidence is not None and not 0.0 <= min_confidence <= 1.0:
             raise ValueError(f"min_confidence must be a probability within [0, 1], got {min_confidence}")
+        if not 0.0 <= near_miss_gain <= 2.0:
+            raise ValueError(f"near_miss_gain must be a cosine margin within [0, 2], got {near_miss_gain}")
+        self.near_miss = bool(near_miss)
+        self.near_miss_gain = float(near_miss_gain)
         self.vector_weight = float(vector_weight)
         self.char_share = float(char_share)
         self.stemmer = stemmer
@@ -181,6 +191,7 @@ class HybridToolIndex(BaseToolIndex):
         )
         self._tools: dict[str, list[Tool]] = {}
         self._links: dict[str, PrerequisiteLinks] = {}
+        self._operations: dict[str, OperationIndex] = {}
         self._lock = threading.RLock()
         self.prerequisite_weight = float(prerequisite_weight) if prerequisites else 0.0
         self.abstention: AbstentionModel | None = None
@@ -235,6 +246,7 @@ class HybridToolIndex(BaseToolIndex):
                 component.index_tools(session_id, tools)
             self._tools.setdefault(session_id, []).extend(tools)
             self._links.pop(session_id, None)
+            self._operations.pop(session_id, None)
 
     def _clear(self, session_id: str) -> None:
         with self._lock:
@@ -242,6 +254,7 @@ class HybridToolIndex(BaseToolIndex):
                 component.clear_index(session_id)
             self._tools.pop(session_id, None)
             self._links.pop(session_id, None)
+            self._operations.pop(session_id, None)
 
     def prerequisite_links(self, session_id: str) -> PrerequisiteLinks:
         """The session's prerequisite links (found on first use after tools were added)."""
@@ -251,6 +264,17 @@ class HybridToolIndex(BaseToolIndex):
             if key is not None and key not in self._links:
                 self._links[key] = prerequisite_links(tools)
             return self._links.get(key, PrerequisiteLinks({})) if key is not None else PrerequisiteLinks({})
+
+    def operations(self, session_id: str) -> OperationIndex:
+        """The operations the session's tools offer, by the nouns of their names (built on first use)."""
+        key = self._session_or_none(session_id)
+        with self._lock:
+            tools = self._tools.get(key, []) if key is not None else []
+            if key is None:
+                return OperationIndex([])
+            if key not in self._operations:
+                self._operations[key] = OperationIndex(tools)
+            return self._operations[key]
 
     def tools(self, session_id: str) -> list[Tool]:
         key = self._session_or_none(session_id)
@@ -329,17 +353,22 @@ class HybridToolIndex(BaseToolIndex):
         if keyed is None or self.abstention is None:
             return None
         m = self.score_matrix(keyed.session_id, [keyed.query])
-        return (
-            self.confidence_at(m, 0, self.allowed_tools(m.tools, keyed.category_filter)) if m.tools else None
-        )
+        if not m.tools:
+            return None
+        allowed = self.allowed_tools(m.tools, keyed.category_filter)
+        return self.confidence_at(keyed.session_id, keyed.query or "", m, 0, allowed)
 
     def allowed_tools(self, tools: list[Tool], category_filter: str | None) -> np.ndarray:
         """A mask of the tools a request with ``category_filter`` may return."""
         return np.array([self.category_allows(t, category_filter) for t in tools], dtype=bool)
 
-    def confidence_at(self, m: Scores, i: int, allowed: np.ndarray) -> SearchConfidence | None:
-        """The abstention model's confidence for query ``i`` of :meth:`score_matrix` ``m`` over the tools
-        ``allowed`` (:meth:`allowed_tools`); None when the index does not abstain."""
+    def confidence_at(
+        self, session_id: str, query: str, m: Scores, i: int, allowed: np.ndarray
+    ) -> SearchConfidence | None:
+        """How sure the index is that some tool fits ``query``, row ``i`` of :meth:`score_matrix` ``m``,
+        over the tools ``allowed`` (:meth:`allowed_tools`): the abstention model's confidence, and with
+        ``near_miss`` the operation it asks for when no tool offers it. None when the index does not
+        abstain."""
         model = self.abstention
         if model is None:
             return None
@@ -347,7 +376,37 @@ class HybridToolIndex(BaseToolIndex):
             str(v): np.array([s[i][allowed].max() if allowed.any() else -1.0]) for v, s in m.views.items()
         }
         x = model.evidence(best)
-        return SearchConfidence(float(model.confidence(x)[0]), self.min_confidence, model.reason(x[0]))
+        confidence = SearchConfidence(float(model.confidence(x)[0]), self.min_confidence, model.reason(x[0]))
+        if confidence.abstained or not self.near_miss or not allowed.any():
+            return confidence
+        missing = self.missing_operation(session_id, query, m, i, allowed)
+        return (
+            confidence if missing is None else dataclasses.replace(confidence, near_miss=missing.describe())
+        )
+
+    def missing_operation(
+        self, session_id: str, query: str, m: Scores, i: int, allowed: np.ndarray
+    ) -> MissingOperation | None:
+        """The operation ``query`` asks for when it is a near-miss (:mod:`.operations`): no tool named
+        after its object offers it, and swapping its verb brings it closer to the tools by more than
+        ``near_miss_gain``."""
+        found = self.operation_gain(session_id, query, m, i, allowed)
+        return found[0] if found is not None and found[1] > self.near_miss_gain else None
+
+    def operation_gain(
+        self, session_id: str, query: str, m: Scores, i: int, allowed: np.ndarray
+    ) -> tuple[MissingOperation, float] | None:
+        """When no tool named after the request's object offers its operation: that operation, and how much
+        closer (mean over the views of the best raw similarity) the best verb-swapped request comes."""
+        missing = self.operations(session_id).missing(query, allowed)
+        if missing is None:
+            return None
+        _, views = self.vector_index.view_similarities(session_id, swapped(query))
+        if {s.shape[1] for s in views.values()} != {len(allowed)}:  # the session changed meanwhile
+            return None
+        own = np.mean([s[i][allowed].max() for s in m.views.values()])
+        other = np.mean([s[:, allowed].max(axis=1) for s in views.values()], axis=0).max()
+        return missing, float(other - own)
 
     def _ranked(
         self, request: KeyedRequest, m: Scores, i: int, limit: int
@@ -355,7 +414,7 @@ class HybridToolIndex(BaseToolIndex):
         score = m.score[i]
         allowed = self.allowed_tools(m.tools, request.category_filter)
         meta = SearchMetadata(self.search_type, request.query, None)
-        confidence = self.confidence_at(m, i, allowed)
+        confidence = self.confidence_at(request.session_id, request.query or "", m, i, allowed)
         if confidence is not None and confidence.abstained:
             return SearchResponse([], 0, meta, confidence), []
         passing = allowed if self.min_score is None else allowed & (score >= self.min_score)
@@ -410,7 +469,7 @@ class HybridToolIndex(BaseToolIndex):
         value = float(shown[rank - 1])
         if self.diversity > 0:
             hit = dataclasses.replace(hit, score=value, diversity_penalty=float(score[j]) - value)
-        confidence = self.confidence_at(m, 0, np.ones(len(m.tools), dtype=bool))
+        confidence = self.confidence_at(session_id, query, m, 0, np.ones(len(m.tools), dtype=bool))
         kept = (self.min_score is None or score[j] >= self.min_score) and not (
             confidence and confidence.abstained
         )

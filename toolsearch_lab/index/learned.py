@@ -322,7 +322,10 @@ class LearnedToolIndex(BaseToolIndex):
             scores = self.model.scores(x) if tools else None
             for row, i in enumerate(members):
                 allowed = hybrid.allowed_tools(tools, requests[i].category_filter) if tools else None
-                confidence = hybrid.confidence_at(m, row, allowed) if allowed is not None else None
+                query = requests[i].query or ""
+                confidence = None
+                if allowed is not None:
+                    confidence = hybrid.confidence_at(session_id, query, m, row, allowed)
                 if confidence is not None and confidence.abstained:
                     meta = SearchMetadata(self.search_type, requests[i].query, None)
                     out[i] = SearchResponse([], 0, meta, confidence)
