@@ -132,21 +132,26 @@ def print_points(curve, model, title) -> None:
 
 def print_cost(test, rounds: int = 3) -> None:
     """What the near-miss check costs a search: the default hybrid against near_miss=False on the same
-    GitHub requests, in this process, interleaved (ratios hold on a noisy machine; milliseconds do not)."""
+    GitHub requests, in this process, interleaved (ratios hold on a noisy machine; milliseconds do not).
+    Both embed with MiniLM itself, not through the cache, so every search embeds its request afresh."""
     from toolsearch_lab.model import SearchRequest
 
     queries = [q for s in test if s.catalog == "github-mcp" for q in s.queries]
-    indexes = {"with the check": HybridToolIndex(), "without": HybridToolIndex(near_miss=False)}
+    minilm = default_embedder().embedder
+    indexes = {
+        "with the check": HybridToolIndex(embedder=minilm),
+        "without": HybridToolIndex(embedder=minilm, near_miss=False),
+    }
     for index in indexes.values():
         index.index_tools("cost", catalog_tools("github-mcp"))
         index.search(SearchRequest("cost", queries[0], 5))  # warm: embeddings, links, operations
     seconds = {name: [] for name in indexes}
-    for _ in range(rounds):
-        for query in queries:
-            for name, index in indexes.items():
-                started = time.perf_counter()
-                index.search(SearchRequest("cost", query, 5))
-                seconds[name].append(time.perf_counter() - started)
+    asked = [query for _ in range(rounds) for query in queries for _ in indexes]
+    for i, query in enumerate(asked):
+        name = list(indexes)[i % len(indexes)]
+        started = time.perf_counter()
+        indexes[name].search(SearchRequest("cost", query, 5))
+        seconds[name].append(time.perf_counter() - started)
     ops = indexes["with the check"].operations("cost")
     judged = sum(ops.missing(q) is not None for q in queries)
     p50 = {name: float(np.median(v)) * 1000 for name, v in seconds.items()}
