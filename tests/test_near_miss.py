@@ -44,6 +44,12 @@ def test_the_operation_a_request_asks_for_against_what_the_tools_named_after_its
     assert operations.missing("what is on the feature/login branch?") is None  # no leading verb
     assert operations.missing("supprime la branche feature/login") is None  # another language: not judged
     assert operations.missing("delete everything") is None  # no object any tool is named after
+    # Verbs whose operation depends on what follows are not judged: these are servable.
+    assert (
+        operations.missing("Follow up under review note 2233 in basalt/api #98 explaining the lock") is None
+    )
+    assert operations.missing("Start watching acme/api so I get all of its activity") is None
+    assert operations.missing("unfollow the user octocat").operation == "delete"  # users are only searched
 
 
 def test_an_open_ended_tool_does_anything_only_to_its_head_noun():

@@ -45,11 +45,12 @@ OPERATIONS: dict[str, str] = {  # operation -> its verbs, space-separated
     "read": "get show list find search look view read fetch see display browse inspect lookup query count "
     "retrieve download summarize summarise review",
     "create": "create add new write post file submit raise build generate publish upload draft compose "
-    "invite fork clone star",
+    "invite fork clone star sponsor",
     "update": "update edit change modify set rewrite reword adjust replace fix patch amend revise rename "
     "transfer move migrate archive unarchive merge squash rebase lock unlock block unblock ban mute approve "
-    "reject close reopen resolve assign unassign",
-    "delete": "delete remove erase clear destroy purge wipe discard cancel unstar",
+    "reject close reopen resolve assign unassign enable disable turn pin unpin revert convert upgrade "
+    "downgrade dismiss protect hide unhide",
+    "delete": "delete remove erase clear destroy purge wipe discard cancel unstar unfollow",
 }
 _SWAP = {"read": "get", "create": "create", "update": "update", "delete": "delete"}
 _ANY = frozenset(OPERATIONS)
