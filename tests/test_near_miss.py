@@ -130,3 +130,17 @@ def test_the_shipped_margin_is_the_one_the_calibration_data_chooses():
     assert at["servable flagged"] <= 0.01 and at["off-catalog flagged"] > 0
     hand = next(s for s in sets if s.name == "hand-written for github-mcp")
     assert np.mean(gains[hand.name] > chosen) > 0.05  # it catches GitHub requests no tool serves
+
+
+def test_the_stepper_says_no_tool_matches_and_why_escaped(hybrid):
+    from toolsearch_lab.trace import Iteration, RunTrace
+    from toolsearch_lab.ui.stepper_render import details_html
+
+    record = ToolSearchTool(hybrid).call(json.dumps({"query": NEAR_MISSES[0]}), "gh", "c1").record
+    step = Iteration(number=1, exposed_tools=[], newly_exposed=[], accumulated=[], searches=[record])
+    html = details_html(RunTrace("gh", "test", "hybrid", NEAR_MISSES[0], len(GITHUB), iterations=[step]), 0)
+    assert "no tool matches: the index judged that none fits" in html
+    assert "no tool about branch offers &#x27;delete&#x27;" in html  # what is missing, escaped like all text
+    record.confidence_reason = "<script>alert(1)</script>"  # the reason quotes catalog text: escaped
+    html = details_html(RunTrace("gh", "test", "hybrid", "q", len(GITHUB), iterations=[step]), 0)
+    assert "<script>" not in html and "&lt;script&gt;" in html

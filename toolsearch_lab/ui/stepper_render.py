@@ -357,7 +357,8 @@ def _exposed_html(it: Iteration) -> list[str]:
 
 
 def _search_html(s: SearchRecord, it: Iteration, next_it: Iteration | None) -> list[str]:
-    """One toolSearchTool call: its query and settings, then its error, 'no tools found' or ranked hits."""
+    """One toolSearchTool call: its query and settings, then its error, 'no tool matches' (and why),
+    'no tools found' or ranked hits."""
     query = t.esc(s.query) if s.query is not None else t.muted("(no query)")
     extra = f" · maxResults {s.max_results}" if s.max_results is not None else ""
     if s.category_filter:
@@ -369,6 +370,10 @@ def _search_html(s: SearchRecord, it: Iteration, next_it: Iteration | None) -> l
     )
     if s.error:
         return [head, f"<div style='color:{t.BAD}'>search failed: {t.esc(t.clip(s.error))}</div>"]
+    if not s.hits and s.abstained:  # the index judged that no tool fits, and says why
+        why = t.muted(t.esc(t.clip(s.confidence_reason or "", 300)))
+        verdict = f"<div style='color:{t.BAD}'>no tool matches: the index judged that none fits</div>"
+        return [head, verdict, why]
     if not s.hits:
         return [head, f"<div style='color:{t.BAD}'>no tools found</div>"]
     best = max((h.score for h in s.hits if h.score is not None), default=None)

@@ -185,7 +185,8 @@ def iteration_html(trace: RunTrace, label: str, position: int) -> str:
     if it.deferred:
         parts.append(f"<div>{t.muted(f'{len(it.deferred)} more sent deferred (not loaded)')}</div>")
     for s in it.searches:
-        found = "".join(t.chip(h.name, t.FOUND, t.FOUND_LIGHT) for h in s.hits) or t.muted("nothing")
+        nothing = "no tool matches" if s.abstained else "nothing"  # abstained: the index judged none fits
+        found = "".join(t.chip(h.name, t.FOUND, t.FOUND_LIGHT) for h in s.hits) or t.muted(nothing)
         parts.append(f"<div>search <b>“{t.esc(t.clip(s.query, 120))}”</b> → {found}</div>")
     for c in it.tool_calls:
         if c.kind != "search":
