@@ -114,6 +114,9 @@ def test_the_learned_index_and_the_trace_see_it(hybrid):
     learned = make_index("learned")
     learned.index_tools("gh", GITHUB)
     assert learned.search(SearchRequest("gh", NEAR_MISSES[0], 5)).confidence.near_miss is not None
+    plain = make_index("learned", near_miss=False)
+    plain.index_tools("gh", GITHUB)
+    assert plain.search(SearchRequest("gh", NEAR_MISSES[0], 5)).tool_names  # the option reaches its hybrid
     outcome = ToolSearchTool(hybrid).call(json.dumps({"query": NEAR_MISSES[0]}), "gh", "c1")
     assert outcome.result == "[]" and outcome.record.abstained
     assert outcome.record.confidence_reason.startswith("no tool about branch offers 'delete'")

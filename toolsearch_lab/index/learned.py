@@ -264,8 +264,8 @@ class LearnedToolIndex(BaseToolIndex):
     ``hybrid``: the :class:`HybridToolIndex` that computes the signals (default: one with its defaults
     over ``embedder``, the cached MiniLM unless given). Results: the top ``max_results`` (default 10) by
     score, optionally only those scoring at least ``min_score`` (a probability, 0-1). The hybrid's
-    abstention applies (``abstain`` and ``min_confidence`` go to the default hybrid): no tools when it
-    judges that none fits, and every response carries the confidence.
+    abstention applies (``abstain``, ``min_confidence`` and ``near_miss`` go to the default hybrid): no
+    tools when it judges that none fits, and every response carries the confidence.
     """
 
     search_type = "LearnedToolIndex"
@@ -280,11 +280,14 @@ class LearnedToolIndex(BaseToolIndex):
         default_max_results: int = 10,
         abstain: bool = True,
         min_confidence: float | None = None,
+        near_miss: bool = True,
     ) -> None:
         super().__init__(default_max_results)
         self.model = model if isinstance(model, RankerModel) else RankerModel.load(model)
         if hybrid is None:
-            hybrid = HybridToolIndex(embedder=embedder, abstain=abstain, min_confidence=min_confidence)
+            hybrid = HybridToolIndex(
+                embedder=embedder, abstain=abstain, min_confidence=min_confidence, near_miss=near_miss
+            )
         self.signals = RankingSignals(hybrid)
         self.min_score = None if min_score is None else float(min_score)
 
