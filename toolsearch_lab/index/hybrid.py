@@ -268,12 +268,11 @@ class HybridToolIndex(BaseToolIndex):
     def operations(self, session_id: str) -> OperationIndex:
         """The operations the session's tools offer, by the nouns of their names (built on first use)."""
         key = self._session_or_none(session_id)
+        if key is None:
+            return OperationIndex([])
         with self._lock:
-            tools = self._tools.get(key, []) if key is not None else []
-            if key is None:
-                return OperationIndex([])
             if key not in self._operations:
-                self._operations[key] = OperationIndex(tools)
+                self._operations[key] = OperationIndex(self._tools.get(key, []))
             return self._operations[key]
 
     def tools(self, session_id: str) -> list[Tool]:
