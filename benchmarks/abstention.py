@@ -72,7 +72,7 @@ def formula(model) -> str:
 def print_near_miss(cal, gains) -> float:
     """The near-miss margin chosen on calibration data, with what each margin flags per catalog."""
     chosen, rows = choose_near_miss_gain(cal, gains)
-    hand = [r for r in load_offcatalog("calibration")]
+    hand = load_offcatalog("calibration")
     print("\nnear-miss check on calibration data (flagged share; servable: the requests it would turn away):")
     catalogs = list(dict.fromkeys(s.catalog for s in cal))
     print(f"{'gain >':>7} | " + " ".join(f"{c[:12]:>12}" for c in catalogs) + " | mean servable")

@@ -371,7 +371,7 @@ def recommend(
     use = pays_off(pay, n_tools)
     why_use = verdict_reason(pay, n_tools, use)
     accumulated = pay.calls_per_task * pay.discovered_tokens
-    accumulate = accumulates(pay.calls_per_task, pay.discovered_tokens, pay.catalog_tokens)
+    accumulate = pay.accumulation  # decided once, by payoff(), whose figures assume it
     if accumulate:
         why_acc = (
             f"even if every call searched, the kept tools would cost {accumulated:,} tokens, under half of "
