@@ -141,3 +141,88 @@ def test_options_that_do_not_fit_the_index_are_refused(dataset_file, capsys):
     assert "no score threshold" in capsys.readouterr().err
     assert main([*base, "--index", "lucene", "--regex-mode", "pattern"]) == 2
     assert "--regex-mode applies to --index regex only" in capsys.readouterr().err
+
+
+def test_search_says_why_no_tool_matches_and_the_flags_return_the_ranking(dataset_file, capsys):
+    near = ["search", "delete the feature/login branch", "--catalog", "github-mcp", "--index", "hybrid"]
+    assert main(near) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("0 of 117 tools") and "no tool passed the filters" not in out
+    assert "near-miss, no tool about branch offers 'delete'" in out and "--no-near-miss" in out
+    assert main([*near, "--no-near-miss", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert "create_branch" in [r["toolName"] for r in data["toolReferences"]]
+    assert data["confidence"]["abstained"] is False and "near_miss" not in data["confidence"]
+
+    off = ["search", "book a table for two tonight", "--catalog", "github-mcp", "--index", "learned"]
+    assert main(off) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("0 of 117 tools") and "confidence that some tool fits is 0." in out
+    assert "below its threshold 0.229" in out
+    for flags in (["--min-confidence", "0"], ["--no-abstain"]):
+        assert main([*off, *flags, "--max-results", "3", "--json"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert len(data["toolReferences"]) == 3 and data["hints"] == []
+    assert "confidence" not in data  # --no-abstain: no confidence at all, as Spring's indexes
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--index", "lucene", "--no-abstain"], "(hybrid or learned), not to the lucene index"),
+        (["--index", "vector", "--min-confidence", "0.5"], "(hybrid or learned), not to the vector index"),
+        (["--index", "hybrid", "--no-abstain", "--no-near-miss"], "--no-near-miss would change nothing"),
+        (["--index", "hybrid", "--min-confidence", "1.5"], "expected a probability from 0 to 1, got '1.5'"),
+    ],
+)
+def test_abstention_flags_that_cannot_apply_are_refused(dataset_file, capsys, flags, message):
+    for command in (["search", "weather", "--catalog"], ["eval", "--dataset"]):
+        try:
+            code = main([*command, str(dataset_file), *flags])
+        except SystemExit as exc:  # argparse's own errors
+            code = exc.code
+        assert code == 2
+        assert message in capsys.readouterr().err
+
+
+def test_eval_reads_your_own_off_catalog_requests(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TOOLSEARCH_LAB_CACHE", str(tmp_path / "cache"))
+    mine = tmp_path / "off.txt"
+    # A byte-order mark, Windows line ends, and a line separator that stays inside its request: 3 requests.
+    mine.write_text(
+        "# requests our GitHub server cannot serve\r\nbook a table for two\r\n\r\n"
+        "convert 100 dollars\u2028to euros\r\ndelete the feature/login branch\r\n",
+        encoding="utf-8-sig",
+    )
+    argv = ["eval", "--dataset", "github-paraphrases", "--offcatalog", str(mine)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "off-catalog: 3 requests no tool serves; hybrid returned nothing for 3 (100%)" in out
+    assert main([*argv, "--no-abstain"]) == 0
+    assert "hybrid returned nothing for 0 (0%)" in capsys.readouterr().out
+    assert main([*argv, "--curve", "--min-confidence", "0.3"]) == 0
+    curve = capsys.readouterr().out.split("abstention curve")[1]
+    marked = [line.split() for line in curve.splitlines() if line.endswith("<- --min-confidence")]
+    assert len(marked) == 1 and marked[0][0] == "0.300"
+    assert (
+        main([*argv, "--index", "learned", "--curve"]) == 0
+    )  # the learned index's threshold is its hybrid's
+    curve = capsys.readouterr().out.split("abstention curve")[1]
+    assert [line.split()[0] for line in curve.splitlines() if line.endswith("<- default")] == ["0.229"]
+    assert main([*argv, "--curve", "--no-abstain"]) == 2
+    assert "--no-abstain turns off" in capsys.readouterr().err
+
+    table = tmp_path / "table.tsv"
+    table.write_text("catalog\tkind\tquery\ngithub-mcp\toff-domain\tbook a table\n", encoding="utf-8")
+    blank = tmp_path / "blank.txt"
+    blank.write_text("# only a comment\n\n", encoding="utf-8")
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes("réserver une table".encode("latin-1"))
+    for path, message in [
+        (table, "line 1 holds a tab; expected one request per line"),
+        (blank, "no requests; expected one request per line"),
+        (latin, "not UTF-8 text"),
+        ("githib-test", "--offcatalog githib-test: no such file, nor a shipped set (calibration, "),
+    ]:
+        assert main(["eval", "--dataset", "github-paraphrases", "--offcatalog", str(path)]) == 2
+        assert message in capsys.readouterr().err

@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from toolsearch_lab.catalog.container import SHIPPED_CATALOGS, ToolCatalog, read_json_file
 from toolsearch_lab.cli.options import (
+    ABSTAINING,
     EXIT_OK,
+    abstention_options,
+    add_abstention_options,
     add_command,
     add_json_flag,
     add_live_options,
@@ -28,7 +31,6 @@ if TYPE_CHECKING:
 
 NAME = "eval"
 SUMMARY = "retrieval metrics of an index on a dataset, and what it does when no tool fits"
-ABSTAINING = ("hybrid", "learned")  # the kinds with a confidence threshold (min_confidence)
 CURVE = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
 
 
@@ -68,10 +70,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     parser.add_argument(
         "--offcatalog",
-        choices=tuple(OFFCATALOG_SETS),
         default=None,
-        help="also search a shipped set of requests the dataset's catalog cannot serve (those for that "
-        "catalog): " + "; ".join(f"{k}: {v}" for k, v in OFFCATALOG_SETS.items()),
+        metavar="SET|FILE",
+        help="also search requests no tool of the catalog serves: a shipped set (its requests for the "
+        "dataset's catalog: " + "; ".join(f"{k}: {v}" for k, v in OFFCATALOG_SETS.items()) + "), or a text "
+        "file of your own, one request per line (default: none)",
     )
     parser.add_argument(
         "--curve",
@@ -81,6 +84,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     parser.add_argument("--by-group", action="store_true", help="metrics per query group (suite, API server)")
     add_json_flag(parser, "the metrics")
+    add_abstention_options(parser)
     add_live_options(parser)
     return parser
 
@@ -92,6 +96,9 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(
             f"--curve: the {args.index} index has no confidence threshold; use {' or '.join(ABSTAINING)}"
         )
+    options = abstention_options(args, args.index)
+    if args.curve and options.get("abstain") is False:
+        raise ValueError("--curve draws the confidence threshold, which --no-abstain turns off")
     if args.catalog or args.mcp_config or args.mcp:
         with ExitStack() as stack:
             catalog = open_catalog(args, stack, [args.catalog] if args.catalog else [], command=NAME)
@@ -99,17 +106,25 @@ def run(args: argparse.Namespace) -> int:
     else:
         dataset = load_dataset(args.dataset)
     off = _offcatalog(args.offcatalog, dataset) if args.offcatalog else None
-    report = evaluate_with_abstention(args.index, dataset, args.k, off, curve=args.curve)
+    report = evaluate_with_abstention(args.index, dataset, args.k, off, curve=args.curve, options=options)
     if args.json:
         print(json.dumps({**report, "index": args.index}, indent=2))
         return EXIT_OK
-    print("\n".join(render(report, dataset, args.index, args.by_group)))
+    marker = "--min-confidence" if "min_confidence" in options else "default"
+    print("\n".join(render(report, dataset, args.index, args.by_group, marker)))
     return EXIT_OK
 
 
 def _offcatalog(name: str, dataset: Dataset) -> list[str]:
-    from toolsearch_lab.eval.offcatalog import load_offcatalog
+    from toolsearch_lab.eval.offcatalog import OFFCATALOG_SETS, load_offcatalog, read_requests
 
+    if Path(name).is_file():
+        return read_requests(name)
+    if name not in OFFCATALOG_SETS:
+        raise ValueError(
+            f"--offcatalog {name}: no such file, nor a shipped set ({', '.join(OFFCATALOG_SETS)}); expected "
+            "one of those or a text file with one request per line"
+        )
     if dataset.catalog is None:
         raise ValueError(f"--offcatalog {name}: the dataset {dataset.name!r} is not over a shipped catalog")
     requests = load_offcatalog(name, dataset.catalog)
@@ -121,14 +136,22 @@ def _offcatalog(name: str, dataset: Dataset) -> list[str]:
 
 
 def evaluate_with_abstention(
-    kind: str, dataset: Dataset, k: int, off: list[str] | None, *, curve: bool = False
+    kind: str,
+    dataset: Dataset,
+    k: int,
+    off: list[str] | None,
+    *,
+    curve: bool = False,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The evaluation as a plain dict: metrics (and per group), the share of ``off`` the index returned
-    nothing for, and with ``curve`` the abstention curve over the confidence threshold."""
+    nothing for, and with ``curve`` the abstention curve over the confidence threshold. ``options`` go to
+    the index (:func:`~toolsearch_lab.cli.options.abstention_options`)."""
     from toolsearch_lab.eval.metrics import evaluate
     from toolsearch_lab.index.factory import make_index
 
-    index = make_index(kind)
+    options = options or {}
+    index = make_index(kind, **options)
     result = evaluate(index, dataset, k=k)
     report: dict[str, Any] = {**result.to_dict(), "by_group": result.by_group(dataset.servers or None)}
     threshold = getattr(index, "min_confidence", None)
@@ -140,7 +163,7 @@ def evaluate_with_abstention(
             "returned_nothing": sum(1 for r in responses if not r.tool_names),
         }
     if curve:
-        report["curve"] = _curve(kind, dataset, k, off, threshold)
+        report["curve"] = _curve(kind, dataset, k, off, threshold, options)
     return report
 
 
@@ -155,7 +178,7 @@ def _search_off(index: Any, dataset: Dataset, off: list[str], depth: int) -> lis
 
 
 def _curve(
-    kind: str, dataset: Dataset, k: int, off: list[str] | None, default: float | None
+    kind: str, dataset: Dataset, k: int, off: list[str] | None, default: float | None, options: dict[str, Any]
 ) -> list[dict[str, float]]:
     """Re-evaluates with abstention at 0 (every confidence known; only near-misses, which abstain at
     any threshold, return nothing) and applies each threshold of :data:`CURVE`, and the index's own,
@@ -163,7 +186,7 @@ def _curve(
     from toolsearch_lab.eval.metrics import evaluate, hit_at_k, recall_at_k
     from toolsearch_lab.index.factory import make_index
 
-    index = make_index(kind, min_confidence=0.0)
+    index = make_index(kind, **{**options, "min_confidence": 0.0})
     full: EvalResult = evaluate(index, dataset, k=k)
     off_conf: list[tuple[float, bool]] = []
     for r in _search_off(index, dataset, off, full.depth) if off is not None else []:
@@ -185,7 +208,10 @@ def _curve(
     return rows
 
 
-def render(report: dict[str, Any], dataset: Dataset, kind: str, by_group: bool) -> list[str]:
+def render(
+    report: dict[str, Any], dataset: Dataset, kind: str, by_group: bool, marker: str = "default"
+) -> list[str]:
+    """The report as text lines; ``marker`` names where the index's threshold came from, on its curve row."""
     k = report["k"]
     lines = [
         f"dataset {dataset.name}: {len(dataset.tools)} tools, {len(dataset.queries)} queries"
@@ -219,7 +245,7 @@ def render(report: dict[str, Any], dataset: Dataset, kind: str, by_group: bool) 
             off = f"  {row['offcatalog_abstained']:>21.2f}" if "offcatalog_abstained" in row else ""
             lines.append(
                 f"  {row['min_confidence']:>14.3f}  {row[f'hit@{k}']:>6.3f}  {row[f'recall@{k}']:>9.3f}  "
-                f"{row['answered']:>8.2f}{off}" + ("  <- default" if default else "")
+                f"{row['answered']:>8.2f}{off}" + (f"  <- {marker}" if default else "")
             )
     lines.append(f"  ({report['seconds']:.1f} s)")
     return lines

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toolsearch_lab.catalog.container import CatalogError, CatalogReport, ToolCatalog, load_catalog
 from toolsearch_lab.catalog.examples import load_example_requests, shipped_example_sets, with_examples
@@ -85,6 +85,67 @@ def catalog_tools(catalog: str | ToolCatalog, examples: str | None) -> list[Tool
     if examples is None:
         return tools
     return with_examples(tools, load_example_requests(examples), where=f"--examples {examples}")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Saying "no tool matches": the options of the indexes that can
+
+ABSTAINING = ("hybrid", "learned")  # the kinds that can return no tools because none fits
+
+
+def add_abstention_options(parser: argparse.ArgumentParser) -> None:
+    """``--min-confidence``, ``--no-near-miss``, ``--no-abstain``; :func:`abstention_options` reads them."""
+    group = parser.add_argument_group(
+        "saying 'no tool matches' (hybrid and learned)",
+        "These indexes return no tools when none fits the request: when their calibrated confidence that\n"
+        "some tool fits is below a threshold, or when the request is a near-miss (it asks for an operation\n"
+        "no tool of its object offers). Spring's indexes do not judge this: their score thresholds only cut\n"
+        "weak matches.",
+    )
+    group.add_argument(
+        "--min-confidence",
+        type=probability,
+        default=None,
+        metavar="P",
+        help="return no tools below this confidence; 0 turns no request away on its confidence (near-misses "
+        "still are) (default: the shipped calibrated threshold)",
+    )
+    group.add_argument("--no-near-miss", action="store_true", help="return the ranking for a near-miss too")
+    group.add_argument(
+        "--no-abstain",
+        action="store_true",
+        help="never judge that no tool fits: no confidence and no near-miss check",
+    )
+
+
+def abstention_options(args: argparse.Namespace, kind: str) -> dict[str, Any]:
+    """The index constructor options that :func:`add_abstention_options`' flags ask for ``kind``."""
+    given = [
+        flag
+        for flag, on in (
+            ("--min-confidence", args.min_confidence is not None),
+            ("--no-near-miss", args.no_near_miss),
+            ("--no-abstain", args.no_abstain),
+        )
+        if on
+    ]
+    if not given:
+        return {}
+    if kind not in ABSTAINING:
+        raise ValueError(
+            f"{given[0]} applies to an index that judges whether any tool fits ({' or '.join(ABSTAINING)}), "
+            f"not to the {kind} index"
+        )
+    if args.no_abstain:
+        if len(given) > 1:
+            raise ValueError(f"--no-abstain turns abstention off; {given[0]} would change nothing")
+        return {"abstain": False}
+    options: dict[str, Any] = {}
+    if args.min_confidence is not None:
+        options["min_confidence"] = args.min_confidence
+    if args.no_near_miss:
+        options["near_miss"] = False
+    return options
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -422,6 +483,13 @@ def positive_float(text: str) -> float:
     value = finite_float(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
+
+
+def probability(text: str) -> float:
+    value = finite_float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a probability from 0 to 1, got {text!r}")
     return value
 
 

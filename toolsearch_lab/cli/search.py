@@ -14,6 +14,8 @@ from toolsearch_lab.catalog.container import SHIPPED_CATALOGS, ToolCatalog
 from toolsearch_lab.cli.options import (
     EXIT_OK,
     EXIT_USAGE,
+    abstention_options,
+    add_abstention_options,
     add_command,
     add_examples_option,
     add_json_flag,
@@ -25,7 +27,7 @@ from toolsearch_lab.cli.options import (
     positive_int,
 )
 from toolsearch_lab.index.factory import INDEX_KINDS
-from toolsearch_lab.model import SearchRequest, SearchResponse, Tool
+from toolsearch_lab.model import SearchConfidence, SearchRequest, SearchResponse, Tool
 
 NAME = "search"
 SUMMARY = "search a catalog with one index"
@@ -80,6 +82,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "words, never read as a regex); 'pattern' reads the query as a Python regular expression",
     )
     add_json_flag(parser, "the Spring-shaped response (plus component scores for hybrid and any hints)")
+    add_abstention_options(parser)
     add_live_options(parser)
     return parser
 
@@ -105,6 +108,7 @@ def run_search(
     min_score: float | None = None,
     regex_mode: str = KEYWORDS,
     examples: str | None = None,
+    abstention: dict[str, Any] | None = None,
 ) -> dict:
     """Search ``catalog`` (a loaded catalog, a shipped name or a file) with a fresh ``index_kind`` index;
     returns a JSON-able dict: the Spring-shaped response, for the hybrid index the component scores of
@@ -114,7 +118,7 @@ def run_search(
     from toolsearch_lab.index.factory import make_index
 
     tools = catalog_tools(catalog, examples)
-    options = _index_options(index_kind, min_score, regex_mode)
+    options = {**_index_options(index_kind, min_score, regex_mode), **(abstention or {})}
     index = make_index(index_kind, **options)
     index.index_tools(SESSION, tools)
     request = SearchRequest(SESSION, query, max_results)
@@ -144,6 +148,8 @@ def hints(
         return [_blank_query_hint(index_kind, bool(response.tool_references))]
     if response.tool_references:
         return []
+    if response.confidence is not None and response.abstained:
+        return [_abstained_hint(index_kind, response.confidence)]
     if index_kind == "regex":
         return [_regex_hint(index, query)]
     cut = _threshold_cut(index, index_kind, request, tools, options)
@@ -170,6 +176,19 @@ def _blank_query_hint(index_kind: str, found: bool) -> str:
     return (
         f"the query is blank: the {index_kind} index compares the embedding of an empty text with every "
         "tool, so these scores say nothing about relevance"
+    )
+
+
+def _abstained_hint(index_kind: str, confidence: SearchConfidence) -> str:
+    if confidence.near_miss is not None:
+        return (
+            f"no tool matches: the request is a near-miss, {confidence.near_miss}; --no-near-miss returns "
+            "the ranking anyway"
+        )
+    return (
+        f"no tool matches: the {index_kind} index's confidence that some tool fits is "
+        f"{confidence.value:.3f}, below its threshold {confidence.threshold:.3f} ({confidence.reason}); "
+        "a lower --min-confidence or --no-abstain returns the ranking anyway"
     )
 
 
@@ -224,6 +243,7 @@ def run(args: argparse.Namespace) -> int:
                 min_score=args.min_score,
                 regex_mode=args.regex_mode,
                 examples=args.examples,
+                abstention=abstention_options(args, args.index),
             )
     except PatternError as exc:
         print(f"toolsearch-lab search: error: {exc}", file=sys.stderr)

@@ -19,10 +19,12 @@ servable here filtered out by their labels and words), and the servable requests
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from toolsearch_lab.datafiles import data_path
 from toolsearch_lab.eval.datasets import (
@@ -42,6 +44,7 @@ __all__ = [
     "catalog_tools",
     "load_offcatalog",
     "held_out_sets",
+    "read_requests",
 ]
 
 OFFCATALOG_SETS = {
@@ -85,6 +88,31 @@ def load_offcatalog(name: str, catalog: str | None = None) -> list[OffCatalogReq
         if catalog is None or request.catalog == catalog:
             out.append(request)
     return out
+
+
+def read_requests(path: str | os.PathLike[str]) -> list[str]:
+    """Your own requests no tool serves: one per line of a UTF-8 text file (blank lines and lines starting
+    with ``#`` are skipped; a byte-order mark is allowed)."""
+    where = f"off-catalog requests {os.fspath(path)}"
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise ValueError(f"{where}: not UTF-8 text; expected one request per line") from None
+    except OSError as exc:
+        raise ValueError(f"{where}: cannot read it ({exc.strerror or exc})") from None
+    requests = []
+    for number, line in enumerate(
+        text.replace("\r\n", "\n").split("\n"), 1
+    ):  # lines as an editor numbers them
+        request = line.strip()
+        if not request or request.startswith("#"):
+            continue
+        if "\t" in request:  # a table such as the shipped sets' would become requests with its columns in
+            raise ValueError(f"{where}: line {number} holds a tab; expected one request per line, no columns")
+        requests.append(request)
+    if not requests:
+        raise ValueError(f"{where}: no requests; expected one request per line")
+    return requests
 
 
 def catalog_tools(name: str) -> list[Tool]:

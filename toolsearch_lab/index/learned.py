@@ -296,6 +296,11 @@ class LearnedToolIndex(BaseToolIndex):
         """Whether a search may return no tools because the hybrid judged that none fits."""
         return self.signals.hybrid.can_abstain
 
+    @property
+    def min_confidence(self) -> float | None:
+        """The hybrid's confidence threshold: no tools below it (None: the index never abstains)."""
+        return self.signals.hybrid.min_confidence
+
     def __repr__(self) -> str:
         trained = self.model.info.get("trained_on", "?")
         return f"LearnedToolIndex(model trained on {trained}, features={len(self.model.features)})"
