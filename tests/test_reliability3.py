@@ -19,6 +19,7 @@ from toolsearch_lab.index.regex import RegexToolIndex
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.loop.config import PREFIX, ToolSearchConfig, parse_duration
 from toolsearch_lab.loop.execution import bounded_error, cut_marker
+from toolsearch_lab.loop.sessions import IndexedSessions
 from toolsearch_lab.model import SearchRequest, Tool, session_key
 from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall
 from toolsearch_lab.session.eviction import (
@@ -347,6 +348,18 @@ def test_sixteen_threads_no_run_loses_its_tools_silently():
         f"same, protect_running_sessions=False (Spring): {lost_spring}/{runs_spring} lost, "
         f"{explained_spring} of them with an evicted_during_run event"
     )
+
+
+def test_an_eviction_right_after_indexing_is_reported_to_the_run():
+    # The race the stress test found under load: an eviction between the run's indexing and its reading
+    # of the generation gave the run generation 0, so its search found nothing and no event said why.
+    sessions = IndexedSessions(RegexToolIndex(), LruEviction(4))
+    events, generation = sessions.initialize_run("live", _weather_tools())
+    assert [e.kind for e in events] == ["indexed"] and generation > 0
+    sessions.evict("live", "eviction_strategy", "evicted by another thread")
+    held, event = sessions.restore("live", _weather_tools(), generation, reindex=False)
+    assert held == 0 and event is not None and event.kind == "evicted_during_run"
+    assert "evicted by another thread during the run" in event.detail
 
 
 # ---- 4. traces with NaN scores, schemas with NaN -----------------------------------------------------------

@@ -341,8 +341,7 @@ class ToolSearchAdvisor:
             config=self.config_summary(),
             encoding=counter.encoding_name,
         )
-        trace.session_events = self.sessions.initialize(session_id, list(registered.values()))
-        generation = self.sessions.generation(session_id)
+        trace.session_events, generation = self.sessions.initialize_run(session_id, list(registered.values()))
         run = RunState(
             model=model,
             session_id=session_id,

@@ -138,6 +138,12 @@ class IndexedSessions:
 
     def initialize(self, session_id: str, tools: list[Tool]) -> list[SessionEvent]:
         """Eviction, then fingerprint compare-and-reindex (atomic per session)."""
+        return self.initialize_run(session_id, tools)[0]
+
+    def initialize_run(self, session_id: str, tools: list[Tool]) -> tuple[list[SessionEvent], int]:
+        """``initialize``, and the generation it left the session at, read under the session's lock: read
+        later, an eviction in between would hand the run generation 0, which looks like "never indexed"
+        and lets the run search an empty index without an event."""
         events = []
         for evicted in sorted(self.eviction.on_access(session_id)):
             events.append(self.evict(evicted, "eviction_strategy", f"evicted by {self.eviction!r}"))
@@ -163,7 +169,7 @@ class IndexedSessions:
                         reason="fingerprint_unchanged",
                     )
                 )
-        return events
+            return events, state.generation
 
     def _first_index_reason(self, session_id: str) -> tuple[SessionReason, str]:
         """A session without an index was never indexed, or was evicted: say which."""
