@@ -351,8 +351,8 @@ def test_sixteen_threads_no_run_loses_its_tools_silently():
 
 
 def test_an_eviction_right_after_indexing_is_reported_to_the_run():
-    # The race the stress test found under load: an eviction between the run's indexing and its reading
-    # of the generation gave the run generation 0, so its search found nothing and no event said why.
+    # The run holds the generation its own indexing made, so an eviction landing before its first search
+    # (from another thread, under load) is told apart from "never indexed" and reaches the trace.
     sessions = IndexedSessions(RegexToolIndex(), LruEviction(4))
     events, generation = sessions.initialize_run("live", _weather_tools())
     assert [e.kind for e in events] == ["indexed"] and generation > 0
