@@ -100,10 +100,11 @@ def read_requests(path: str | os.PathLike[str]) -> list[str]:
         raise ValueError(f"{where}: not UTF-8 text; expected one request per line") from None
     except OSError as exc:
         raise ValueError(f"{where}: cannot read it ({exc.strerror or exc})") from None
+    # read_text has already turned \r\n into \n; split() rather than splitlines(), which also breaks at \f
+    # and \x1c, so that line numbers are an editor's
+    lines = text.split("\n")
     requests = []
-    for number, line in enumerate(
-        text.replace("\r\n", "\n").split("\n"), 1
-    ):  # lines as an editor numbers them
+    for number, line in enumerate(lines, 1):
         request = line.strip()
         if not request or request.startswith("#"):
             continue
