@@ -204,9 +204,8 @@ def test_eval_reads_your_own_off_catalog_requests(tmp_path, capsys, monkeypatch)
     curve = capsys.readouterr().out.split("abstention curve")[1]
     marked = [line.split() for line in curve.splitlines() if line.endswith("<- --min-confidence")]
     assert len(marked) == 1 and marked[0][0] == "0.300"
-    assert (
-        main([*argv, "--index", "learned", "--curve"]) == 0
-    )  # the learned index's threshold is its hybrid's
+    # the learned index's threshold is its hybrid's
+    assert main([*argv, "--index", "learned", "--curve"]) == 0
     curve = capsys.readouterr().out.split("abstention curve")[1]
     assert [line.split()[0] for line in curve.splitlines() if line.endswith("<- default")] == ["0.229"]
     assert main([*argv, "--curve", "--no-abstain"]) == 2
