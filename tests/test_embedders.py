@@ -4,6 +4,7 @@ a loopback server), and the on-disk cache."""
 from __future__ import annotations
 
 import base64
+import gc
 import json
 import threading
 from pathlib import Path
@@ -159,6 +160,18 @@ def test_small_misses_are_buffered_then_flushed(tmp_path):
     a = CachedEmbedder(CountingEmbedder(), tmp_path)
     a.embed(["one query"])
     a.flush()
+    inner = CountingEmbedder()
+    CachedEmbedder(inner, tmp_path).embed(["one query"])
+    assert inner.calls == 0
+
+
+def test_small_misses_are_kept_when_the_cached_embedder_is_dropped_before_exit(tmp_path):
+    # An embedder made inside a function (a benchmark's main, a notebook helper) is gone by exit time.
+    def embed_once():
+        CachedEmbedder(CountingEmbedder(), tmp_path).embed(["one query"])
+
+    embed_once()
+    gc.collect()
     inner = CountingEmbedder()
     CachedEmbedder(inner, tmp_path).embed(["one query"])
     assert inner.calls == 0

@@ -185,6 +185,12 @@ class EmbeddingCache:
             self._pending.clear()
         self._write_shard(keys, vectors)
 
+    def __del__(self) -> None:
+        # The exit hook holds only a weak reference, so a cache dropped before exit (its embedder made in a
+        # function) writes what it buffered here, or the texts would run the model again next time.
+        with contextlib.suppress(Exception):
+            self.flush()
+
     def _write_shard(self, keys: list[str], vectors: np.ndarray) -> None:
         if not keys:
             return
