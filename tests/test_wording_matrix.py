@@ -29,8 +29,14 @@ def tables():
 def test_shipped_tables_cover_every_scenario(tables):
     from toolsearch_lab.eval.scenarios import list_scenarios
 
-    # Every single-request scenario; a conversation (several user turns) is not part of the wording tables.
-    names = {n for n in list_scenarios() if not load_scenario(n).turns}
+    # Every single-request scenario whose every step a tool serves: a conversation (several user turns) is
+    # not part of the wording tables, nor is a scenario with requests no tool serves (it measures abstention).
+    names = {
+        n
+        for n in list_scenarios()
+        if not load_scenario(n).turns and all(s.servable for s in load_scenario(n).steps)
+    }
+    assert "github-off-catalog" in set(list_scenarios()) - names
     assert names and names != set(list_scenarios())
     assert {r["scenario"] for r in tables["matrix"]} == names
     users = {n for n in names if load_scenario(n).wording == "user"}

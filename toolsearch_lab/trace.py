@@ -230,8 +230,9 @@ class SessionEvent:
 
 @dataclass
 class StepOutcome:
-    """How one step of a graded scenario went: the tools it expected (``also_accepted`` would do as well),
-    the tools that ran for it (when it failed: what ran between the neighbouring successful steps)."""
+    """How one step of a graded scenario went: the tools it expected (``also_accepted`` would do as well;
+    none for a request no tool serves), the tools that ran for it (when it failed, or when no tool serves
+    it: what ran between the neighbouring successful steps)."""
 
     need: str
     expected: list[str]
@@ -373,7 +374,10 @@ class RunTrace:
             "user_request": self.user_request,
             "catalog_size": self.catalog_size,
             "iterations": len(self.iterations),
-            "searches": [{"query": s.query, "found": s.names, "error": s.error} for s in self.searches()],
+            "searches": [
+                {"query": s.query, "found": s.names, "error": s.error, "abstained": s.abstained}
+                for s in self.searches()
+            ],
             "called_tools": self.called_tools(),
             "stop_reason": self.stop_reason,
             "final_answer": self.final_answer,

@@ -19,6 +19,8 @@ from toolsearch_lab.cli.demo import memory_spec
 from toolsearch_lab.cli.live_tools import add_destructive_option
 from toolsearch_lab.cli.options import (
     EXIT_OK,
+    abstention_options,
+    add_abstention_options,
     add_command,
     add_json_flag,
     add_live_options,
@@ -104,6 +106,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--prices", default=None, help="a price table JSON file (default: the shipped one)")
     parser.add_argument("--price-model", default=None, help="the model to price as (default: the table's)")
     add_json_flag(parser, "the rows")
+    add_abstention_options(parser)
     add_live_options(parser, takes_file=False)
     add_destructive_option(parser)
     return parser
@@ -118,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
     price = prices.price(args.price_model)
     with ExitStack() as stack:
         # With live servers every strategy's run calls their tools for real.
+        index_options = _index_options(args)
         live = live_catalog(args, stack, command=NAME, once=True)
         scenario = load_scenario(args.scenario, live_tools=live.tools if live else None)
         runs = compare(
@@ -132,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
             memories=args.memory,
             sources=args.accumulation_source,
             pinned=args.pin,
+            index_options=index_options,
         )
     rows = comparison_rows(runs)
     if args.json:
@@ -145,6 +150,12 @@ def run(args: argparse.Namespace) -> int:
                 "bills every row under Anthropic's caching rule"
             )
     return EXIT_OK
+
+
+def _index_options(args: argparse.Namespace) -> dict:
+    """The abstention flags' options, the same for every ``--index`` (each must be one that abstains)."""
+    options = [abstention_options(args, kind) for kind in args.index]
+    return options[0] if options else {}
 
 
 COLUMNS = (
@@ -189,4 +200,6 @@ def format_rows(rows: list[dict], priced: str) -> str:
     scenario = rows[0]["scenario"] if rows else "?"
     pins = next((row["options"]["pinned"] for row in rows if "pinned" in row.get("options", {})), None)
     notes = [f"pinned row: {', '.join(pins)} always loaded"] if pins else []
+    settings = {row["index"]: row["abstention"] for row in rows if row.get("abstention")}
+    notes += [f"the {kind} index says no tool matches: {setting}" for kind, setting in settings.items()]
     return "\n".join([f"scenario {scenario} · priced as {priced}", *text, *notes])

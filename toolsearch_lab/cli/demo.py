@@ -26,6 +26,8 @@ from toolsearch_lab.cli.options import (
     EXIT_OK,
     EXIT_RUN_FAILED,
     EXIT_USAGE,
+    abstention_options,
+    add_abstention_options,
     add_command,
     add_json_flag,
     add_live_options,
@@ -123,6 +125,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "(default: session)",
     )
     add_json_flag(parser, "the trace summary (with the grade, errors and retries)")
+    add_abstention_options(parser)
     add_live_options(parser, takes_file=False)
     add_destructive_option(parser)
     return parser
@@ -162,6 +165,7 @@ def _run(args: argparse.Namespace, live: ToolCatalog | None) -> int:
     from toolsearch_lab.eval.scenarios import load_scenario
     from toolsearch_lab.models.openai import ModelNotConfigured
 
+    index_options = abstention_options(args, args.index)
     scenario = load_scenario(
         args.scenario, args.wording, examples=args.examples, live_tools=live.tools if live else None
     )
@@ -187,6 +191,7 @@ def _run(args: argparse.Namespace, live: ToolCatalog | None) -> int:
         real_baseline=baseline,
         memory=args.memory or ("full" if scenario.turns else None),
         accumulation_source=args.accumulation_source or ("session" if scenario.turns else None),
+        index_options=index_options,
     )
     result = head.tool_search.run
     finished = result.trace.stop_reason == ANSWERED
@@ -247,6 +252,12 @@ def _short(names: list[str], limit: int = 4) -> str:
     return shown + (f" +{len(names) - limit}" if len(names) > limit else "")
 
 
+def _found_text(row: dict) -> str:
+    if not row["found"] and row["abstained"]:
+        return "no tool matches (the index abstained)"
+    return _short(row["found"])
+
+
 def iteration_rows(result: ScenarioRun) -> list[dict]:
     """One row per model request, numbered from 1 as the trace numbers them."""
     rows = []
@@ -269,6 +280,7 @@ def iteration_rows(result: ScenarioRun) -> list[dict]:
                 "new": it.newly_exposed,
                 "search": "; ".join(repr(s.query) for s in it.searches) or "-",
                 "found": [n for s in it.searches for n in s.names],
+                "abstained": any(s.abstained for s in it.searches),
                 "called": called,
                 "called_text": called_text,
                 "tokens": it.tokens.tool_search.total,
@@ -282,10 +294,11 @@ def iteration_rows(result: ScenarioRun) -> list[dict]:
 def format_run(result: ScenarioRun, head: Headline | None = None) -> str:
     trace = result.trace
     accumulation = "on" if trace.config.get("reference_tool_name_accumulation") else "off"
+    abstention = f"   no tool matches: {trace.config['abstention']}" if "abstention" in trace.config else ""
     lines = [
         f"Scenario  {result.scenario.title}",
         f"Index     {trace.index}   accumulation {accumulation}   model {trace.model}   "
-        f"encoding {trace.encoding}",
+        f"encoding {trace.encoding}{abstention}",
     ]
     if trace.turns:
         lines.append(
@@ -311,7 +324,7 @@ def format_run(result: ScenarioRun, head: Headline | None = None) -> str:
             lines += turn_header(trace, turn)
         lines.append(
             f"{row['iteration']:>2}  {row['exposed']:>7}  {row['search'][:34]:<34} "
-            f"{_short(row['found'])[:44]:<44} {row['called_text'][:26]:<26} {row['tokens']:>7,} "
+            f"{_found_text(row)[:44]:<44} {row['called_text'][:26]:<26} {row['tokens']:>7,} "
             f"{row['baseline']:>9,}"
         )
     if turn is not None:
@@ -381,8 +394,9 @@ def step_lines(result: ScenarioRun) -> list[str]:
     lines = [f"Steps           {done}/{len(steps)} ({100 * done / len(steps):.0f} %)"]
     for number, step in enumerate(steps, 1):
         mark = "✓" if step.success else "✗"
-        ran = ", ".join(step.called) or "nothing"
-        lines.append(f"  {mark} {number}. {step.need[:60]} → {ran} (expected {', '.join(step.expected)})")
+        ran = ", ".join(step.called) or ("no tool ran" if not step.expected else "nothing")
+        expected = f"expected {', '.join(step.expected)}" if step.expected else "no tool serves it"
+        lines.append(f"  {mark} {number}. {step.need[:60]} → {ran} ({expected})")
     return lines
 
 

@@ -49,7 +49,8 @@ def step_ranks(
     scenario: Scenario, index: str = "hybrid", agent: str = "semantic", embedder: Embedder | None = None
 ) -> list[StepRanks]:
     """The judge rank and the index rank of each step of ``scenario`` (see the module docstring). Ties in
-    the judgement go to the tool listed first in the scenario, as in a run."""
+    the judgement go to the tool listed first in the scenario, as in a run. A step no tool serves has no
+    rank and is left out."""
     if agent == "literal":
         raise ValueError(
             "step_ranks: agent 'literal' has no judgement to rank by (it calls a tool only when its words "
@@ -64,6 +65,8 @@ def step_ranks(
     searcher.index_tools(session, scenario.tools)
     out = []
     for number, (step, agent_step) in enumerate(zip(scenario.steps, judge.steps, strict=True), start=1):
+        if not step.servable:
+            continue
         wanted = set(step.expected_tools) | set(step.also_accepted)
         fits = [judge.fit(agent_step, definition) for definition in definitions]
         judged = [names[i] for i in sorted(range(len(names)), key=lambda i: -fits[i])]

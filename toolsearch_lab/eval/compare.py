@@ -12,7 +12,7 @@ chooses from the usage measured on the other shipped scenarios over the same cat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -104,6 +104,7 @@ class StrategyRun:
             "strategy": self.strategy.name,
             "options": self.strategy.describe(),
             "index": self.index,
+            "abstention": config.get("abstention"),  # None for an index that never judges that none fits
             "turns": len(self.trace.turns) or None,
             "memory": config.get("memory"),
             "accumulation_source": config.get("accumulation_source"),
@@ -137,10 +138,12 @@ def run_strategy(
     memory: str | None = None,
     accumulation_source: AccumulationSource | None = None,
     pinned: Sequence[str] | None = None,
+    index_options: Mapping[str, Any] | None = None,
 ) -> StrategyRun:
     """One scenario run with one strategy (a Strategy, or a row name with the unload options applied; the
     ``pinned`` row pins ``pinned``, or what :func:`usage_pins` recommends). A conversation runs with
-    ``memory`` and ``accumulation_source`` (defaults ``full`` and ``session``)."""
+    ``memory`` and ``accumulation_source`` (defaults ``full`` and ``session``). ``index_options`` go to
+    the index's constructor (e.g. ``{"abstain": False}``); pins are measured with the index's defaults."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     price = (prices or load_prices()).price(price_model)
     if strategy == "pinned" and pinned is None:
@@ -156,7 +159,7 @@ def run_strategy(
         index, chat_model = strategy.index_label, strategy.model_for(chat_model)
         search_index = strategy.make_index()
     else:
-        search_index = make_index(index)
+        search_index = make_index(index, **(index_options or {}))
     advisor = ToolSearchAdvisor(
         search_index,
         max_results=max_results,
@@ -203,6 +206,7 @@ def run_spring(
     encoding: str = "o200k_base",
     memory: str | None = None,
     accumulation_source: AccumulationSource | None = None,
+    index_options: Mapping[str, Any] | None = None,
 ) -> StrategyRun:
     """The run ``toolsearch-lab demo`` makes: Spring's advisor exactly (no strategy object), recorded and
     billed. Its requests are those of the ``search-only`` row with the same accumulation (a conversation:
@@ -218,6 +222,7 @@ def run_spring(
         encoding=encoding,
         memory=memory,
         accumulation_source=accumulation_source,
+        index_options=index_options,
     )
     price = (prices or load_prices()).price(price_model)
     return _costed(
@@ -328,6 +333,7 @@ def headline(
     real_baseline: bool = True,
     memory: str | None = None,
     accumulation_source: AccumulationSource | None = None,
+    index_options: Mapping[str, Any] | None = None,
 ) -> Headline:
     """Spring's loop on ``scenario`` (as ``demo`` runs it) against a real all-tools run of the same task
     with the same model and price (the ``all-tools`` row of ``compare``; a conversation with the same
@@ -335,7 +341,16 @@ def headline(
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     prices = prices or load_prices()
     spring = run_spring(
-        sc, index, accumulation, model, prices, price_model, encoding, memory, accumulation_source
+        sc,
+        index,
+        accumulation,
+        model,
+        prices,
+        price_model,
+        encoding,
+        memory,
+        accumulation_source,
+        index_options,
     )
     real = (
         run_strategy(

@@ -35,7 +35,8 @@ def unexposed_requests(
 
     The current step of a request is the first step not yet done by the tools that ran before it (a step is
     done when its expected tools ran in order since it started, or one of its ``also_accepted`` ran); in a
-    conversation, the first step of the request's turn not yet done in that turn."""
+    conversation, the first step of the request's turn not yet done in that turn. A step no tool serves is
+    passed over: no tool of it can be callable."""
     if isinstance(scenario, Scenario) and scenario.turns:
         first, misses = None, 0
         for number, turn in enumerate(scenario.turns, start=1):
@@ -50,6 +51,7 @@ def unexposed_requests(
 def _unexposed(
     steps: Sequence[ScenarioStep], iterations: Sequence[Any], visible: Sequence[Sequence[str]]
 ) -> tuple[int | None, int]:
+    steps = [s for s in steps if s.servable]
     step, since, first, misses = 0, [], None, 0
     for iteration in iterations:
         number = iteration.number

@@ -44,22 +44,26 @@ def inputs_digest() -> str:
     digest = hashlib.sha256(__version__.encode())
     for folder in _INPUT_DIRS:
         for path in sorted((data_dir() / folder).glob("*.json")):
-            if folder == "scenarios" and _is_conversation(path):
+            if folder == "scenarios" and not _in_tables(path):
                 continue
             digest.update(f"{folder}/{path.name}\0".encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
-def _is_conversation(path: Path) -> bool:
+def _in_tables(path: Path) -> bool:
+    """One user request (a conversation has turns) whose every step a tool serves: the tables compare
+    wordings of servable work; a scenario with requests no tool serves measures abstention instead."""
     raw = json.loads(path.read_text(encoding="utf-8"))
-    return isinstance(raw, dict) and "turns" in raw
+    if not isinstance(raw, dict) or "turns" in raw:
+        return False
+    return all(step.get("expected_tools") for step in raw.get("steps", []))
 
 
 def _single_requests() -> list[str]:
-    """The shipped scenarios the tables cover: one user request each (a conversation has turns)."""
+    """The shipped scenarios the tables cover (:func:`_in_tables`)."""
     folder = data_dir() / "scenarios"
-    return [n for n in list_scenarios() if not _is_conversation(folder / f"{n}.json")]
+    return [n for n in list_scenarios() if _in_tables(folder / f"{n}.json")]
 
 
 def build_wording_matrix(names: list[str] | None = None) -> dict[str, Any]:

@@ -220,6 +220,15 @@ class HybridToolIndex(BaseToolIndex):
         return self.abstention is not None
 
     @property
+    def abstention_setting(self) -> str:
+        """When a search returns no tools because none fits, in words (a run's config records it)."""
+        if self.abstention is None:
+            return "off"
+        return (
+            f"below confidence {self.min_confidence:.3f}; near-miss check {'on' if self.near_miss else 'off'}"
+        )
+
+    @property
     def components(self) -> dict[str, BaseToolIndex]:
         """The component indexes by role, for side-by-side views (``char`` only when ``char_share`` > 0)."""
         out: dict[str, BaseToolIndex] = {"keyword": self.keyword_index, "vector": self.vector_index}

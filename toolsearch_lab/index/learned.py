@@ -297,6 +297,11 @@ class LearnedToolIndex(BaseToolIndex):
         return self.signals.hybrid.can_abstain
 
     @property
+    def abstention_setting(self) -> str:
+        """When a search returns no tools because none fits, in words: the hybrid's setting."""
+        return self.signals.hybrid.abstention_setting
+
+    @property
     def min_confidence(self) -> float | None:
         """The hybrid's confidence threshold: no tools below it (None: the index never abstains)."""
         return self.signals.hybrid.min_confidence

@@ -474,6 +474,9 @@ class ToolSearchAdvisor:
             summary["enforce_max_results_range"] = True
         if self.search_tool.destructive != "include":
             summary["destructive"] = self.search_tool.destructive
+        setting = getattr(self.index, "abstention_setting", None)
+        if isinstance(setting, str):  # an index that can judge that no tool fits (not Spring's)
+            summary["abstention"] = setting
         if self._strategy_chosen:  # Spring's default loop leaves the config as Spring's settings alone
             summary["strategy"] = self.strategy.describe()
         return summary

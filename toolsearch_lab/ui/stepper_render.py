@@ -485,6 +485,8 @@ def _step_row(number: int, step: StepOutcome) -> str:
         else t.muted("nothing ran")
     )
     expected = "".join(t.chip(name, t.FOUND, t.BASELINE_LIGHT) for name in step.expected)
+    if not step.expected:
+        expected = t.muted("no tool: none of the catalog's serves this request")
     if step.also_accepted:
         expected += t.muted(" or ") + "".join(
             t.chip(name, t.FOUND, t.BASELINE_LIGHT) for name in step.also_accepted

@@ -71,7 +71,10 @@ BASELINE_STYLE = {
 def grade_table(grade: Any, label: str = "run") -> Table:
     """A graded run (``ScenarioRun.grade``) as a table: each step's need, the tools it expected, what ran for
     it and whether it was done; the caption gives the all-or-nothing task grade."""
-    rows = [[s.need, ", ".join(s.expected), ", ".join(s.called) or None, s.success] for s in grade.steps]
+    rows = [
+        [s.need, ", ".join(s.expected) or "no tool serves it", ", ".join(s.called) or None, s.success]
+        for s in grade.steps
+    ]
     outcome = "task completed" if grade.success else "task failed"
     caption = f"{label}: {outcome}, {grade.steps_succeeded} of {len(grade.steps)} steps done"
     if grade.missing:

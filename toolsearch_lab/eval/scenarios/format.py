@@ -27,8 +27,10 @@ wording="user")`` finds it.
 
 ``expected_tools`` is for grading only: the simulated agent gets the needs and data, never the answers. A
 step succeeds when its expected tools run in order, or any one of its ``also_accepted`` tools (another
-tool that does the same job, e.g. ``issue_write`` closing an issue) runs. Tools without a canned result
-return a clearly labelled simulated echo of their arguments.
+tool that does the same job, e.g. ``issue_write`` closing an issue) runs. ``"expected_tools": []`` marks a
+request no tool of the catalog can serve ("order sushi for the team" over GitHub's tools): that step succeeds
+when no tool runs for it, whether the agent searched or not. Tools without a canned result return a clearly
+labelled simulated echo of their arguments.
 """
 
 from __future__ import annotations
@@ -53,6 +55,11 @@ class ScenarioStep:
     data: dict = field(default_factory=dict)
     expected_tools: tuple[str, ...] = ()
     also_accepted: tuple[str, ...] = ()
+
+    @property
+    def servable(self) -> bool:
+        """False for a request no tool of the catalog can serve (no expected tools)."""
+        return bool(self.expected_tools)
 
 
 @dataclass(frozen=True)
@@ -243,6 +250,11 @@ def _step(s: dict, names: set[str], where: str) -> ScenarioStep:
     missing = [e for e in also if e not in names]
     if missing:
         raise ValueError(f"{where}: also_accepted {missing} are not in the catalog")
+    if also and not expected:
+        raise ValueError(
+            f"{where}: also_accepted {list(also)} without expected_tools; empty expected_tools marks a "
+            "request no tool can serve, so nothing can be accepted for it"
+        )
     return ScenarioStep(need, dict(s.get("data") or {}), expected, also)
 
 

@@ -1,8 +1,10 @@
 """Grading a run of a scenario: which steps the tools that ran did, and why the others failed.
 
 A step succeeds when its expected tools run in order, or any one of its ``also_accepted`` tools runs
-(:mod:`.format`); the task succeeds when every step did and the run ended with an answer. A conversation is
-graded turn by turn: a turn's steps against the tools that ran in that turn only.
+(:mod:`.format`); a step no tool can serve (no expected tools) succeeds when the agent said it skipped it
+("Skipping step N") or no tool ran between the neighbouring steps' tools. The task succeeds when every
+step did and the run ended with an answer. A conversation is graded turn by turn: a turn's steps against
+the tools that ran in that turn only.
 """
 
 from __future__ import annotations
@@ -86,14 +88,15 @@ def grade(scenario: Scenario, trace: RunTrace) -> Grade:
     and the run (every turn) ended with an answer; a failed step's ``called`` lists what ran between the
     neighbouring successful steps."""
     if not scenario.turns:
-        outcomes = _outcomes(scenario.steps, trace.called_tools(), None)
+        outcomes = _outcomes(scenario.steps, trace.called_tools(), None, _skipped(trace))
         finished = trace.stop_reason == "answered"
     else:
         numbers = {t.number for t in trace.turns}
         outcomes = []
         for number, turn in enumerate(scenario.turns, start=1):
-            part = trace.turn_trace(number).called_tools() if number in numbers else []
-            outcomes += _outcomes(turn.steps, part, number)
+            part = trace.turn_trace(number) if number in numbers else None
+            called, skipped = (part.called_tools(), _skipped(part)) if part is not None else ([], set())
+            outcomes += _outcomes(turn.steps, called, number, skipped)
         finished = trace.stop_reason == "answered" and len(trace.turns) == len(scenario.turns)
     missing = [
         t
@@ -105,20 +108,44 @@ def grade(scenario: Scenario, trace: RunTrace) -> Grade:
     return Grade(success, scenario.expected_tools, trace.called_tools(), missing, outcomes)
 
 
-def _outcomes(steps: Sequence[ScenarioStep], called: list[str], turn: int | None) -> list[StepOutcome]:
-    matches = _alignment(steps, called)
+def _skipped(trace: RunTrace) -> set[int]:
+    """The 0-based steps the agent said it skipped ("Skipping step N", as the simulated agents write)."""
+    return {int(n) - 1 for it in trace.iterations for n in SKIP_NOTE.findall(it.assistant_content or "")}
+
+
+def _outcomes(
+    steps: Sequence[ScenarioStep], called: list[str], turn: int | None, skipped: set[int]
+) -> list[StepOutcome]:
+    servable = [k for k, step in enumerate(steps) if step.servable]
+    matches: list[tuple[int, int] | None] = [None] * len(steps)
+    for k, found in zip(servable, _alignment([steps[k] for k in servable], called), strict=True):
+        matches[k] = found
     outcomes = []
     for k, (step, found) in enumerate(zip(steps, matches, strict=True)):
         if found is not None:
             ran = called[found[0] : found[1] + 1]
+        elif not step.servable and k in skipped:
+            ran = []  # the agent said it skipped this step: what ran nearby was for another step
         else:
             before = [m[1] for m in matches[:k] if m is not None]
             after = [m[0] for m in matches[k + 1 :] if m is not None]
-            ran = called[(before[-1] + 1 if before else 0) : (after[0] if after else len(called))]
+            start = before[-1] + 1 if before else 0
+            end = after[0] if after else len(called)
+            if not step.servable:
+                # A failed step that a tool could serve is taken to have made the wrong call nearest it, so
+                # an unservable step beside it is not blamed for that step's miss.
+                low = max((j for j in range(k) if matches[j] is not None), default=-1)
+                high = min(
+                    (j for j in range(k + 1, len(steps)) if matches[j] is not None), default=len(steps)
+                )
+                missed = [j for j in range(low + 1, high) if steps[j].servable and matches[j] is None]
+                start += sum(1 for j in missed if j < k)
+                end -= sum(1 for j in missed if j > k)
+            ran = called[start:end] if start < end else []
+        # A request no tool serves is done right when nothing ran for it: any call there was a wrong tool.
+        success = found is not None if step.servable else not ran
         outcomes.append(
-            StepOutcome(
-                step.need, list(step.expected_tools), found is not None, ran, list(step.also_accepted), turn
-            )
+            StepOutcome(step.need, list(step.expected_tools), success, ran, list(step.also_accepted), turn)
         )
     return outcomes
 
@@ -155,8 +182,9 @@ def failed_steps(graded: Grade, trace: RunTrace) -> list[dict]:
     for outcome, results in zip(graded.steps, found, strict=True):
         if not outcome.success:
             wanted = set(outcome.expected) | set(outcome.also_accepted)
-            # None: the agent never searched for this step (it had stopped, or picked without a search)
-            surfaced = any(wanted & set(names) for names in results) if results else None
+            # None: the agent never searched for this step (it had stopped, or picked without a search),
+            # or no tool serves the step, so no search could have surfaced one
+            surfaced = any(wanted & set(names) for names in results) if results and wanted else None
             failed.append(
                 {
                     "need": outcome.need,

@@ -5,7 +5,7 @@ user message, with the chat memory and the accumulation source asked for.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,12 +55,14 @@ def run_scenario(
     wording: str | None = None,
     memory: ChatMemory | str | None = None,
     accumulation_source: AccumulationSource | None = None,
+    index_options: Mapping[str, Any] | None = None,
 ) -> ScenarioRun:
     """Run a scenario through a fresh ToolSearchAdvisor (or the one given), grade it step by step and put
     the step outcomes in the trace. ``model``: a ChatModel, or a name for
     :func:`~toolsearch_lab.models.factory.make_model` (a simulated agent gets the scenario's steps).
     A conversation runs with ``memory`` (default ``full``) and ``accumulation_source`` (default the
-    advisor's, ``session``); a single request takes neither."""
+    advisor's, ``session``); a single request takes neither. ``index_options`` go to the index's
+    constructor (e.g. ``{"abstain": False}`` for the hybrid), not to an ``advisor`` given."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario, wording)
     if not sc.turns and (memory is not None or accumulation_source is not None):
         raise ValueError(
@@ -69,12 +71,16 @@ def run_scenario(
         )
     if advisor is None:
         advisor = ToolSearchAdvisor(
-            make_index(index, **threshold_options(index, min_score)),
+            make_index(index, **threshold_options(index, min_score), **(index_options or {})),
             max_results=max_results,
             reference_tool_name_accumulation=accumulation,
             token_counter=TokenCounter(encoding),
             index_name=index,
             accumulation_source=accumulation_source or "session",
+        )
+    elif index_options:
+        raise ValueError(
+            "index_options configure the index run_scenario makes; the advisor given has its own"
         )
     elif accumulation_source is not None and accumulation_source != advisor.accumulation_source:
         raise ValueError(
