@@ -153,3 +153,12 @@ def test_compare_rows_carry_the_abstention_setting_and_the_cli_notes_it(capsys):
     assert main(["compare", "--scenario", SCENARIO, "--index", "hybrid", "--min-confidence", "0.5"]) == 0
     out = capsys.readouterr().out
     assert "the hybrid index says no tool matches: below confidence 0.500; near-miss check on" in out
+
+
+def test_pins_are_not_measured_on_a_scenario_with_requests_no_tool_serves():
+    # github-off-catalog repeats three of github's steps: measuring github's pins on it would fit the
+    # pinned row to github's own task
+    from toolsearch_lab.eval.compare import usage_pins
+
+    measured = usage_pins(load_scenario("github")).measured_on
+    assert "github-bugfix-week" in measured and SCENARIO not in measured

@@ -419,8 +419,8 @@ def usage_pins(
     scenario: Scenario, index: str = "lucene", model: Any = "simulated", price: Price | None = None
 ) -> PinRecommendation:
     """What to pin for ``scenario``, from measured usage: search-only runs of the other shipped scenarios
-    over the same tools, its own task in other words left out too (so the row is not fitted to its own
-    task), or, when there are none
+    over the same tools whose every step a tool serves, its own task in other words left out too (so the
+    row is not fitted to its own task), or, when there are none
     (your own catalog), the scenario's own search-only run (in-sample; ``measured_on`` says which). Pinned
     tokens are discounted by ``price``'s cached/uncached ratio: pinned tools lead the tools array, a
     cached prefix. Usage is measured with ``model`` when it names a simulated agent, else with the default
@@ -441,10 +441,14 @@ _PINS: dict[tuple, PinRecommendation] = {}  # usage_pins per scenario, tools, in
 def _measured_pins(
     scenario: Scenario, names: tuple[str, ...], index: str, model: Any, ratio: float
 ) -> PinRecommendation:
+    # Only tasks a tool serves at every step: a wrong call made for a request no tool serves is not usage
+    # to pin for, and github-off-catalog reuses github's own steps, which would fit github's pins to itself.
     others = [
         load_scenario(n, examples=scenario.examples)
         for n in list_scenarios()
-        if load_scenario(n).tool_set == scenario.tool_set and load_scenario(n).family != scenario.family
+        if load_scenario(n).tool_set == scenario.tool_set
+        and load_scenario(n).family != scenario.family
+        and load_scenario(n).servable
     ]
     others = [o for o in others if tuple(t.name for t in o.tools) == names] or [scenario]
     traces = [run_strategy(o, "search-only", index, model).trace for o in others]

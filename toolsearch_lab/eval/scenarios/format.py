@@ -90,6 +90,11 @@ class Scenario:
         return [t for s in self.steps for t in s.expected_tools]
 
     @property
+    def servable(self) -> bool:
+        """True when a tool serves every step (no request of it is one no tool can do)."""
+        return all(step.servable for step in self.steps)
+
+    @property
     def is_conversation(self) -> bool:
         return bool(self.turns)
 
