@@ -469,7 +469,7 @@ def steps_html(trace: RunTrace) -> str:
     colour = t.GOOD if done == len(steps) else (t.BAD if done == 0 else t.NEW)
     head = t.heading(
         f"Steps <span style='color:{colour}'>{done}/{len(steps)}</span> "
-        + t.muted(f"({100 * done / len(steps):.0f} % of the task's steps got their tool)")
+        + t.muted(f"({100 * done / len(steps):.0f} % of the task's steps done right)")
     )
     rows = "".join(_step_row(number, step) for number, step in enumerate(steps, 1))
     return t.panel(head + f"<table style='border-collapse:collapse'>{rows}</table>")
