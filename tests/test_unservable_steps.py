@@ -162,3 +162,30 @@ def test_pins_are_not_measured_on_a_scenario_with_requests_no_tool_serves():
 
     measured = usage_pins(load_scenario("github")).measured_on
     assert "github-bugfix-week" in measured and SCENARIO not in measured
+
+
+def test_the_docs_table_is_what_the_runs_give():
+    """docs/eval.md's table of github-off-catalog runs, row by row, against the same runs made now."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "eval.md").read_text(encoding="utf-8")
+    table = text[text.index("| run (simulated agent, gpt-4.1 prices) |") :].split("\n\n")[0].splitlines()[2:]
+    shown = {
+        cells[0]: cells[1:] for cells in ([c.strip() for c in line.strip("|").split("|")] for line in table)
+    }
+    runs = {
+        "hybrid, abstention on": ("hybrid", "search-only-no-accumulation", None),
+        "hybrid, `--no-abstain`": ("hybrid", "search-only-no-accumulation", {"abstain": False}),
+        "lucene (Spring's BM25)": ("lucene", "search-only-no-accumulation", None),
+        "all tools, no search": ("lucene", "all-tools", None),
+    }
+    assert set(shown) == set(runs)
+    for label, (kind, strategy, options) in runs.items():
+        row = comparison_rows(compare(SCENARIO, [strategy], [kind], index_options=options))[0]
+        measured = [
+            str(row["requests"]),
+            f"{row['prompt_tokens']:,}",
+            f"{row['cost_usd']:.4f}",
+            f"{row['steps_succeeded']}/{row['steps']}",
+        ]
+        assert shown[label] == measured, label
