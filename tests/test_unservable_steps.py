@@ -4,13 +4,14 @@ index said "no tool matches", and the abstention flags of `demo` and `compare`."
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from toolsearch_lab.cli.main import main
-from toolsearch_lab.eval.compare import compare, comparison_rows
+from toolsearch_lab.eval.compare import compare, comparison_rows, usage_pins
 from toolsearch_lab.eval.requests import unexposed_requests
-from toolsearch_lab.eval.scenarios import grade, load_scenario, run_scenario, scenario_from_dict
+from toolsearch_lab.eval.scenarios import Scenario, grade, load_scenario, run_scenario, scenario_from_dict
 from toolsearch_lab.index.bm25.index import BM25ToolIndex
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME
@@ -18,7 +19,7 @@ from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall
 
 SCENARIO = "github-off-catalog"
 UNSERVABLE = [1, 3, 4]  # 0-based: the sushi order, the read-only repository, the vacation days
-SUSHI, VACATION = 1, 4
+SUSHI = 1
 
 TOOLS = [
     {"name": "list_issues", "description": "List issues in a repository"},
@@ -27,7 +28,7 @@ TOOLS = [
 ]
 
 
-def _scenario(steps: list[dict]) -> object:
+def _scenario(steps: list[dict]) -> Scenario:
     return scenario_from_dict({"name": "t", "user_request": "r", "tools": TOOLS, "steps": steps})
 
 
@@ -126,14 +127,14 @@ def test_abstention_keeps_wrong_tools_out_of_a_real_run_and_costs_less():
 
 
 def test_demo_shows_the_abstention_and_grades_the_unservable_steps(capsys):
-    assert main(["demo", "--scenario", SCENARIO, "--index", "hybrid"]) in (0, 1)
+    assert main(["demo", "--scenario", SCENARIO, "--index", "hybrid"]) == 0  # the run answered
     out = capsys.readouterr().out
     assert "no tool matches: below confidence" in out.splitlines()[1]
     assert "no tool matches (the index abstained)" in out
     assert (
         "order sushi for twelve people for tonight's release party → no tool ran (no tool serves it)" in out
     )
-    assert main(["demo", "--scenario", SCENARIO, "--index", "hybrid", "--no-abstain", "--json"]) in (0, 1)
+    assert main(["demo", "--scenario", SCENARIO, "--index", "hybrid", "--no-abstain", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert not any(s["abstained"] for s in summary["searches"])
     assert summary["grade"]["steps_succeeded"] < len(summary["steps"])
@@ -148,7 +149,7 @@ def test_abstention_flags_are_refused_for_an_index_that_cannot_abstain(command, 
 
 def test_compare_rows_carry_the_abstention_setting_and_the_cli_notes_it(capsys):
     rows = comparison_rows(compare(SCENARIO, ["search-only-no-accumulation"], ["lucene", "hybrid"]))
-    assert [r["abstention"] for r in rows] == [None, rows[1]["abstention"]]
+    assert rows[0]["abstention"] is None  # Spring's BM25 never judges that no tool fits
     assert rows[1]["abstention"].startswith("below confidence")
     assert main(["compare", "--scenario", SCENARIO, "--index", "hybrid", "--min-confidence", "0.5"]) == 0
     out = capsys.readouterr().out
@@ -158,16 +159,12 @@ def test_compare_rows_carry_the_abstention_setting_and_the_cli_notes_it(capsys):
 def test_pins_are_not_measured_on_a_scenario_with_requests_no_tool_serves():
     # github-off-catalog repeats three of github's steps: measuring github's pins on it would fit the
     # pinned row to github's own task
-    from toolsearch_lab.eval.compare import usage_pins
-
     measured = usage_pins(load_scenario("github")).measured_on
     assert "github-bugfix-week" in measured and SCENARIO not in measured
 
 
 def test_the_docs_table_is_what_the_runs_give():
     """docs/eval.md's table of github-off-catalog runs, row by row, against the same runs made now."""
-    from pathlib import Path
-
     text = (Path(__file__).resolve().parents[1] / "docs" / "eval.md").read_text(encoding="utf-8")
     table = text[text.index("| run (simulated agent, gpt-4.1 prices) |") :].split("\n\n")[0].splitlines()[2:]
     shown = {
