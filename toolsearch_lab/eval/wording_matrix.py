@@ -57,6 +57,8 @@ def _in_tables(path: Path) -> bool:
     raw = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(raw, dict) or "turns" in raw:
         return False
+    if isinstance(raw.get("wording_of"), str):  # a second wording has the steps of its original
+        return _in_tables(path.with_name(f"{raw['wording_of']}.json"))
     return all(step.get("expected_tools") for step in raw.get("steps", []))
 
 
