@@ -443,12 +443,11 @@ def _measured_pins(
 ) -> PinRecommendation:
     # Only tasks a tool serves at every step: a wrong call made for a request no tool serves is not usage
     # to pin for, and github-off-catalog reuses github's own steps, which would fit github's pins to itself.
+    shipped = [load_scenario(n) for n in list_scenarios()]
     others = [
-        load_scenario(n, examples=scenario.examples)
-        for n in list_scenarios()
-        if load_scenario(n).tool_set == scenario.tool_set
-        and load_scenario(n).family != scenario.family
-        and load_scenario(n).servable
+        load_scenario(s.name, examples=scenario.examples) if scenario.examples else s
+        for s in shipped
+        if s.tool_set == scenario.tool_set and s.family != scenario.family and s.servable
     ]
     others = [o for o in others if tuple(t.name for t in o.tools) == names] or [scenario]
     traces = [run_strategy(o, "search-only", index, model).trace for o in others]
