@@ -34,7 +34,8 @@ def test_shipped_tables_cover_every_scenario(tables):
     names = {
         n
         for n in list_scenarios()
-        if not load_scenario(n).turns and all(s.servable for s in load_scenario(n).steps)
+        for scenario in [load_scenario(n)]
+        if not scenario.turns and scenario.servable
     }
     assert "github-off-catalog" in set(list_scenarios()) - names
     assert names and names != set(list_scenarios())
