@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import takewhile
 
 from toolsearch_lab.eval.scenarios.format import Scenario, ScenarioStep
 from toolsearch_lab.models.fit import SKIP_NOTE
@@ -113,6 +114,13 @@ def _skipped(trace: RunTrace) -> set[int]:
     return {int(n) - 1 for it in trace.iterations for n in SKIP_NOTE.findall(it.assistant_content or "")}
 
 
+def _missed_beside(
+    steps: Sequence[ScenarioStep], matches: Sequence[tuple[int, int] | None], positions: range
+) -> int:
+    """How many of the unmatched steps at ``positions``, up to the first matched one, a tool could serve."""
+    return sum(steps[j].servable for j in takewhile(lambda j: matches[j] is None, positions))
+
+
 def _outcomes(
     steps: Sequence[ScenarioStep], called: list[str], turn: int | None, skipped: set[int]
 ) -> list[StepOutcome]:
@@ -134,13 +142,8 @@ def _outcomes(
             if not step.servable:
                 # A failed step that a tool could serve is taken to have made the wrong call nearest it, so
                 # an unservable step beside it is not blamed for that step's miss.
-                low = max((j for j in range(k) if matches[j] is not None), default=-1)
-                high = min(
-                    (j for j in range(k + 1, len(steps)) if matches[j] is not None), default=len(steps)
-                )
-                missed = [j for j in range(low + 1, high) if steps[j].servable and matches[j] is None]
-                start += sum(1 for j in missed if j < k)
-                end -= sum(1 for j in missed if j > k)
+                start += _missed_beside(steps, matches, range(k - 1, -1, -1))
+                end -= _missed_beside(steps, matches, range(k + 1, len(steps)))
             ran = called[start:end] if start < end else []
         # A request no tool serves is done right when nothing ran for it: any call there was a wrong tool.
         success = found is not None if step.servable else not ran
