@@ -83,6 +83,20 @@ def test_minilm_batching_and_padding_do_not_change_vectors(minilm):
     assert np.all(np.sum(together * alone, axis=1) > 0.995)
 
 
+def test_minilm_hidden_states_give_every_text_one_vector_per_word_piece(minilm):
+    texts = ["weather", "send an email to a colleague", "list open pull requests on github"]
+    seen = {}
+    for rows, ids, mask, hidden in minilm.hidden_states(texts):
+        assert hidden.shape == (*ids.shape, 384) and mask.shape == ids.shape
+        for r, row in enumerate(rows.tolist()):
+            seen[row] = ids[r, : int(mask[r].sum())].tolist()
+    assert sorted(seen) == [0, 1, 2]
+    assert len(seen[0]) == 3  # [CLS] weather [SEP]
+    assert all(len(seen[i]) < len(seen[i + 1]) for i in range(2))
+    calls = minilm.calls
+    assert list(minilm.hidden_states([])) == [] and minilm.calls == calls
+
+
 def test_lone_surrogates_are_replaced_not_fatal(minilm, tmp_path):
     vec = minilm.embed(["weather \ud800"])
     assert vec.shape == (1, 384) and np.isfinite(vec).all()

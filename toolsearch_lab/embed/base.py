@@ -26,7 +26,9 @@ class Embedder(Protocol):
     """``embed(texts)`` returns a float32 array of shape ``[len(texts), dim]`` whose rows have unit L2 norm
     (so a dot product is the cosine similarity)."""
 
-    name: str
+    # Read-only members, so that a wrapper may derive them (CachedEmbedder's name is its embedder's).
+    @property
+    def name(self) -> str: ...
 
     @property
     def dim(self) -> int: ...

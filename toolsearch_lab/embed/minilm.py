@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -197,16 +197,26 @@ class MiniLMEmbedder:
                 self._session = session
             return self._session, self._tokenizer
 
+    def hidden_states(
+        self, texts: Sequence[str]
+    ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """Per batch: (rows of ``texts``, input_ids, attention_mask, last_hidden_state [batch, seq, 384]), the
+        token vectors before pooling, for probes that score tokens rather than whole texts."""
+        texts = check_texts(texts, "MiniLMEmbedder")
+        if not texts:
+            return
+        session, tokenizer = self._load()
+        self.calls += 1
+        for rows, ids, mask in padded_batches(tokenizer.encode_batch(texts), self.batch_size):
+            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            feeds = {k: v for k, v in feeds.items() if k in self._input_names}
+            yield rows, ids, mask, session.run(None, feeds)[0]
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = check_texts(texts, "MiniLMEmbedder")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        session, tokenizer = self._load()
-        self.calls += 1
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        for rows, ids, mask in padded_batches(tokenizer.encode_batch(texts), self.batch_size):
-            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            feeds = {k: v for k, v in feeds.items() if k in self._input_names}
-            hidden = session.run(None, feeds)[0]  # last_hidden_state [batch, seq, 384]
+        for rows, _, mask, hidden in self.hidden_states(texts):
             out[rows] = mean_pool(hidden, mask)
         return l2_normalise(out)
