@@ -27,12 +27,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from query_adapter import DEVELOPMENT, SCORED_QUERIES  # noqa: E402
-from retrieval_quality import DEPTH, K  # noqa: E402
+from query_adapter import DEVELOPMENT, SCORED_QUERIES, print_table, recall  # noqa: E402
 
 from toolsearch_lab.embed.minilm import MiniLMEmbedder  # noqa: E402
-from toolsearch_lab.eval.datasets import Dataset, load_dataset  # noqa: E402
-from toolsearch_lab.eval.metrics import evaluate  # noqa: E402
+from toolsearch_lab.eval.datasets import load_dataset  # noqa: E402
 from toolsearch_lab.index.hybrid import HybridToolIndex, normalise  # noqa: E402
 from toolsearch_lab.index.hybrid_evidence import Scores  # noqa: E402
 from toolsearch_lab.text.tool_text import tool_text  # noqa: E402
@@ -95,10 +93,6 @@ class LateInteractionHybrid(HybridToolIndex):
         return dataclasses.replace(m, score=(1 - self.blend) * m.score + self.blend * late)
 
 
-def recall(dataset: Dataset, index: HybridToolIndex) -> float:
-    return evaluate(index, dataset, K, depth=DEPTH).metrics[f"recall@{K}"]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--blends", type=float, nargs="+", default=[0.1, 0.2, 0.3])
@@ -116,11 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                 dataset, LateInteractionHybrid(tokens, blend, args.uniform)
             )
         print(name, {label: round(values[name], 3) for label, values in rows.items()}, flush=True)
-    title = "hybrid, abstention off, recall@5"
-    print(f"{title:<34}" + "".join(f"{n:>17}" for n in DEVELOPMENT) + f"{'mean':>8}")
-    for label, values in rows.items():
-        cells = "".join(f"{values[n]:>17.3f}" for n in DEVELOPMENT)
-        print(f"{label:<34}{cells}{np.mean(list(values.values())):>8.3f}")
+    print_table(rows)
     return 0
 
 

@@ -96,10 +96,21 @@ class AdaptedEmbedder:
         return x.astype(np.float32)
 
 
-def recall(dataset: Dataset, embedder: CachedEmbedder | AdaptedEmbedder) -> float:
-    return evaluate(HybridToolIndex(embedder=embedder, abstain=False), dataset, K, depth=DEPTH).metrics[
-        f"recall@{K}"
-    ]
+def recall(dataset: Dataset, index: HybridToolIndex) -> float:
+    return evaluate(index, dataset, K, depth=DEPTH).metrics[f"recall@{K}"]
+
+
+def hybrid(embedder: CachedEmbedder | AdaptedEmbedder) -> HybridToolIndex:
+    return HybridToolIndex(embedder=embedder, abstain=False)
+
+
+def print_table(rows: dict[str, dict[str, float]]) -> None:
+    """One row per variant, one column per development set, and their mean."""
+    title = "hybrid, abstention off, recall@5"
+    print(f"{title:<34}" + "".join(f"{n:>17}" for n in DEVELOPMENT) + f"{'mean':>8}")
+    for label, values in rows.items():
+        cells = "".join(f"{values[n]:>17.3f}" for n in DEVELOPMENT)
+        print(f"{label:<34}{cells}{np.mean([values[n] for n in DEVELOPMENT]):>8.3f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,19 +124,15 @@ def main(argv: list[str] | None = None) -> int:
         scored[name] = dataset.subset(SCORED_QUERIES.get(name, len(dataset.queries)))
         fits[name] = Fit(dataset.subset(FITTED_QUERIES.get(name, len(dataset.queries))), embedder)
     texts = {tool_text(t, v) for d in scored.values() for t in d.tools for v in DEFAULT_VIEWS}
-    rows = {"as shipped": {n: recall(scored[n], embedder) for n in DEVELOPMENT}}
+    rows = {"as shipped": {n: recall(scored[n], hybrid(embedder)) for n in DEVELOPMENT}}
 
     def held_out(held: str, pull: float) -> float:
         others = [fits[n] for n in DEVELOPMENT if TOGETHER.get(n, n) != TOGETHER.get(held, held)]
-        return recall(scored[held], AdaptedEmbedder(embedder, fit(others, pull), texts))
+        return recall(scored[held], hybrid(AdaptedEmbedder(embedder, fit(others, pull), texts)))
 
     for pull in args.pulls:
         rows[f"adapter, pull {pull}"] = {held: held_out(held, pull) for held in DEVELOPMENT}
-    title = "hybrid, abstention off, recall@5"
-    print(f"{title:<34}" + "".join(f"{n:>17}" for n in DEVELOPMENT) + f"{'mean':>8}")
-    for label, values in rows.items():
-        cells = "".join(f"{values[n]:>17.3f}" for n in DEVELOPMENT)
-        print(f"{label:<34}{cells}{np.mean(list(values.values())):>8.3f}")
+    print_table(rows)
     return 0
 
 
