@@ -6,7 +6,8 @@ Three seams, each checked by tests/test_mcp_isolation.py against the SDK version
 
 * stdio: the SDK parses each line of the server's stdout in ``mcp.client.stdio._parse_line``, logging a
   traceback for each line that is not JSON (a server printing "Loading configuration…" filled the terminal
-  with them). :func:`install_stdio_hook` wraps that function once; for a connection of ours (a
+  with them). :func:`install_stdio_hook` wraps that function once (the patch itself lives in
+  :mod:`toolsearch_lab.compat`, with the others); for a connection of ours (a
   :data:`_WATCHED` context variable, which the SDK's reader task inherits from ours) the line is parsed
   here: noise is counted and dropped without a traceback, an answer nested deeper than the parser takes
   fails its request at once with a named reason (the SDK would drop it and wait for the timeout), and a
@@ -28,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolsearch_lab.compat import patch_mcp_stdio_parser
 from toolsearch_lab.jsonlimits import duplicate_key_path, text_depth
 from toolsearch_lab.secrets import scrub
 
@@ -198,23 +200,18 @@ _HOOKED = False
 
 
 def install_stdio_hook() -> None:
-    """Wrap the SDK's stdio line parser once (see the module docstring); a no-op if the SDK has none."""
+    """Route the SDK's stdio line parser through :func:`_route_line` once (see the module docstring and
+    :func:`~toolsearch_lab.compat.patch_mcp_stdio_parser`); an SDK without that parser keeps its own
+    parsing, and the wire log stays empty."""
     global _HOOKED
-    if _HOOKED:
-        return
-    from mcp.client import stdio
-
-    original = getattr(stdio, "_parse_line", None)
-    if original is None:  # a later SDK without the seam: its own parsing stays, the wire log stays empty
+    if not _HOOKED:
+        patch_mcp_stdio_parser(_route_line)
         _HOOKED = True
-        return
 
-    def parse_line(line: str) -> Any:
-        log = _WATCHED.get()
-        return original(line) if log is None else log.parse_line(line, original)
 
-    stdio._parse_line = parse_line  # type: ignore[attr-defined]
-    _HOOKED = True
+def _route_line(line: str, original: Callable[[str], Any]) -> Any:
+    log = _WATCHED.get()
+    return original(line) if log is None else log.parse_line(line, original)
 
 
 def watched_http_client(log: WireLog) -> Callable[..., Any]:
