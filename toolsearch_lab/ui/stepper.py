@@ -21,16 +21,8 @@ from toolsearch_lab.index.factory import INDEX_KINDS
 from toolsearch_lab.models.simulated import AGENT_NAMES, DEFAULT_MODE, simulated_agent
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
-from toolsearch_lab.ui.stepper_render import (
-    details_html,
-    error_html,
-    highlight,
-    status_html,
-    steps_html,
-    tokens_spec,
-    tools_spec,
-    trace_of,
-)
+from toolsearch_lab.ui.stepper_panels import details_html, error_html, status_html, steps_html
+from toolsearch_lab.ui.stepper_render import highlight, tokens_spec, tools_spec, trace_of
 from toolsearch_lab.ui.stepper_replay import is_replay
 from toolsearch_lab.ui.stepper_turns import turn_bands, turn_choices, turn_html, with_turns
 
