@@ -95,7 +95,7 @@ class WireLog:
     http_status: int | None = None
     www_authenticate: str = ""
 
-    def watch(self) -> contextvars.Token:
+    def watch(self) -> contextvars.Token[WireLog | None]:
         """Mark the calling task (and the tasks it starts) as this connection's."""
         return _WATCHED.set(self)
 
@@ -217,7 +217,7 @@ def _route_line(line: str, original: Callable[[str], Any]) -> Any:
 def watched_http_client(log: WireLog) -> Callable[..., Any]:
     """A factory for the SDK's HTTP client (``create_mcp_http_client``'s arguments) whose responses
     ``log`` sees."""
-    from mcp.client.streamable_http import create_mcp_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client  # where the SDK defines and exports it
 
     def factory(headers: Any = None, timeout: Any = None, auth: Any = None) -> Any:
         client = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
@@ -250,7 +250,7 @@ def quiet_sdk_logs() -> None:
             logger.addFilter(_LOWER)
 
 
-async def raw_request(session: Any, method: str, params: dict | None) -> Any:
+async def raw_request(session: Any, method: str, params: dict[str, Any] | None) -> Any:
     """A request's result as the server sent it (parsed JSON, not validated by the SDK). ``send_request``
     would validate the whole result against the protocol's types first, so one bad tool record would cost
     every tool; this uses the session's dispatcher (the SDK's own next step) with the session's headers.
@@ -268,7 +268,7 @@ async def raw_request(session: Any, method: str, params: dict | None) -> Any:
     return await send(method, params, options)
 
 
-def _paginated(params: dict) -> Any:
+def _paginated(params: dict[str, Any]) -> Any:
     from mcp.types import PaginatedRequestParams
 
     return PaginatedRequestParams(**params)
