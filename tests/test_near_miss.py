@@ -137,7 +137,7 @@ def test_the_shipped_margin_is_the_one_the_calibration_data_chooses():
 
 def test_the_stepper_says_no_tool_matches_and_why_escaped(hybrid):
     from toolsearch_lab.trace import Iteration, RunTrace
-    from toolsearch_lab.ui.stepper_render import details_html
+    from toolsearch_lab.ui.stepper_panels import details_html
 
     record = ToolSearchTool(hybrid).call(json.dumps({"query": NEAR_MISSES[0]}), "gh", "c1").record
     step = Iteration(number=1, exposed_tools=[], newly_exposed=[], accumulated=[], searches=[record])

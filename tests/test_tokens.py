@@ -9,15 +9,17 @@ import threading
 import pytest
 import tiktoken
 
-from toolsearch_lab import encodings, tokens
+from toolsearch_lab import tokens
 from toolsearch_lab.model import Tool
 from toolsearch_lab.tokens import (
     ENCODINGS,
     TOOL_FORMAT,
     TokenCounter,
     encoding_for_model,
+    encodings,
     get_encoding,
 )
+from toolsearch_lab.trace import RequestTokens
 
 
 @pytest.fixture(scope="module")
@@ -259,7 +261,7 @@ def test_cookbook_tools_example(encoding, expected):
 def test_message_framing_constants(o200k):
     hi = o200k.count("user") + o200k.count("hi")
     plain = o200k.count_request([{"role": "user", "content": "hi"}])
-    assert plain == tokens.RequestTokens(system=0, messages=hi, tools=0, framing=3 + 3, total=hi + 6)
+    assert plain == RequestTokens(system=0, messages=hi, tools=0, framing=3 + 3, total=hi + 6)
     named = o200k.count_request([{"role": "user", "name": "bob", "content": "hi"}])
     assert named.framing == 3 + 1 + 3
     assert named.messages == hi + o200k.count("bob")

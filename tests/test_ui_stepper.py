@@ -9,7 +9,8 @@ from toolsearch_lab.eval.scenarios import load_scenario, run_scenario
 from toolsearch_lab.trace import StepOutcome
 from toolsearch_lab.ui import IterationStepper, theme
 from toolsearch_lab.ui.sample import sample_trace
-from toolsearch_lab.ui.stepper_render import TOOLS_TRACES, details_html, steps_html, tokens_spec, tools_spec
+from toolsearch_lab.ui.stepper_panels import details_html, steps_html
+from toolsearch_lab.ui.stepper_render import TOOLS_TRACES, tokens_spec, tools_spec
 
 
 class FakeRunner:

@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 from toolsearch_lab.catalog.errors import CatalogError, CatalogProblem, CatalogReport
 from toolsearch_lab.catalog.formats import (
@@ -78,9 +78,10 @@ SHIPPED_CATALOGS = {
     "metatool": "199 MetaTool tools",
 }
 _INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.:-]")
+_D = TypeVar("_D")  # what ToolCatalog.get returns for an unknown name when given a default
 
 
-class ToolCatalog(Sequence):
+class ToolCatalog(Sequence[Tool]):
     """An ordered, name-unique sequence of :class:`Tool`, and what describes it: ``source`` (where it came
     from), ``report`` (the problems and notes found while loading it; empty for catalogs built in code),
     ``renames`` (original name -> catalog name, for a shipped catalog whose raw names had to be fixed) and
@@ -161,7 +162,10 @@ class ToolCatalog(Sequence):
     @overload
     def __getitem__(self, index: slice) -> ToolCatalog: ...
 
-    def __getitem__(self, index):
+    @overload
+    def __getitem__(self, index: str) -> Tool: ...
+
+    def __getitem__(self, index: int | slice | str) -> Tool | ToolCatalog:
         if isinstance(index, slice):
             return ToolCatalog(self._tools[index], source=self.source)
         if isinstance(index, str):
@@ -175,7 +179,13 @@ class ToolCatalog(Sequence):
 
     _MISSING: Any = object()
 
-    def get(self, name: str, default: Any = _MISSING) -> Tool:
+    @overload
+    def get(self, name: str) -> Tool: ...
+
+    @overload
+    def get(self, name: str, default: _D) -> Tool | _D: ...
+
+    def get(self, name: str, default: object = _MISSING) -> object:
         """The tool called ``name``. Without ``default`` an unknown name raises ``KeyError`` with the closest
         names, so a typo in a notebook says what was meant."""
         found = self._by_name.get(name)
@@ -213,7 +223,7 @@ class ToolCatalog(Sequence):
     ) -> ToolCatalog:
         return tools_from_json(obj, format=format, strict=strict, source=source)
 
-    def definitions(self) -> list[dict]:
+    def definitions(self) -> list[dict[str, Any]]:
         """OpenAI chat-completions ``tools`` array of every tool (other shapes: ``catalog.export``)."""
         return [t.definition() for t in self._tools]
 
@@ -247,7 +257,7 @@ def _read_directory(
     files = sorted(p for p in folder.iterdir() if p.suffix in (".snap", ".json") and p.is_file())
     if not files:
         raise CatalogError(f"{folder}: no *.json or *.snap files")
-    records: list = []
+    records: list[Any] = []
     for p in files:
         recs, _ = tool_records(read_json_file(p))
         records.extend(recs)
@@ -257,7 +267,7 @@ def _read_directory(
 def _load_livemcpbench(strict: bool) -> ToolCatalog:
     servers = read_json_file(data_path("livemcpbench", "tools.json"))
     report = CatalogReport()
-    records: list[dict] = []
+    records: list[dict[str, Any]] = []
     first_server: dict[str, str] = {}
     for server in servers:
         for listing in server["tools"].values():  # {"<server key>": {"tools": [...], ...}}
@@ -342,7 +352,7 @@ _SHIPPED_LOADERS = {
 
 
 def load_catalog(
-    name_or_path: str | os.PathLike, format: str | None = None, strict: bool = True
+    name_or_path: str | os.PathLike[str], format: str | None = None, strict: bool = True
 ) -> ToolCatalog:
     """A shipped catalog by name (see :data:`SHIPPED_CATALOGS`), a JSON file in any supported format, or a
     directory of ``*.json``/``*.snap`` files with one tool (or a list) each."""

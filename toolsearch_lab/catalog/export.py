@@ -41,7 +41,7 @@ DEFAULT_SEARCH_DESCRIPTION = (
     "tools you can already use fits. It matches tool names and descriptions and makes the tools it finds "
     "available to call."
 )
-DEFAULT_SEARCH_PARAMETERS: dict = {
+DEFAULT_SEARCH_PARAMETERS: dict[str, Any] = {
     "type": "object",
     "properties": {
         "query": {
@@ -82,14 +82,14 @@ def _tools(tools: Iterable[Tool]) -> list[Tool]:
     return out
 
 
-def to_openai_tools(tools: Iterable[Tool]) -> list[dict]:
+def to_openai_tools(tools: Iterable[Tool]) -> list[dict[str, Any]]:
     """OpenAI chat-completions ``tools``: ``[{"type": "function", "function": {name, description,
     parameters}}]``. No ``strict`` key: chat completions default it to false, which our schemas need
     (strict mode requires every property to be required and ``additionalProperties: false``)."""
     return [t.definition() for t in _tools(tools)]
 
 
-def to_mcp_tools(tools: Iterable[Tool]) -> dict:
+def to_mcp_tools(tools: Iterable[Tool]) -> dict[str, Any]:
     """An MCP ``tools/list`` result: ``{"tools": [{"name", "title", "description", "inputSchema",
     "outputSchema", "annotations", "_meta"}]}``, the optional four only when the tool has them (reads back
     with ``tools_from_json``, equal to the tools exported). MCP is the only shape with these fields: the
@@ -97,7 +97,7 @@ def to_mcp_tools(tools: Iterable[Tool]) -> dict:
     return {"tools": [_mcp_tool(t) for t in _tools(tools)]}
 
 
-def _mcp_tool(t: Tool) -> dict:
+def _mcp_tool(t: Tool) -> dict[str, Any]:
     out: dict[str, Any] = {"name": t.name}
     if t.title is not None:
         out["title"] = t.title
@@ -112,11 +112,13 @@ def _mcp_tool(t: Tool) -> dict:
     return out
 
 
-def _anthropic_tool(t: Tool) -> dict:
+def _anthropic_tool(t: Tool) -> dict[str, Any]:
     return {"name": t.name, "description": t.description, "input_schema": t.parameters}
 
 
-def to_anthropic_tools(tools: Iterable[Tool], search_tool: Tool | dict | None = None) -> list[dict]:
+def to_anthropic_tools(
+    tools: Iterable[Tool], search_tool: Tool | dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     """Anthropic Messages ``tools`` for client-side tool search: ``search_tool`` first and not deferred, then
     every other tool with ``"defer_loading": true``.
 
@@ -125,7 +127,7 @@ def to_anthropic_tools(tools: Iterable[Tool], search_tool: Tool | dict | None = 
     ``{"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}``, passed through as is.
     If it is also in ``tools`` it is listed once. Without one, every tool is deferred; the API then answers
     400 ("At least one tool must have defer_loading=false") unless you add a non-deferred tool yourself."""
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     search_name = None
     if isinstance(search_tool, Tool):
         out.append(_anthropic_tool(search_tool))
@@ -144,7 +146,7 @@ def to_anthropic_tools(tools: Iterable[Tool], search_tool: Tool | dict | None = 
     return out
 
 
-def anthropic_tool_reference_result(tool_use_id: str, names: Iterable[str]) -> dict:
+def anthropic_tool_reference_result(tool_use_id: str, names: Iterable[str]) -> dict[str, Any]:
     """The ``tool_result`` content block your search tool returns to Claude: ``{"type": "tool_result",
     "tool_use_id": ..., "content": [{"type": "tool_reference", "tool_name": ...}]}``.
     The API expands each reference into the (deferred) definition sent in ``tools``; every name must be
@@ -160,13 +162,13 @@ def anthropic_tool_reference_result(tool_use_id: str, names: Iterable[str]) -> d
     for n in unique:
         if not isinstance(n, str) or not n:
             raise ValueError(f"tool names must be non-empty strings, got {n!r:.80}")
-    content: list[dict] = [{"type": "tool_reference", "tool_name": n} for n in unique]
+    content: list[dict[str, Any]] = [{"type": "tool_reference", "tool_name": n} for n in unique]
     if not content:
         content = [{"type": "text", "text": "No matching tools found."}]
     return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
 
 
-def _responses_function(t: Tool, defer_loading: bool) -> dict:
+def _responses_function(t: Tool, defer_loading: bool) -> dict[str, Any]:
     out: dict[str, Any] = {
         "type": "function",
         "name": t.name,
@@ -181,7 +183,7 @@ def _responses_function(t: Tool, defer_loading: bool) -> dict:
     return out
 
 
-def to_openai_responses_tools(tools: Iterable[Tool], search_tool: Tool | None = None) -> list[dict]:
+def to_openai_responses_tools(tools: Iterable[Tool], search_tool: Tool | None = None) -> list[dict[str, Any]]:
     """OpenAI Responses ``tools`` for client-executed tool search: one ``{"type": "tool_search",
     "execution": "client", "description", "parameters"}`` entry (from ``search_tool``, else
     :data:`DEFAULT_SEARCH_DESCRIPTION` / :data:`DEFAULT_SEARCH_PARAMETERS`), then every tool as a flat
@@ -202,7 +204,7 @@ def to_openai_responses_tools(tools: Iterable[Tool], search_tool: Tool | None = 
     return [search_entry] + [_responses_function(t, True) for t in _tools(tools) if t.name != skip]
 
 
-def openai_tool_search_output(call_id: str, tools: Iterable[Tool]) -> dict:
+def openai_tool_search_output(call_id: str, tools: Iterable[Tool]) -> dict[str, Any]:
     """The input item that answers a client-executed ``tool_search_call``: ``{"type": "tool_search_output",
     "call_id": <the call's call_id>, "execution": "client", "status": "completed", "tools": [...]}``.
 

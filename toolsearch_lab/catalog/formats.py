@@ -42,7 +42,7 @@ EMPTY_PARAMETERS = {"type": "object", "properties": {}}
 _ABSENT: Any = object()
 
 
-def read_json_file(path: str | os.PathLike) -> Any:
+def read_json_file(path: str | os.PathLike[str]) -> Any:
     """Parse a JSON file, decoding its bytes as strict UTF-8 so a bad byte is reported with its offset
     instead of turning into U+FFFD inside a tool description. A UTF-8 byte-order mark is tolerated. An
     object that names one key twice is refused with the key's path (JSON would keep the last silently)."""
@@ -117,7 +117,7 @@ def _label(record: Any, index: int | None) -> str:
     return f"#{index}" if index is not None else "<unnamed>"
 
 
-def _fields(record: dict, fmt: str) -> tuple[Any, Any, Any, str, Any]:
+def _fields(record: dict[str, Any], fmt: str) -> tuple[Any, Any, Any, str, Any]:
     """(name, description, schema, schema field name, category) of a record in format ``fmt``."""
     if fmt == "openai":
         return _openai_fields(record)
@@ -148,7 +148,7 @@ def _fields(record: dict, fmt: str) -> tuple[Any, Any, Any, str, Any]:
     raise CatalogError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
 
 
-def _openai_fields(record: dict) -> tuple[Any, Any, Any, str, Any]:
+def _openai_fields(record: dict[str, Any]) -> tuple[Any, Any, Any, str, Any]:
     """:func:`_fields` of an OpenAI record: chat completions nest the function, the Responses API does not."""
     if record.get("type") not in (None, "function"):
         raise CatalogError(
@@ -200,7 +200,7 @@ def tool_from_record(
         raise CatalogError(f"tool {label}: {exc}", tool=label, problem=str(exc)) from None
 
 
-def _checked_parts(record: Any, fmt: str) -> tuple[str, str, dict, str | None]:
+def _checked_parts(record: Any, fmt: str) -> tuple[str, str, dict[str, Any], str | None]:
     """(name, description, schema, category) of one record, or a :class:`CatalogError` saying what is
     wrong (without the tool's label, which the caller adds)."""
     if not isinstance(record, dict):
@@ -245,7 +245,7 @@ def _checked_parts(record: Any, fmt: str) -> tuple[str, str, dict, str | None]:
     return name, description, schema, category
 
 
-def _mcp_fields(record: dict) -> dict[str, Any]:
+def _mcp_fields(record: dict[str, Any]) -> dict[str, Any]:
     """The ``Tool`` keywords for an MCP record's own fields (``title``, ``annotations``, ``outputSchema``,
     ``_meta``; ``null`` is the same as absent), or a :class:`CatalogError` saying what is wrong with one.
     The output schema gets the same checks as the input schema: the MCP export sends it on unchanged."""
@@ -306,7 +306,7 @@ def _record_format(record: Any) -> str | None:
     return None
 
 
-def tool_records(obj: Any) -> tuple[list, bool]:
+def tool_records(obj: Any) -> tuple[list[Any], bool]:
     """(records, document_is_dataset) of a JSON document: a list of tools, ``{"tools": [...]}`` (an MCP
     ``tools/list`` result, a request body or our dataset), a JSON-RPC response wrapping it, or one tool."""
     if isinstance(obj, dict) and isinstance(obj.get("result"), dict) and "jsonrpc" in obj:

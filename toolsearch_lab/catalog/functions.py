@@ -49,7 +49,7 @@ def _is_typeddict(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__required_keys__")
 
 
-def _json_scalar_type(values: list) -> dict:
+def _json_scalar_type(values: list[Any]) -> dict[str, Any]:
     kinds = {
         ("boolean" if isinstance(v, bool) else _SCALARS.get(type(v)) or ("null" if v is None else "?"))
         for v in values
@@ -69,7 +69,7 @@ class _SchemaBuilder:
     def fail(self, what: str) -> SchemaFromFunctionError:
         return SchemaFromFunctionError(f"{self.where}: {what}")
 
-    def schema(self, tp: Any) -> dict:
+    def schema(self, tp: Any) -> dict[str, Any]:
         origin, args = get_origin(tp), get_args(tp)
         if origin is typing.Annotated:
             inner = self.schema(args[0])
@@ -90,7 +90,7 @@ class _SchemaBuilder:
             )
         return found
 
-    def _scalar(self, tp: Any, origin: Any, args: tuple) -> dict | None:
+    def _scalar(self, tp: Any, origin: Any, args: tuple[Any, ...]) -> dict[str, Any] | None:
         """Any, None, str/int/float/bool, Literal and Enum; None for other types."""
         if tp is Any:
             return {}
@@ -111,10 +111,10 @@ class _SchemaBuilder:
                 raise self.fail(f"Enum {tp.__name__} {exc}") from None
         return None
 
-    def _container(self, tp: Any, origin: Any, args: tuple) -> dict | None:
+    def _container(self, tp: Any, origin: Any, args: tuple[Any, ...]) -> dict[str, Any] | None:
         """list/set/frozenset/Sequence, tuple[X, ...] and dict[str, X]; None for other types."""
         if tp in (list, set, frozenset) or origin in (list, set, frozenset, collections.abc.Sequence):
-            out: dict = {"type": "array"}
+            out: dict[str, Any] = {"type": "array"}
             if args:
                 out["items"] = self.schema(args[0])
             if tp in (set, frozenset) or origin in (set, frozenset):
@@ -137,7 +137,7 @@ class _SchemaBuilder:
             return out
         return None
 
-    def _record(self, tp: Any) -> dict | None:
+    def _record(self, tp: Any) -> dict[str, Any] | None:
         """A dataclass or TypedDict as an object schema; None for other types."""
         if dataclasses.is_dataclass(tp) and isinstance(tp, type):
             fields = dataclasses.fields(tp)
@@ -152,7 +152,7 @@ class _SchemaBuilder:
             return self._object(tp, hints, required=[k for k in hints if k in tp.__required_keys__])
         return None
 
-    def _union(self, args: tuple) -> dict:
+    def _union(self, args: tuple[Any, ...]) -> dict[str, Any]:
         non_null = [a for a in args if a is not _NONE_TYPE]
         nullable = len(non_null) < len(args)
         if len(non_null) == 1:
@@ -175,7 +175,7 @@ class _SchemaBuilder:
             options.append({"type": "null"})
         return {"anyOf": options}
 
-    def _object(self, cls: type, fields: dict, required: list[str]) -> dict:
+    def _object(self, cls: type, fields: dict[str, Any], required: list[str]) -> dict[str, Any]:
         if cls in self._stack:
             raise self.fail(f"recursive type {cls.__name__} is not supported")
         self._stack.append(cls)
@@ -190,7 +190,7 @@ class _SchemaBuilder:
                 properties[name] = prop
         finally:
             self._stack.pop()
-        out: dict = {"type": "object"}
+        out: dict[str, Any] = {"type": "object"}
         if docs.description:
             out["description"] = docs.description
         out["properties"] = properties
@@ -230,7 +230,7 @@ def _hints(obj: Any, builder: _SchemaBuilder | None = None) -> dict[str, Any]:
 # Functions → schema, Tool
 
 
-def _function_name(func: Callable) -> str:
+def _function_name(func: Callable[..., Any]) -> str:
     return getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or repr(func)
 
 
@@ -249,12 +249,12 @@ def _json_default(value: Any) -> tuple[bool, Any]:
     return False, None
 
 
-def schema_from_function(func: Callable[..., Any]) -> dict:
+def schema_from_function(func: Callable[..., Any]) -> dict[str, Any]:
     """The ``parameters`` JSON Schema of ``func`` (an object with one property per parameter)."""
     return _analyse(func)[0]
 
 
-def _analyse(func: Callable[..., Any]) -> tuple[dict, ParsedDocstring, dict[str, Any]]:
+def _analyse(func: Callable[..., Any]) -> tuple[dict[str, Any], ParsedDocstring, dict[str, Any]]:
     fname = _function_name(func)
     try:
         signature = inspect.signature(func)
@@ -262,7 +262,7 @@ def _analyse(func: Callable[..., Any]) -> tuple[dict, ParsedDocstring, dict[str,
         raise SchemaFromFunctionError(f"function {fname!r}: no inspectable signature ({exc})") from None
     hints = _hints(func, _SchemaBuilder(f"function {fname!r}"))
     docs = parse_docstring(inspect.getdoc(func))
-    properties: dict[str, dict] = {}
+    properties: dict[str, dict[str, Any]] = {}
     required: list[str] = []
     annotations: dict[str, Any] = {}
     for name, param in signature.parameters.items():
@@ -294,7 +294,7 @@ def _analyse(func: Callable[..., Any]) -> tuple[dict, ParsedDocstring, dict[str,
             f"function {fname!r}: docstring documents {', '.join(map(repr, unknown))}, which "
             f"{'is not a parameter' if len(unknown) == 1 else 'are not parameters'} (stale docstring?)"
         )
-    schema: dict = {"type": "object", "properties": properties}
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         schema["required"] = required
     return schema, docs, annotations

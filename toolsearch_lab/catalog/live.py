@@ -128,12 +128,12 @@ def catalog_from_connection(
     return ToolCatalog(live, source=source, report=report, origins=renamed)
 
 
-def _renamed(records: list, server: str, report: CatalogReport) -> tuple[list, dict[str, str]]:
+def _renamed(records: list[Any], server: str, report: CatalogReport) -> tuple[list[Any], dict[str, str]]:
     """The records with every name providers would refuse (or ``toolSearchTool``) qualified by server, and
     ``{new name: name on the server}``."""
     from toolsearch_lab.catalog.merge import qualified_name
 
-    out: list = []
+    out: list[Any] = []
     origins: dict[str, str] = {}
     for record in records:
         name = record.get("name") if isinstance(record, dict) else None
@@ -213,7 +213,7 @@ def _command_name(command: str, args: Sequence[str]) -> str:
 
 
 def connect_mcp_config(
-    config: str | os.PathLike | Mapping[str, Any] | McpConfig,
+    config: str | os.PathLike[str] | Mapping[str, Any] | McpConfig,
     *,
     servers: Sequence[str] | None = None,
     namespace: Namespace = "auto",

@@ -40,8 +40,8 @@ import contextlib
 import json
 import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from typing import Any, TypeVar
 
 import anyio
 import jsonschema  # noqa: F401  (the mcp client imports it lazily on the first call_tool: ~1 s; pay it here)
@@ -93,6 +93,7 @@ install_log_redaction()
 
 # Extra wall-clock allowance on top of the SDK's own read timeout before a sync wait gives up.
 _GRACE_SECONDS = 5.0
+_T = TypeVar("_T")  # what a request run on the connection's loop returns
 
 
 class McpToolError(RuntimeError):
@@ -194,7 +195,7 @@ class McpConnection:
         self._session: ClientSession | None = None
         self._closed = False
         self._server_gone = False  # set when a call finds the server process gone ("Connection closed")
-        self._serve_future: concurrent.futures.Future = concurrent.futures.Future()
+        self._serve_future: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name=f"mcp:{where}", daemon=True)
         self._thread.start()
@@ -286,7 +287,7 @@ class McpConnection:
             self._ready.set()
 
     # -- sync API ----------------------------------------------------------------------------------------
-    def _run(self, coro_factory: Callable[[ClientSession], Any], what: str) -> Any:
+    def _run(self, coro_factory: Callable[[ClientSession], Coroutine[Any, Any, _T]], what: str) -> _T:
         if self._closed:
             raise McpToolError(f"MCP server {self.label!r}: connection is closed ({what})")
         session = self._session
@@ -377,7 +378,7 @@ class McpConnection:
         self.last_listing = listing
         return listing
 
-    def tool_records(self) -> tuple[list, list[str]]:
+    def tool_records(self) -> tuple[list[Any], list[str]]:
         """The server's ``tools/list`` records as sent (:meth:`listing`), and the names of those without a
         description (optional in MCP; they get ``""``)."""
         listing = self.listing()
@@ -456,8 +457,11 @@ class McpConnection:
 
 
 @contextlib.asynccontextmanager
-async def _http_streams(url: str, headers: Mapping[str, str], client_factory: Callable[..., Any]):
-    """Streamable HTTP with our headers: the SDK takes them on the HTTP client it is given."""
+async def _http_streams(
+    url: str, headers: Mapping[str, str], client_factory: Callable[..., Any]
+) -> AsyncIterator[Any]:
+    """Streamable HTTP with our headers: the SDK takes them on the HTTP client it is given. Yields the
+    SDK's ``(read, write)`` streams."""
     async with (
         client_factory(headers=dict(headers) or None) as client,
         streamable_http_client(url, http_client=client) as streams,

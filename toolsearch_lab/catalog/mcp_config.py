@@ -29,15 +29,18 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolsearch_lab.catalog.errors import CatalogError
 from toolsearch_lab.jsonlimits import DuplicateKeyError, JsonLimitError, loads_unique
 from toolsearch_lab.schema import MAX_CATALOG_DEPTH
 from toolsearch_lab.secrets import Secret, header_secret, redact_url, scrub, url_secret
+
+if TYPE_CHECKING:
+    from toolsearch_lab.catalog.mcp import McpConnection
 
 __all__ = ["McpConfig", "McpServerConfig", "load_mcp_config"]
 
@@ -86,7 +89,9 @@ class McpServerConfig:
     def shown_command(self) -> str:
         return scrub(" ".join([self.command or "", *self.args]).strip(), self.secrets)
 
-    def connect(self, *, timeout: float = 30.0, startup_timeout: float | None = None, pass_env=()) -> Any:
+    def connect(
+        self, *, timeout: float = 30.0, startup_timeout: float | None = None, pass_env: Iterable[str] = ()
+    ) -> McpConnection:
         """Start (or reach) the server: an :class:`~toolsearch_lab.catalog.mcp.McpConnection`. ``pass_env``
         names variables of this process's environment to hand to a stdio server on top of the SDK's few
         defaults (``PATH``, ``HOME``…) and the config's own ``env``."""
@@ -133,7 +138,9 @@ class McpConfig:
         return McpConfig(tuple(by_name[n] for n in names), self.source, self.skipped, self.ignored)
 
 
-def load_mcp_config(config: str | os.PathLike | Mapping[str, Any], *, environ=None) -> McpConfig:
+def load_mcp_config(
+    config: str | os.PathLike[str] | Mapping[str, Any], *, environ: Mapping[str, str] | None = None
+) -> McpConfig:
     """Read a config file (or its parsed JSON) in any of the formats above."""
     environ = os.environ if environ is None else environ
     if isinstance(config, Mapping):
@@ -178,7 +185,9 @@ def load_mcp_config(config: str | os.PathLike | Mapping[str, Any], *, environ=No
     return McpConfig(tuple(servers), source, tuple(skipped), tuple(ignored))
 
 
-def _server(name: str, entry: Mapping, where: str, variables: dict, environ) -> McpServerConfig:
+def _server(
+    name: str, entry: Mapping[str, Any], where: str, variables: dict[str, str], environ: Mapping[str, str]
+) -> McpServerConfig:
     substituted: list[Secret] = []
 
     def text(field_name: str, value: Any) -> str:
@@ -219,7 +228,7 @@ def _server(name: str, entry: Mapping, where: str, variables: dict, environ) -> 
     return McpServerConfig(name, transport, url=url, headers=fields, secrets=tuple(substituted))
 
 
-def _transport(entry: Mapping, where: str) -> str:
+def _transport(entry: Mapping[str, Any], where: str) -> str:
     """The server's transport from ``type`` (Claude Code, VS Code) or ``transport`` (FastMCP), else from
     whether it has a ``url``."""
     declared = {}
@@ -236,7 +245,7 @@ def _transport(entry: Mapping, where: str) -> str:
     return next(iter(declared.values()), "http" if "url" in entry else "stdio")
 
 
-def _env_file(path_text: str, where: str, variables: dict) -> dict[str, Secret]:
+def _env_file(path_text: str, where: str, variables: dict[str, str]) -> dict[str, Secret]:
     """VS Code's ``envFile``: ``NAME=value`` lines (``export`` allowed, ``#`` comments, one pair of
     quotes stripped), each value a :class:`Secret`. Relative paths are from the workspace folder."""
     path = Path(path_text).expanduser()
@@ -261,11 +270,13 @@ def _env_file(path_text: str, where: str, variables: dict) -> dict[str, Secret]:
     return values
 
 
-def _expand(value: str, where: str, variables: dict, environ) -> tuple[str, list[str]]:
+def _expand(
+    value: str, where: str, variables: dict[str, str], environ: Mapping[str, str]
+) -> tuple[str, list[str]]:
     """``value`` with its ``${…}`` variables replaced, and the values that came from the environment."""
     from_env: list[str] = []
 
-    def replace(match: re.Match) -> str:
+    def replace(match: re.Match[str]) -> str:
         ref = match.group(1).strip()
         if ref.startswith("input:"):
             raise CatalogError(
@@ -289,15 +300,19 @@ def _expand(value: str, where: str, variables: dict, environ) -> tuple[str, list
 
 
 def connect_servers(
-    config: McpConfig, *, timeout: float = 30.0, startup_timeout: float | None = None, pass_env=()
-) -> tuple[dict[str, Any], dict[str, str]]:
+    config: McpConfig,
+    *,
+    timeout: float = 30.0,
+    startup_timeout: float | None = None,
+    pass_env: Iterable[str] = (),
+) -> tuple[dict[str, McpConnection], dict[str, str]]:
     """Start every server of ``config`` at once, each within its own start-up deadline:
     ``({name: connection}, {name: why it failed})``, both in config order."""
     from concurrent.futures import ThreadPoolExecutor
 
     from toolsearch_lab.catalog.mcp import McpToolError
 
-    def start(server: McpServerConfig) -> tuple[str, Any, str | None]:
+    def start(server: McpServerConfig) -> tuple[str, McpConnection | None, str | None]:
         try:
             return (
                 server.name,
@@ -307,7 +322,7 @@ def connect_servers(
         except (McpToolError, OSError, ValueError) as exc:
             return server.name, None, str(exc)
 
-    connections: dict[str, Any] = {}
+    connections: dict[str, McpConnection] = {}
     failures: dict[str, str] = {}
     if not config.servers:
         return connections, failures

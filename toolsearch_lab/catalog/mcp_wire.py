@@ -6,7 +6,8 @@ Three seams, each checked by tests/test_mcp_isolation.py against the SDK version
 
 * stdio: the SDK parses each line of the server's stdout in ``mcp.client.stdio._parse_line``, logging a
   traceback for each line that is not JSON (a server printing "Loading configuration…" filled the terminal
-  with them). :func:`install_stdio_hook` wraps that function once; for a connection of ours (a
+  with them). :func:`install_stdio_hook` wraps that function once (the patch itself lives in
+  :mod:`toolsearch_lab.compat`, with the others); for a connection of ours (a
   :data:`_WATCHED` context variable, which the SDK's reader task inherits from ours) the line is parsed
   here: noise is counted and dropped without a traceback, an answer nested deeper than the parser takes
   fails its request at once with a named reason (the SDK would drop it and wait for the timeout), and a
@@ -28,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolsearch_lab.compat import patch_mcp_stdio_parser
 from toolsearch_lab.jsonlimits import duplicate_key_path, text_depth
 from toolsearch_lab.secrets import scrub
 
@@ -93,7 +95,7 @@ class WireLog:
     http_status: int | None = None
     www_authenticate: str = ""
 
-    def watch(self) -> contextvars.Token:
+    def watch(self) -> contextvars.Token[WireLog | None]:
         """Mark the calling task (and the tasks it starts) as this connection's."""
         return _WATCHED.set(self)
 
@@ -198,29 +200,24 @@ _HOOKED = False
 
 
 def install_stdio_hook() -> None:
-    """Wrap the SDK's stdio line parser once (see the module docstring); a no-op if the SDK has none."""
+    """Route the SDK's stdio line parser through :func:`_route_line` once (see the module docstring and
+    :func:`~toolsearch_lab.compat.patch_mcp_stdio_parser`); an SDK without that parser keeps its own
+    parsing, and the wire log stays empty."""
     global _HOOKED
-    if _HOOKED:
-        return
-    from mcp.client import stdio
-
-    original = getattr(stdio, "_parse_line", None)
-    if original is None:  # a later SDK without the seam: its own parsing stays, the wire log stays empty
+    if not _HOOKED:
+        patch_mcp_stdio_parser(_route_line)
         _HOOKED = True
-        return
 
-    def parse_line(line: str) -> Any:
-        log = _WATCHED.get()
-        return original(line) if log is None else log.parse_line(line, original)
 
-    stdio._parse_line = parse_line  # type: ignore[attr-defined]
-    _HOOKED = True
+def _route_line(line: str, original: Callable[[str], Any]) -> Any:
+    log = _WATCHED.get()
+    return original(line) if log is None else log.parse_line(line, original)
 
 
 def watched_http_client(log: WireLog) -> Callable[..., Any]:
     """A factory for the SDK's HTTP client (``create_mcp_http_client``'s arguments) whose responses
     ``log`` sees."""
-    from mcp.client.streamable_http import create_mcp_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client  # where the SDK defines and exports it
 
     def factory(headers: Any = None, timeout: Any = None, auth: Any = None) -> Any:
         client = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
@@ -253,7 +250,7 @@ def quiet_sdk_logs() -> None:
             logger.addFilter(_LOWER)
 
 
-async def raw_request(session: Any, method: str, params: dict | None) -> Any:
+async def raw_request(session: Any, method: str, params: dict[str, Any] | None) -> Any:
     """A request's result as the server sent it (parsed JSON, not validated by the SDK). ``send_request``
     would validate the whole result against the protocol's types first, so one bad tool record would cost
     every tool; this uses the session's dispatcher (the SDK's own next step) with the session's headers.
@@ -271,7 +268,7 @@ async def raw_request(session: Any, method: str, params: dict | None) -> Any:
     return await send(method, params, options)
 
 
-def _paginated(params: dict) -> Any:
+def _paginated(params: dict[str, Any]) -> Any:
     from mcp.types import PaginatedRequestParams
 
     return PaginatedRequestParams(**params)

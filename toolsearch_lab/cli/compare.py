@@ -16,6 +16,7 @@ import sys
 from contextlib import ExitStack
 
 from toolsearch_lab.cli.demo import memory_spec
+from toolsearch_lab.cli.live_servers import add_live_options, live_catalog
 from toolsearch_lab.cli.live_tools import add_destructive_option
 from toolsearch_lab.cli.options import (
     EXIT_OK,
@@ -23,8 +24,6 @@ from toolsearch_lab.cli.options import (
     add_abstention_options,
     add_command,
     add_json_flag,
-    add_live_options,
-    live_catalog,
     names_help,
     positive_int,
 )

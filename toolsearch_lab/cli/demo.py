@@ -21,6 +21,7 @@ from contextlib import ExitStack
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
+from toolsearch_lab.cli.live_servers import add_live_options, live_catalog
 from toolsearch_lab.cli.live_tools import add_destructive_option
 from toolsearch_lab.cli.options import (
     EXIT_OK,
@@ -30,8 +31,6 @@ from toolsearch_lab.cli.options import (
     add_abstention_options,
     add_command,
     add_json_flag,
-    add_live_options,
-    live_catalog,
     names_help,
     non_negative_int,
 )

@@ -9,14 +9,13 @@ from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
 from toolsearch_lab.catalog.container import SHIPPED_CATALOGS
+from toolsearch_lab.cli.live_servers import add_live_options, open_catalog
 from toolsearch_lab.cli.options import (
     EXIT_OK,
     add_command,
     add_json_flag,
-    add_live_options,
     names_help,
     non_negative_int,
-    open_catalog,
     positive_int,
 )
 from toolsearch_lab.index.factory import INDEX_KINDS

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolsearch_lab.catalog.container import SHIPPED_CATALOGS, ToolCatalog, read_json_file
+from toolsearch_lab.cli.live_servers import add_live_options, open_catalog
 from toolsearch_lab.cli.options import (
     ABSTAINING,
     EXIT_OK,
@@ -18,9 +19,7 @@ from toolsearch_lab.cli.options import (
     add_abstention_options,
     add_command,
     add_json_flag,
-    add_live_options,
     names_help,
-    open_catalog,
     positive_int,
 )
 from toolsearch_lab.index.factory import INDEX_KINDS

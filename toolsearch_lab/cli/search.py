@@ -11,6 +11,7 @@ from contextlib import ExitStack
 from typing import Any
 
 from toolsearch_lab.catalog.container import SHIPPED_CATALOGS, ToolCatalog
+from toolsearch_lab.cli.live_servers import add_live_options, open_catalog
 from toolsearch_lab.cli.options import (
     EXIT_OK,
     EXIT_USAGE,
@@ -19,11 +20,9 @@ from toolsearch_lab.cli.options import (
     add_command,
     add_examples_option,
     add_json_flag,
-    add_live_options,
     catalog_tools,
     finite_float,
     names_help,
-    open_catalog,
     positive_int,
 )
 from toolsearch_lab.index.factory import INDEX_KINDS

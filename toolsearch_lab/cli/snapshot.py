@@ -25,7 +25,8 @@ from contextlib import ExitStack
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from toolsearch_lab.cli.options import EXIT_OK, add_command, add_live_options, live_config, open_servers
+from toolsearch_lab.cli.live_servers import add_live_options, live_config, open_servers
+from toolsearch_lab.cli.options import EXIT_OK, add_command
 
 if TYPE_CHECKING:
     from toolsearch_lab.catalog.live import McpServers

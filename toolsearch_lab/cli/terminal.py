@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import re
-import sys
-from collections.abc import Iterator
-from typing import TextIO
+from collections.abc import Callable
+from typing import Any, TextIO, cast
 
+from toolsearch_lab.compat import wrapped_std_streams
 from toolsearch_lab.secrets import scrub
 
 __all__ = ["guarded_output", "terminal_safe"]
@@ -46,18 +46,17 @@ class _Guarded:
         self._stream.write(terminal_safe(scrub(text), keep_carriage_return=self._keep_cr))
         return len(text)
 
-    def __getattr__(self, name: str):  # flush, isatty, encoding, fileno...
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, encoding, fileno...
         return getattr(self._stream, name)
 
 
-@contextlib.contextmanager
-def guarded_output() -> Iterator[None]:
+def _guard(*, keep_carriage_return: bool) -> Callable[[TextIO], TextIO]:
+    # _Guarded is a TextIO by duck typing: write is its own, every other attribute is the stream's.
+    return lambda stream: cast(TextIO, _Guarded(stream, keep_carriage_return=keep_carriage_return))
+
+
+def guarded_output() -> contextlib.AbstractContextManager[None]:
     """Guard ``sys.stdout`` (controls neutralised) and ``sys.stderr`` (the same, carriage returns kept for
-    progress bars) while the block runs; restored afterwards."""
-    saved = sys.stdout, sys.stderr
-    sys.stdout = _Guarded(saved[0], keep_carriage_return=False)  # type: ignore[assignment]
-    sys.stderr = _Guarded(saved[1], keep_carriage_return=True)  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        sys.stdout, sys.stderr = saved
+    progress bars) while the block runs; both are restored afterwards
+    (:func:`~toolsearch_lab.compat.wrapped_std_streams`)."""
+    return wrapped_std_streams(_guard(keep_carriage_return=False), _guard(keep_carriage_return=True))

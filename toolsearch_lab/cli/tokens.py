@@ -7,15 +7,14 @@ import json
 from contextlib import ExitStack
 
 from toolsearch_lab.catalog.container import SHIPPED_CATALOGS, ToolCatalog
+from toolsearch_lab.cli.live_servers import add_live_options, open_catalog
 from toolsearch_lab.cli.options import (
     EXIT_OK,
     add_command,
     add_examples_option,
     add_json_flag,
-    add_live_options,
     catalog_tools,
     names_help,
-    open_catalog,
 )
 
 NAME = "tokens"

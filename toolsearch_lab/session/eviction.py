@@ -141,7 +141,7 @@ class LruEviction:
         return f"LruEviction(max_sessions={self.max_sessions})"
 
 
-def _seconds(ttl) -> float:
+def _seconds(ttl: float | timedelta) -> float:
     if isinstance(ttl, timedelta):
         return ttl.total_seconds()
     if isinstance(ttl, bool) or not isinstance(ttl, (int, float)):
@@ -155,7 +155,7 @@ class TtlEviction:
     ``clock`` returns seconds (default ``time.monotonic``); tests inject a fake clock instead of sleeping.
     """
 
-    def __init__(self, ttl, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, ttl: float | timedelta, clock: Callable[[], float] = time.monotonic) -> None:
         seconds = _seconds(ttl)
         if not seconds > 0:
             raise ValueError(f"TtlEviction: ttl must be positive, got {ttl!r}")

@@ -9,7 +9,7 @@ from toolsearch_lab.model import Tool, ToolReference
 from toolsearch_lab.text.java import java_order_key
 
 
-def _name_desc(item) -> tuple[str, str]:
+def _name_desc(item: Tool | ToolReference | tuple[str, str]) -> tuple[str, str]:
     if isinstance(item, Tool):
         return item.name, item.description
     if isinstance(item, ToolReference):
@@ -19,7 +19,7 @@ def _name_desc(item) -> tuple[str, str]:
     raise TypeError(f"fingerprint: expected Tool, ToolReference or (name, description), got {item!r:.80}")
 
 
-def fingerprint(tools: Iterable) -> str:
+def fingerprint(tools: Iterable[Tool | ToolReference | tuple[str, str]]) -> str:
     """SHA-256 over name, 0x00, description, 0x01 for each tool sorted by name; lower-case hex.
 
     Only names and descriptions count: a schema-only change keeps the fingerprint (Spring parity).

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from toolsearch_lab.deferred import defer_iri_grammar
+from toolsearch_lab.compat import defer_iri_grammar
 from toolsearch_lab.lazy import attach_stub
 
 _WIDGET_PACKAGES = ("ipywidgets", "plotly", "anywidget")
@@ -28,5 +28,5 @@ if _missing:
         "`pip install 'toolsearch-lab[lab]'`."
     )
 
-# defer_iri_grammar runs before any widget module imports plotly (see toolsearch_lab.deferred).
+# defer_iri_grammar runs before any widget module imports plotly (see toolsearch_lab.compat).
 __getattr__, __dir__, __all__ = attach_stub(__name__, __file__, globals(), before=defer_iri_grammar)

@@ -1,12 +1,11 @@
-"""Plumbing shared by the UI classes: display, fixed-size figure boxes, and the FigureWidget re-sync."""
+"""Plumbing shared by the UI classes: display, fixed-size figure boxes and figure updates."""
 
 from __future__ import annotations
-
-from copy import deepcopy
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
+from toolsearch_lab.compat import resync_figure_widget
 from toolsearch_lab.ui.theme import FIG_WIDTH
 
 
@@ -17,18 +16,6 @@ class Displayable:
 
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
         return self.widget._repr_mimebundle_(include=include, exclude=exclude, **kwargs)
-
-
-def resync(fig: go.FigureWidget) -> None:
-    """Copy the figure's current state into the widget's synced traits.
-
-    Edits after construction reach an open view only as deltas; a view that attaches later (page reload,
-    Voila) renders ``_widget_data``/``_widget_layout``, which plotly sets only at construction and display.
-    Re-syncing after every update makes a late view show the current state, not the first one. Kept in one
-    place so it can go when plotly does this itself.
-    """
-    fig._widget_layout = deepcopy(fig._layout_obj._props)
-    fig._widget_data = deepcopy(fig._data)
 
 
 def figure_box(fig: go.FigureWidget, width: int = FIG_WIDTH) -> widgets.Box:
@@ -55,7 +42,7 @@ def update_figure(fig: go.FigureWidget, spec: dict) -> None:
         for trace, props in zip(fig.data, data, strict=False):
             trace.update(props, overwrite=True)
         fig.layout.update(spec["layout"], overwrite=True)
-    resync(fig)
+    resync_figure_widget(fig)
 
 
 def new_figure(spec: dict) -> go.FigureWidget:

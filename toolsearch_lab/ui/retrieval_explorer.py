@@ -12,9 +12,10 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from toolsearch_lab.compat import resync_figure_widget
 from toolsearch_lab.eval.metrics import QueryResult, recall_at_k
 from toolsearch_lab.ui import theme as t
-from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, resync, update_figure
+from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
 from toolsearch_lab.ui.display import Html, Table
 from toolsearch_lab.ui.index_explorer import KIND_COLOURS, kind_label
 
@@ -234,7 +235,7 @@ class RetrievalExplorer(Displayable):
                 self.fig.data = []
                 self.fig.add_traces(spec["data"])
                 self.fig.layout.update(spec["layout"], overwrite=True)
-            resync(self.fig)
+            resync_figure_widget(self.fig)
         current = self.query_dropdown.value
         options = query_options(self.results, dataset, k)
         self.query_dropdown.options = options

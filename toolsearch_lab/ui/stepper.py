@@ -15,21 +15,14 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from toolsearch_lab.compat import resync_figure_widget
 from toolsearch_lab.eval.scenarios import list_scenarios, load_scenario, run_scenario
 from toolsearch_lab.index.factory import INDEX_KINDS
 from toolsearch_lab.models.simulated import AGENT_NAMES, DEFAULT_MODE, simulated_agent
 from toolsearch_lab.ui import theme as t
-from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, resync, update_figure
-from toolsearch_lab.ui.stepper_render import (
-    details_html,
-    error_html,
-    highlight,
-    status_html,
-    steps_html,
-    tokens_spec,
-    tools_spec,
-    trace_of,
-)
+from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
+from toolsearch_lab.ui.stepper_panels import details_html, error_html, status_html, steps_html
+from toolsearch_lab.ui.stepper_render import highlight, tokens_spec, tools_spec, trace_of
 from toolsearch_lab.ui.stepper_replay import is_replay
 from toolsearch_lab.ui.stepper_turns import turn_bands, turn_choices, turn_html, with_turns
 
@@ -424,7 +417,7 @@ class IterationStepper(Displayable):
                 with fig.batch_update():
                     fig.add_traces(spec["data"])
                     fig.layout.update(spec["layout"])
-                resync(fig)
+                resync_figure_widget(fig)
         self.details.value = turn_html(trace, position) + details_html(trace, position)
 
     def _on_step(self, change) -> None:
@@ -442,7 +435,7 @@ class IterationStepper(Displayable):
         shapes = turn_bands(trace) + highlight(number - 1, n)
         for fig in (self.tools_fig, self.tokens_fig):
             fig.layout.shapes = shapes
-            resync(fig)
+            resync_figure_widget(fig)
         self.details.value = turn_html(trace, number - 1) + details_html(trace, number - 1)
         self._busy = True
         try:  # the turn selector follows the slider

@@ -1,7 +1,7 @@
 """The tiktoken encodings, built offline from OpenAI's rank files shipped gzipped in
 ``resources/tiktoken`` and verified by sha256, so nothing is ever downloaded; and which encoding an OpenAI
 model uses.
-:mod:`toolsearch_lab.tokens` counts with them."""
+:mod:`toolsearch_lab.tokens.counter` counts with them."""
 
 from __future__ import annotations
 

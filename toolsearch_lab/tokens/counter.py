@@ -27,15 +27,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-# The encodings live in their own module; these names stay importable from here, where they always were.
-from toolsearch_lab.encodings import (
-    DEFAULT_ENCODING as DEFAULT_ENCODING,
-    ENCODINGS as ENCODINGS,
-    encoding_for_model as encoding_for_model,
-    get_encoding as get_encoding,
-)
 from toolsearch_lab.model import Tool
 from toolsearch_lab.schema import resolve_local_refs
+from toolsearch_lab.tokens.encodings import DEFAULT_ENCODING, encoding_for_model, get_encoding
 from toolsearch_lab.trace import RequestTokens
 
 
