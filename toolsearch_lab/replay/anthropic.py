@@ -34,15 +34,28 @@ from toolsearch_lab.replay.common import (
     orphan,
     result_text,
     search_record,
+    text_or_none,
     undeclared,
     unknown,
 )
 from toolsearch_lab.replay.exchanges import Exchange, exchanges
-from toolsearch_lab.trace import ToolCallRecord
+from toolsearch_lab.trace import (
+    FailureKind,
+    ReplaySettings,
+    SearchTool,
+    SearchVariant,
+    StopReason,
+    ToolCallRecord,
+)
 
 __all__ = ["KNOWN_BLOCKS", "anthropic_usage", "read_messages"]
 
-SEARCH_TOOL_TYPES = ("tool_search_tool_regex", "tool_search_tool_bm25")
+# The server-side search tools, by the start of their type ("tool_search_tool_regex_20251119"), and how each
+# searches.
+SEARCH_TOOL_TYPES: dict[str, SearchVariant] = {
+    "tool_search_tool_regex": "regex",
+    "tool_search_tool_bm25": "bm25",
+}
 # Content blocks of a response (and of the assistant turns sent back) this reader knows. Server tools other
 # than tool search are read as calls of those tools.
 SERVER_RESULT_BLOCKS = (
@@ -65,7 +78,17 @@ KNOWN_BLOCKS = (
     "container_upload",
     *SERVER_RESULT_BLOCKS,
 )
-STOP_REASONS = {"end_turn": "answered", "stop_sequence": "answered"}
+# The last response's stop_reason, as the trace's StopReason: an answer, tool calls still waiting for their
+# results, or another end the API names.
+STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "answered",
+    "stop_sequence": "answered",
+    "tool_use": "unfinished",
+    "max_tokens": "max_tokens",
+    "pause_turn": "pause_turn",
+    "refusal": "refusal",
+    "model_context_window_exceeded": "model_context_window_exceeded",
+}
 
 
 def anthropic_usage(usage: Any, where: str, source: str = "anthropic") -> dict[str, Any]:
@@ -96,7 +119,7 @@ class _Declared:
         tools = expect(body.get("tools", []), list, f"{where}.tools", "a list of tools")
         self.order: list[str] = []
         self.deferred: set[str] = set()
-        self.search: list[str] = []
+        self.search: dict[str, SearchVariant] = {}  # server-side search tools
         self.definitions: dict[str, dict] = {}
         self.toolsets = 0  # mcp_toolset entries: their tools are listed by the server, not here
         for i, tool in enumerate(tools):
@@ -110,8 +133,9 @@ class _Declared:
             self.order.append(name)
             if tool.get("defer_loading") is True:
                 self.deferred.add(name)
-            if isinstance(kind, str) and kind.startswith(SEARCH_TOOL_TYPES):
-                self.search.append(name)
+            variant = next((v for t, v in SEARCH_TOOL_TYPES.items() if str(kind).startswith(t)), None)
+            if variant is not None:
+                self.search[name] = variant
                 schema = {"type": "object", "properties": {"query": {"type": "string"}}}
                 self.definitions[name] = function_definition(name, "", schema)
             else:
@@ -145,27 +169,33 @@ def read_messages(records: list, where: str) -> Recording:
         if position + 1 < len(bodies):
             _check_echo(exchange, messages, following, at, notes)
     first, last = calls[0], calls[-1]
-    search_tools = ordered(
-        [n for e in calls for n in _Declared(e.request, where).search] + sorted(client_search)
-    )
-    stop = str(last.response.get("stop_reason"))
+    declared = [_Declared(e.request, where) for e in calls]
+    server = {name: variant for d in declared for name, variant in d.search.items()}
+    search_tools = [SearchTool(n, v) for n, v in server.items()]
+    search_tools += [SearchTool(n, "client") for n in sorted(client_search) if n not in server]
+    stop = STOP_REASONS.get(str(last.response.get("stop_reason")), "unknown")
+    if stop == "unknown":
+        notes.append(
+            f"the last response's stop_reason {str(last.response.get('stop_reason'))[:60]!r} is not known"
+        )
     return Recording(
-        format="anthropic-messages",
         requests=requests,
         model=str(first.request.get("model") or last.response.get("model") or "unknown"),
         user_request=_first_user_text(bodies[0][1]),
         session_id="",
-        index=f"anthropic:{'+'.join(search_tools) or 'no search tool'}",
-        catalog_size=len({n for e in calls for n in _Declared(e.request, where).order}),
-        final_answer=requests[-1].text if stop in STOP_REASONS else None,
-        stop_reason=STOP_REASONS.get(stop, "unfinished" if stop == "tool_use" else stop),
+        index=f"anthropic:{'+'.join(s.name for s in search_tools) or 'no search tool'}",
+        catalog_size=len({n for d in declared for n in d.order}),
+        final_answer=requests[-1].text if stop == "answered" else None,
+        stop_reason=stop,
         notes=notes,
-        config={
-            "search_tools": search_tools,
-            "endpoint": first.host,
-            "exchanges": len(records),
-            "served_model": last.response.get("model"),
-        },
+        settings=ReplaySettings(
+            format="anthropic-messages",
+            search_tools=search_tools,
+            deferred_tools=ordered([n for d in declared for n in d.order if n in d.deferred]),
+            served_model=text_or_none(last.response.get("model")),
+            endpoint=first.host,
+            exchanges=len(records),
+        ),
     )
 
 
@@ -360,7 +390,15 @@ def _read_response(
             _client_call(request, block, client_search, results, at)
     for call_id, (name, arguments) in pending.items():  # a server call whose result never came (pause_turn)
         request.calls.append(
-            ToolCallRecord(call_id, name, arguments_text(arguments), "tool", "", "no result in this response")
+            ToolCallRecord(
+                call_id,
+                name,
+                arguments_text(arguments),
+                "tool",
+                "",
+                "no result in this response",
+                failure=FailureKind.NO_RESULT,
+            )
         )
     request.text = clip("\n".join(text)) if text else None
 
@@ -395,8 +433,9 @@ def _server_result(
         search = search_record(call_id, arguments, references, error)
         request.searches.append(search)
         result = json.dumps(references) if error is None else json.dumps({"error": error})
+        failed = None if error is None else FailureKind.SEARCH_FAILED
         request.calls.append(
-            ToolCallRecord(call_id, name, arguments_text(arguments), "search", result, error)
+            ToolCallRecord(call_id, name, arguments_text(arguments), "search", result, error, failure=failed)
         )
     else:
         request.calls.append(
@@ -416,12 +455,24 @@ def _client_call(
     if name in client_search:
         references = _references_in(content)
         request.searches.append(search_record(call_id, arguments, references, error))
+        failed = None if error is None else FailureKind.SEARCH_FAILED
         request.calls.append(
-            ToolCallRecord(call_id, name, arguments_text(arguments), "search", result_text(content), error)
+            ToolCallRecord(
+                call_id,
+                name,
+                arguments_text(arguments),
+                "search",
+                result_text(content),
+                error,
+                failure=failed,
+            )
         )
         return
     result = result_text(content) if answer is not None else ""
-    request.calls.append(ToolCallRecord(call_id, name, arguments_text(arguments), "tool", result, error))
+    failed = None if error is None else FailureKind.TOOL_ERROR
+    request.calls.append(
+        ToolCallRecord(call_id, name, arguments_text(arguments), "tool", result, error, failure=failed)
+    )
 
 
 def _check_echo(exchange: Exchange, messages: list, following: list, at: str, notes: list[str]) -> None:

@@ -46,7 +46,7 @@ from toolsearch_lab.replay.common import (
     search_record,
     unknown,
 )
-from toolsearch_lab.trace import SearchRecord, ToolCallRecord
+from toolsearch_lab.trace import FailureKind, ReplaySettings, SearchRecord, SearchTool, ToolCallRecord
 
 __all__ = ["KNOWN_RECORDS", "SEARCH_TOOL", "read_session"]
 
@@ -243,6 +243,8 @@ class _Session:
         if references and record.kind != "search":
             record.kind = "search"
             call.searches.append(search_record(record.call_id, arguments, [], None))
+        failed = FailureKind.SEARCH_FAILED if record.kind == "search" else FailureKind.TOOL_ERROR
+        record.failure = failed if record.error else None
         if record.kind == "search":
             search = next(s for s in call.searches if s.call_id == record.call_id)
             search.hits = search_record(record.call_id, arguments, references, None).hits
@@ -313,16 +315,7 @@ def read_session(lines: list[tuple[int, Any]], where: str, tools: list[Tool] | N
     requests = session.requests()
     last = list(session.calls.values())[-1]
     answered = last.stop == "end_turn"
-    counted = (
-        "the conversation in the file and the loaded tools' definitions"
-        if tools
-        else (
-            "the conversation in the file only: a session file holds no system prompt and no tool "
-            "definitions (pass a catalog to count the deferred tools)"
-        )
-    )
     return Recording(
-        format="claude-code-session",
         requests=requests,
         model=session.model or "unknown",
         user_request=clip(session.prompts[0]) if session.prompts else "",
@@ -332,10 +325,11 @@ def read_session(lines: list[tuple[int, Any]], where: str, tools: list[Tool] | N
         final_answer=requests[-1].text if answered else None,
         stop_reason="answered" if answered else "unfinished",
         notes=session.notes,
-        config={
-            "search_tools": [SEARCH_TOOL],
-            "our_count": counted,
-            "counts_definitions": bool(tools),
-            "user_prompts": len(session.prompts),
-        },
+        settings=ReplaySettings(
+            format="claude-code-session",
+            search_tools=[SearchTool(SEARCH_TOOL, "client")],
+            deferred_tools=session.deferred_ever(),
+            user_prompts=len(session.prompts),
+            counts_definitions=bool(tools),
+        ),
     )

@@ -85,8 +85,10 @@ def load_transcript(
         raise TranscriptError(f"{file}: format={format!r} was asked for, but the file is {fmt!r}")
     recording = _read(fmt, data, kind, str(file), _tools_of(catalog))
     recording.notes[:0] = notes
-    recording.config.update(_file_config(file))
-    recording.session_id = recording.session_id or f"replay-{recording.config['sha256'][:12]}"
+    digest = hashlib.sha256(file.read_bytes()).hexdigest()
+    settings = recording.settings
+    settings.file, settings.sha256, settings.provenance = file.name, digest, _provenance(file)
+    recording.session_id = recording.session_id or f"replay-{digest[:12]}"
     try:
         return build_trace(recording, TokenCounter(encoding))
     except TranscriptError as exc:  # a request that cannot be counted: say which file
@@ -257,14 +259,11 @@ def _tools_of(catalog: Any) -> list[Tool] | None:
     return list(load_catalog(catalog).tools)
 
 
-def _file_config(file: Path) -> dict[str, Any]:
-    """What the trace says about its source: the file's name and digest, and its provenance when a
-    PROVENANCE.md beside it names the file (its paragraph about it)."""
-    config: dict[str, Any] = {"file": file.name, "sha256": hashlib.sha256(file.read_bytes()).hexdigest()}
+def _provenance(file: Path) -> str | None:
+    """The paragraph of a PROVENANCE.md beside the file that names it, if there is one."""
     sidecar = file.parent / "PROVENANCE.md"
     if sidecar.is_file():
         for paragraph in sidecar.read_text(encoding="utf-8", errors="replace").split("\n\n"):
             if file.name in paragraph and not paragraph.lstrip().startswith("|"):
-                config["provenance"] = " ".join(paragraph.split())[:600]
-                break
-    return config
+                return " ".join(paragraph.split())[:600]
+    return None

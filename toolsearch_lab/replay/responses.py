@@ -35,10 +35,11 @@ from toolsearch_lab.replay.common import (
     orphan,
     result_text,
     search_record,
+    text_or_none,
     unknown,
 )
 from toolsearch_lab.replay.exchanges import exchanges
-from toolsearch_lab.trace import ToolCallRecord
+from toolsearch_lab.trace import ReplaySettings, SearchTool, StopReason, ToolCallRecord
 
 __all__ = ["KNOWN_ITEMS", "openai_usage", "read_responses"]
 
@@ -83,6 +84,8 @@ OTHER_INPUTS = (
     "item_reference",
     "compaction",
 )
+# The status of the last response, when it is not an answer and no call is waiting (StopReason's names).
+STATUSES: tuple[StopReason, ...] = ("completed", "incomplete", "failed", "cancelled", "in_progress", "queued")
 KNOWN_ITEMS = (
     "message",
     "reasoning",
@@ -130,6 +133,8 @@ class _Declared:
         self.deferred: set[str] = set()
         self.full: dict[str, dict] = {}
         self.visible: list[dict] = []  # deferred functions and namespaces as the model sees them
+        self.namespaces: list[str] = []
+        self.client_search = False  # tool_search with execution "client": the caller runs the searches
         for i, tool in enumerate(tools):
             at = f"{where}[{i}]"
             tool = expect(tool, Mapping, at, "a tool object")
@@ -144,8 +149,10 @@ class _Declared:
                         expect(member, Mapping, f"{at}.tools[{j}]", "a function"), ns, f"{at}.tools[{j}]"
                     )
                 self.visible.append(function_definition(ns, tool.get("description", "")))
+                self.namespaces.append(ns)
             elif kind == SEARCH_TOOL:
                 self.order.append(SEARCH_TOOL)
+                self.client_search = tool.get("execution") == "client"
                 self.full[SEARCH_TOOL] = function_definition(
                     SEARCH_TOOL, tool.get("description", ""), tool.get("parameters")
                 )
@@ -221,29 +228,43 @@ def read_responses(records: list, where: str) -> Recording:
             ]
         requests.append(request)
     last = calls[-1].response
-    answered = last.get("status") == "completed" and requests[-1].text is not None and not requests[-1].calls
+    declarations = [_Declared(e.request.get("tools"), where) for e in calls]
+    client = any(d.client_search for d in declarations)
+    stop = _stop_reason(last.get("status"), requests[-1], notes)
     return Recording(
-        format="openai-responses",
         requests=requests,
         model=str(calls[0].request.get("model") or last.get("model") or "unknown"),
         user_request=_first_user_text(inputs[0]),
         session_id="",
-        index="openai:tool_search" + ("(client)" if _client_search(calls) else "(hosted)"),
-        catalog_size=len(
-            {n for e in calls for n in _Declared(e.request.get("tools"), where).order} - {SEARCH_TOOL}
-        ),
-        final_answer=requests[-1].text if answered else None,
-        stop_reason="answered"
-        if answered
-        else ("unfinished" if requests[-1].calls else str(last.get("status") or "unknown")),
+        index="openai:tool_search" + ("(client)" if client else "(hosted)"),
+        catalog_size=len({n for d in declarations for n in d.order} - {SEARCH_TOOL}),
+        final_answer=requests[-1].text if stop == "answered" else None,
+        stop_reason=stop,
         notes=notes,
-        config={
-            "search_tools": [SEARCH_TOOL],
-            "endpoint": calls[0].host,
-            "exchanges": len(records),
-            "served_model": last.get("model"),
-        },
+        settings=ReplaySettings(
+            format="openai-responses",
+            search_tools=[SearchTool(SEARCH_TOOL, "client" if client else "hosted")],
+            namespaces=ordered([ns for d in declarations for ns in d.namespaces]),
+            deferred_tools=ordered([n for d in declarations for n in d.order if n in d.deferred]),
+            served_model=text_or_none(last.get("model")),
+            endpoint=calls[0].host,
+            exchanges=len(records),
+        ),
     )
+
+
+def _stop_reason(status: Any, last: Request, notes: list[str]) -> StopReason:
+    """How the run ended: an answer (the last response completed with text and no call), calls waiting
+    for their results, or the last response's status; a status not known here is named in ``notes``."""
+    if status == "completed" and last.text is not None and not last.calls:
+        return "answered"
+    if last.calls:
+        return "unfinished"
+    known = next((s for s in STATUSES if s == status), None)
+    if known is None:
+        notes.append(f"the last response's status {str(status)[:60]!r} is not known")
+        return "unknown"
+    return known
 
 
 def _input_items(value: Any, where: str) -> list[Mapping]:
@@ -455,11 +476,3 @@ def _first_user_text(items: list[Mapping]) -> str:
             if text:
                 return clip(text)
     return ""
-
-
-def _client_search(calls: list) -> bool:
-    return any(
-        isinstance(t, Mapping) and t.get("type") == SEARCH_TOOL and t.get("execution") == "client"
-        for e in calls
-        for t in (e.request.get("tools") or [])
-    )
