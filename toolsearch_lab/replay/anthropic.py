@@ -115,12 +115,12 @@ def anthropic_usage(usage: Any, where: str, source: str = "anthropic") -> dict[s
 class _Declared:
     """The tools one request declares: in order, which are deferred, which search, and their definitions."""
 
-    def __init__(self, body: Mapping, where: str) -> None:
+    def __init__(self, body: Mapping[str, Any], where: str) -> None:
         tools = expect(body.get("tools", []), list, f"{where}.tools", "a list of tools")
         self.order: list[str] = []
         self.deferred: set[str] = set()
         self.search: dict[str, SearchVariant] = {}  # server-side search tools
-        self.definitions: dict[str, dict] = {}
+        self.definitions: dict[str, dict[str, Any]] = {}
         self.toolsets = 0  # mcp_toolset entries: their tools are listed by the server, not here
         for i, tool in enumerate(tools):
             at = f"{where}.tools[{i}]"
@@ -147,7 +147,7 @@ class _Declared:
         return name in self.definitions or self.toolsets > 0
 
 
-def read_messages(records: list, where: str) -> Recording:
+def read_messages(records: list[Any], where: str) -> Recording:
     """Every successful exchange of an Anthropic Messages transcript as a :class:`Request`."""
     notes: list[str] = []
     calls = exchanges(records, where, notes)
@@ -199,7 +199,7 @@ def read_messages(records: list, where: str) -> Recording:
     )
 
 
-def _client_search_tools(messages: list, calls: list[Exchange]) -> set[str]:
+def _client_search_tools(messages: list[Any], calls: list[Exchange]) -> set[str]:
     """Names of your own search tools: tools whose ``tool_result`` holds ``tool_reference`` blocks."""
     names_by_id = {}
     for message in messages:
@@ -216,7 +216,7 @@ def _client_search_tools(messages: list, calls: list[Exchange]) -> set[str]:
     return found
 
 
-def _blocks(message: Any) -> list[Mapping]:
+def _blocks(message: Any) -> list[Mapping[str, Any]]:
     content = message.get("content") if isinstance(message, Mapping) else None
     return [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
 
@@ -234,7 +234,12 @@ def _references_in(content: Any) -> list[str]:
 
 
 def _request(
-    exchange: Exchange, messages: list, following: list, client_search: set[str], at: str, notes: list[str]
+    exchange: Exchange,
+    messages: list[Any],
+    following: list[Any],
+    client_search: set[str],
+    at: str,
+    notes: list[str],
 ) -> Request:
     declared = _Declared(exchange.request, f"{at}, request")
     history = _History(declared, client_search, f"{at}, request")
@@ -271,8 +276,8 @@ class _History:
         self.loaded: list[str] = []
         self.calls: dict[str, str] = {}  # tool_use / server_tool_use id -> name
 
-    def read(self, system: Any, messages: list) -> list[dict]:
-        chat: list[dict] = []
+    def read(self, system: Any, messages: list[Any]) -> list[dict[str, Any]]:
+        chat: list[dict[str, Any]] = []
         if system:
             chat.append({"role": "system", "content": _text_of(system)})
         for i, message in enumerate(messages):
@@ -289,10 +294,10 @@ class _History:
             chat += self._blocks(role, content, at)
         return chat
 
-    def _blocks(self, role: str, content: list, at: str) -> list[dict]:
-        chat: list[dict] = []
+    def _blocks(self, role: str, content: list[Any], at: str) -> list[dict[str, Any]]:
+        chat: list[dict[str, Any]] = []
         text: list[str] = []
-        calls: list[dict] = []
+        calls: list[dict[str, Any]] = []
 
         def flush() -> None:
             if text or calls:
@@ -321,7 +326,7 @@ class _History:
         flush()
         return chat
 
-    def _result(self, block: Mapping, kind: str, where: str) -> dict:
+    def _result(self, block: Mapping[str, Any], kind: str, where: str) -> dict[str, Any]:
         call_id = block.get("tool_use_id")
         if not isinstance(call_id, str) or call_id not in self.calls:
             raise orphan(where, kind, call_id, "tool_use")
@@ -351,7 +356,7 @@ def _search_references(content: Any) -> list[str]:
     return []
 
 
-def _results(messages: list) -> dict[str, Mapping]:
+def _results(messages: list[Any]) -> dict[str, Mapping[str, Any]]:
     """tool_use id -> the ``tool_result`` block answering it, in the request that follows a response."""
     out = {}
     for message in messages:
@@ -363,10 +368,10 @@ def _results(messages: list) -> dict[str, Mapping]:
 
 def _read_response(
     request: Request,
-    content: list,
+    content: list[Any],
     declared: _Declared,
     client_search: set[str],
-    results: dict[str, Mapping],
+    results: dict[str, Mapping[str, Any]],
     where: str,
 ) -> None:
     """The searches, calls and text of one response; a client search's references come from the next
@@ -404,7 +409,12 @@ def _read_response(
 
 
 def _server_result(
-    request: Request, block: Mapping, kind: str, pending: dict, declared: _Declared, at: str
+    request: Request,
+    block: Mapping[str, Any],
+    kind: str,
+    pending: dict[str, Any],
+    declared: _Declared,
+    at: str,
 ) -> None:
     call_id = block.get("tool_use_id")
     if not isinstance(call_id, str) or call_id not in pending:
@@ -444,7 +454,11 @@ def _server_result(
 
 
 def _client_call(
-    request: Request, block: Mapping, client_search: set[str], results: dict[str, Mapping], at: str
+    request: Request,
+    block: Mapping[str, Any],
+    client_search: set[str],
+    results: dict[str, Mapping[str, Any]],
+    at: str,
 ) -> None:
     call_id = expect(block.get("id"), str, f"{at}.id", "the call's id")
     name = expect(block.get("name"), str, f"{at}.name", "the tool's name")
@@ -475,7 +489,9 @@ def _client_call(
     )
 
 
-def _check_echo(exchange: Exchange, messages: list, following: list, at: str, notes: list[str]) -> None:
+def _check_echo(
+    exchange: Exchange, messages: list[Any], following: list[Any], at: str, notes: list[str]
+) -> None:
     """The API wants each assistant turn sent back unchanged; a log whose next request differs is read as
     logged, and the difference is named."""
     position = len(messages)
@@ -502,7 +518,7 @@ def _without_cache_marks(value: Any) -> Any:
     return value
 
 
-def _chat_call(call_id: str, name: str, arguments: Any) -> dict:
+def _chat_call(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
     return {
         "id": call_id,
         "type": "function",
@@ -520,7 +536,7 @@ def _text_of(content: Any) -> str:
     return ""
 
 
-def _first_user_text(messages: list) -> str:
+def _first_user_text(messages: list[Any]) -> str:
     for message in messages:
         if isinstance(message, Mapping) and message.get("role") == "user":
             text = _text_of(message.get("content"))

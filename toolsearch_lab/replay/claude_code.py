@@ -74,8 +74,8 @@ class _Call:
     first_line: int
     in_context: list[str]
     deferred: list[str]
-    chat: list[dict]
-    usage: Mapping | None = None
+    chat: list[dict[str, Any]]
+    usage: Mapping[str, Any] | None = None
     usage_line: int = 0
     stop: str | None = None
     text: list[str] = field(default_factory=list)
@@ -92,7 +92,7 @@ class _Session:
         self.searched = False  # a ToolSearch call was seen
         self.calls: dict[str, _Call] = {}  # message id -> call, in order
         self.by_tool_use: dict[str, tuple[_Call, ToolCallRecord, Any]] = {}
-        self.chat: list[dict] = []
+        self.chat: list[dict[str, Any]] = []
         self.prompts: list[str] = []
         self.notes: list[str] = []
         self.session_id = ""
@@ -128,7 +128,7 @@ class _Session:
             removed, added = set(names["removedNames"]), names["addedNames"]
             self.deferred = ordered([n for n in self.deferred if n not in removed] + added)
 
-    def _assistant(self, number: int, record: Mapping, at: str) -> None:
+    def _assistant(self, number: int, record: Mapping[str, Any], at: str) -> None:
         message = expect(record.get("message"), Mapping, f"{at}, message", "the API message")
         if message.get("model") == "<synthetic>":
             self.notes.append(f"skipped line {number}: a synthetic assistant message (not an API call)")
@@ -189,7 +189,7 @@ class _Session:
         elif kind not in ("thinking", "redacted_thinking", *SERVER_RESULT_BLOCKS):
             raise unknown(at, "content block type", kind, ("text", "thinking", "tool_use", "server_tool_use"))
 
-    def _user(self, record: Mapping, at: str) -> None:
+    def _user(self, record: Mapping[str, Any], at: str) -> None:
         message = expect(record.get("message"), Mapping, f"{at}, message", "the user message")
         content = message.get("content")
         if isinstance(content, str):
@@ -215,7 +215,7 @@ class _Session:
             self.prompts.append(text)
             self.chat.append({"role": "user", "content": text})
 
-    def _result(self, block: Mapping, extra: Any, at: str) -> None:
+    def _result(self, block: Mapping[str, Any], extra: Any, at: str) -> None:
         call_id = block.get("tool_use_id")
         if not isinstance(call_id, str) or call_id not in self.by_tool_use:
             raise orphan(at, "tool_result", call_id, "tool_use")
@@ -257,7 +257,7 @@ class _Session:
         )
         self.chat.append({"role": "tool", "tool_call_id": str(call_id), "content": shown})
 
-    def _definition(self, name: str) -> dict | None:
+    def _definition(self, name: str) -> dict[str, Any] | None:
         tool = self.catalog.get(name) or self.catalog.get(
             name.split("__", 2)[-1] if name.startswith("mcp__") else name
         )

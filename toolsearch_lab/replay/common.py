@@ -256,8 +256,9 @@ def function_definition(name: str, description: Any = "", parameters: Any = None
 
 def search_query(arguments: Any) -> str | None:
     """What a search asked for: its ``query`` when it has one, else its arguments as JSON."""
-    if isinstance(arguments, Mapping) and isinstance(arguments.get("query"), str):
-        return arguments["query"]
+    query = arguments.get("query") if isinstance(arguments, Mapping) else None
+    if isinstance(query, str):
+        return query
     if arguments is None:
         return None
     return json.dumps(arguments, ensure_ascii=False, sort_keys=True)

@@ -58,10 +58,10 @@ MAX_TRANSCRIPT_DEPTH = 200
 
 
 def load_transcript(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     *,
     format: TranscriptFormat | None = None,
-    catalog: str | os.PathLike | ToolCatalog | list[Tool] | None = None,
+    catalog: str | os.PathLike[str] | ToolCatalog | list[Tool] | None = None,
     encoding: str = "o200k_base",
 ) -> RunTrace:
     """The :class:`RunTrace` of a transcript file (or of a shipped one, by its format name).
@@ -95,7 +95,7 @@ def load_transcript(
         raise TranscriptError(f"{file}: {exc}") from None
 
 
-def _resolve(path: str | os.PathLike) -> Path:
+def _resolve(path: str | os.PathLike[str]) -> Path:
     if isinstance(path, str) and path in SHIPPED_TRANSCRIPTS and not Path(path).exists():
         return data_path("transcripts", SHIPPED_TRANSCRIPTS[path])
     if not isinstance(path, str | os.PathLike):
@@ -206,7 +206,7 @@ def detect_format(data: Any, kind: str, where: str = "transcript") -> Transcript
     raise TranscriptError(f"{where}: {accepted}; the first record has keys {keys}")
 
 
-def _api_format(records: list, where: str) -> TranscriptFormat:
+def _api_format(records: list[Any], where: str) -> TranscriptFormat:
     found: set[str] = set()
     for record in records:
         response = record.get("response") if isinstance(record, Mapping) else None

@@ -131,8 +131,8 @@ class _Declared:
         tools = expect(tools if tools is not None else [], list, where, "a list of tools")
         self.order: list[str] = []
         self.deferred: set[str] = set()
-        self.full: dict[str, dict] = {}
-        self.visible: list[dict] = []  # deferred functions and namespaces as the model sees them
+        self.full: dict[str, dict[str, Any]] = {}
+        self.visible: list[dict[str, Any]] = []  # deferred functions and namespaces as the model sees them
         self.namespaces: list[str] = []
         self.client_search = False  # tool_search with execution "client": the caller runs the searches
         for i, tool in enumerate(tools):
@@ -165,7 +165,7 @@ class _Declared:
                     f"{at}.type", "tool type", kind, ("function", "namespace", SEARCH_TOOL, *HOSTED_TOOLS)
                 )
 
-    def _function(self, tool: Mapping, namespace: str | None, at: str) -> None:
+    def _function(self, tool: Mapping[str, Any], namespace: str | None, at: str) -> None:
         name = expect(tool.get("name"), str, f"{at}.name", "the function's name")
         qualified = f"{namespace}.{name}" if namespace else name
         self.order.append(qualified)
@@ -176,12 +176,14 @@ class _Declared:
                 self.visible.append(function_definition(name, tool.get("description", "")))
 
 
-def read_responses(records: list, where: str) -> Recording:
+def read_responses(records: list[Any], where: str) -> Recording:
     """Every successful exchange of an OpenAI Responses transcript as a :class:`Request`."""
     notes: list[str] = []
     calls = exchanges(records, where, notes)
     inputs = [_input_items(e.request.get("input"), f"{where}: {e.where}, request.input") for e in calls]
-    histories: dict[str, list[tuple[str, Mapping]]] = {}  # response id -> history including its output
+    histories: dict[
+        str, list[tuple[str, Mapping[str, Any]]]
+    ] = {}  # response id -> history including its output
     requests = []
     for position, exchange in enumerate(calls):
         at = f"{where}: {exchange.where}"
@@ -267,14 +269,14 @@ def _stop_reason(status: Any, last: Request, notes: list[str]) -> StopReason:
     return known
 
 
-def _input_items(value: Any, where: str) -> list[Mapping]:
+def _input_items(value: Any, where: str) -> list[Mapping[str, Any]]:
     if isinstance(value, str):
         return [{"role": "user", "content": value}]
     items = expect(value if value is not None else [], list, where, "text or a list of input items")
     return [expect(item, Mapping, f"{where}[{k}]", "an input item") for k, item in enumerate(items)]
 
 
-def _kind(item: Mapping) -> Any:
+def _kind(item: Mapping[str, Any]) -> Any:
     return item.get("type", "message" if "role" in item else None)
 
 
@@ -285,13 +287,13 @@ class _Walk:
     def __init__(self, declared: _Declared) -> None:
         self.declared = declared
         self.loaded: list[str] = []
-        self.definitions: dict[str, dict] = {}
+        self.definitions: dict[str, dict[str, Any]] = {}
         self.function_calls: set[str] = set()
         self.search_calls: set[str] = set()
         self.hosted_pending = 0
 
-    def read(self, instructions: Any, history: list[tuple[str, Mapping]]) -> list[dict]:
-        chat: list[dict] = []
+    def read(self, instructions: Any, history: list[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
+        chat: list[dict[str, Any]] = []
         if isinstance(instructions, str) and instructions:
             chat.append({"role": "system", "content": instructions})
         for at, item in history:
@@ -331,7 +333,7 @@ class _Walk:
                 chat.append(self._search_output(item, at))
         return chat
 
-    def _search_output(self, item: Mapping, at: str) -> dict:
+    def _search_output(self, item: Mapping[str, Any], at: str) -> dict[str, Any]:
         if item.get("execution") == "client" or item.get("call_id") is not None:
             if str(item.get("call_id")) not in self.search_calls:
                 raise orphan(at, "tool_search_output", item.get("call_id"), "tool_search_call", "call_id")
@@ -353,14 +355,14 @@ class _Walk:
         }
 
 
-def loaded_tools(tools: Any, declared: _Declared, at: str) -> tuple[list[str], dict[str, dict]]:
+def loaded_tools(tools: Any, declared: _Declared, at: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
     """The qualified names a ``tool_search_output`` loaded, and their definitions (the declared one when
     the output names a declared tool by name only)."""
     tools = expect(tools if tools is not None else [], list, f"{at}.tools", "a list of tools")
     names: list[str] = []
-    definitions: dict[str, dict] = {}
+    definitions: dict[str, dict[str, Any]] = {}
 
-    def add(tool: Mapping, namespace: str | None) -> None:
+    def add(tool: Mapping[str, Any], namespace: str | None) -> None:
         name = expect(tool.get("name"), str, f"{at}.tools", "tools with names")
         qualified = f"{namespace}.{name}" if namespace else name
         names.append(qualified)
@@ -380,9 +382,9 @@ def loaded_tools(tools: Any, declared: _Declared, at: str) -> tuple[list[str], d
 
 
 def _read_output(
-    request: Request, output: list, declared: _Declared, following: list[Mapping], where: str
+    request: Request, output: list[Any], declared: _Declared, following: list[Mapping[str, Any]], where: str
 ) -> None:
-    hosted: list[Mapping] = []  # hosted tool_search_calls waiting for their output
+    hosted: list[Mapping[str, Any]] = []  # hosted tool_search_calls waiting for their output
     answers = {
         str(i.get("call_id")): i
         for i in following
@@ -445,13 +447,13 @@ def _search(request: Request, call_id: str, arguments: Any, names: list[str], an
     request.calls.append(ToolCallRecord(call_id, SEARCH_TOOL, arguments_text(arguments), "search", result))
 
 
-def _qualified(item: Mapping) -> str:
+def _qualified(item: Mapping[str, Any]) -> str:
     name = str(item.get("name"))
     namespace = item.get("namespace")
     return f"{namespace}.{name}" if isinstance(namespace, str) and namespace else name
 
 
-def _assistant_call(call_id: Any, name: str, arguments: Any) -> dict:
+def _assistant_call(call_id: Any, name: str, arguments: Any) -> dict[str, Any]:
     text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
     call = {"id": str(call_id), "type": "function", "function": {"name": name, "arguments": text}}
     return {"role": "assistant", "content": None, "tool_calls": [call]}
@@ -469,7 +471,7 @@ def _text(content: Any) -> str:
     return ""
 
 
-def _first_user_text(items: list[Mapping]) -> str:
+def _first_user_text(items: list[Mapping[str, Any]]) -> str:
     for item in items:
         if _kind(item) == "message" and item.get("role") == "user":
             text = _text(item.get("content"))
