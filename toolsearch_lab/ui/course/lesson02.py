@@ -170,7 +170,8 @@ def loop_differences(
             elif call.kind == "tool" and not _same_result(
                 got, registry[call.name], call.arguments, call.result
             ):
-                what = f"answered {_clip(str(got))!r}" if (n, call.name) in mine.ran else "refused it"
+                answered = "sent no tool message for it" if got is None else f"answered {_clip(str(got))!r}"
+                what = answered if (n, call.name) in mine.ran else f"did not run it; it {answered}"
                 return (
                     f"request {n}: the call to {call.name} is exposed and the advisor ran it, but your loop "
                     f"{what} (the CALL move runs the exposed tool with the model's arguments)"
