@@ -206,3 +206,9 @@ def test_an_object_that_is_not_json_data_is_named_by_the_error_not_by_its_messag
     with pytest.raises(JsonLimitError) as caught:
         dumps_checked({(1, 2): "tuple key"}, 10, strict=True)
     assert caught.value.not_json is None  # a problem of another kind
+
+
+def test_the_trace_page_states_the_current_version():
+    page = (TESTS.parent / "docs" / "trace.md").read_text(encoding="utf-8")
+    assert f"The trace is version {TRACE_VERSION}; " in page
+    assert f"traces of versions 1 to {TRACE_VERSION - 1} to the current shape" in page
