@@ -20,13 +20,22 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from toolsearch_lab.replay.anthropic_api import (
+    KNOWN_BLOCKS,
+    SERVER_RESULT_BLOCKS,
+    STOP_REASONS,
+    Declared,
+    anthropic_usage,
+    blocks,
+    references_in,
+    search_references,
+)
 from toolsearch_lab.replay.common import (
     ChatRequest,
     Recording,
     Request,
     TranscriptError,
     arguments_text,
-    check_count,
     clip,
     expect,
     function_definition,
@@ -39,112 +48,9 @@ from toolsearch_lab.replay.common import (
     unknown,
 )
 from toolsearch_lab.replay.exchanges import Exchange, exchanges
-from toolsearch_lab.trace import (
-    FailureKind,
-    ReplaySettings,
-    SearchTool,
-    SearchVariant,
-    StopReason,
-    ToolCallRecord,
-)
+from toolsearch_lab.trace import ANSWERED, FailureKind, ReplaySettings, SearchTool, ToolCallRecord
 
-__all__ = ["KNOWN_BLOCKS", "anthropic_usage", "read_messages"]
-
-# The server-side search tools, by the start of their type ("tool_search_tool_regex_20251119"), and how each
-# searches.
-SEARCH_TOOL_TYPES: dict[str, SearchVariant] = {
-    "tool_search_tool_regex": "regex",
-    "tool_search_tool_bm25": "bm25",
-}
-# Content blocks of a response (and of the assistant turns sent back) this reader knows. Server tools other
-# than tool search are read as calls of those tools.
-SERVER_RESULT_BLOCKS = (
-    "web_search_tool_result",
-    "web_fetch_tool_result",
-    "code_execution_tool_result",
-    "bash_code_execution_tool_result",
-    "text_editor_code_execution_tool_result",
-    "mcp_tool_result",
-)
-KNOWN_BLOCKS = (
-    "text",
-    "thinking",
-    "redacted_thinking",
-    "tool_use",
-    "server_tool_use",
-    "tool_search_tool_result",
-    "tool_result",
-    "mcp_tool_use",
-    "container_upload",
-    *SERVER_RESULT_BLOCKS,
-)
-# The last response's stop_reason, as the trace's StopReason: an answer, tool calls still waiting for their
-# results, or another end the API names.
-STOP_REASONS: dict[str, StopReason] = {
-    "end_turn": "answered",
-    "stop_sequence": "answered",
-    "tool_use": "unfinished",
-    "max_tokens": "max_tokens",
-    "pause_turn": "pause_turn",
-    "refusal": "refusal",
-    "model_context_window_exceeded": "model_context_window_exceeded",
-}
-
-
-def anthropic_usage(usage: Any, where: str, source: str = "anthropic") -> dict[str, Any]:
-    """A Messages ``usage`` object checked and summed: ``prompt_tokens`` = input + cache writes + cache
-    reads (what the request's prompt was), ``cached_tokens`` = cache reads, ``cache_write_tokens`` = cache
-    writes, ``completion_tokens`` = output; ``raw`` = the object as written."""
-    usage = expect(usage, Mapping, where, "a usage object")
-    fresh = check_count(usage, "input_tokens", where)
-    written = check_count(usage, "cache_creation_input_tokens", where, required=False)
-    read = check_count(usage, "cache_read_input_tokens", where, required=False)
-    output = check_count(usage, "output_tokens", where)
-    prompt = fresh + written + read
-    return {
-        "prompt_tokens": prompt,
-        "completion_tokens": output,
-        "total_tokens": prompt + output,
-        "cached_tokens": read,
-        "cache_write_tokens": written,
-        "source": source,
-        "raw": dict(usage),
-    }
-
-
-class _Declared:
-    """The tools one request declares: in order, which are deferred, which search, and their definitions."""
-
-    def __init__(self, body: Mapping[str, Any], where: str) -> None:
-        tools = expect(body.get("tools", []), list, f"{where}.tools", "a list of tools")
-        self.order: list[str] = []
-        self.deferred: set[str] = set()
-        self.search: dict[str, SearchVariant] = {}  # server-side search tools
-        self.definitions: dict[str, dict[str, Any]] = {}
-        self.toolsets = 0  # mcp_toolset entries: their tools are listed by the server, not here
-        for i, tool in enumerate(tools):
-            at = f"{where}.tools[{i}]"
-            tool = expect(tool, Mapping, at, "a tool object")
-            kind = tool.get("type")
-            if kind == "mcp_toolset":
-                self.toolsets += 1
-                continue
-            name = expect(tool.get("name"), str, f"{at}.name", "the tool's name")
-            self.order.append(name)
-            if tool.get("defer_loading") is True:
-                self.deferred.add(name)
-            variant = next((v for t, v in SEARCH_TOOL_TYPES.items() if str(kind).startswith(t)), None)
-            if variant is not None:
-                self.search[name] = variant
-                schema = {"type": "object", "properties": {"query": {"type": "string"}}}
-                self.definitions[name] = function_definition(name, "", schema)
-            else:
-                self.definitions[name] = function_definition(
-                    name, tool.get("description", ""), tool.get("input_schema")
-                )
-
-    def declares(self, name: str) -> bool:
-        return name in self.definitions or self.toolsets > 0
+__all__ = ["read_messages"]
 
 
 def read_messages(records: list[Any], where: str) -> Recording:
@@ -169,7 +75,7 @@ def read_messages(records: list[Any], where: str) -> Recording:
         if position + 1 < len(bodies):
             _check_echo(exchange, messages, following, at, notes)
     first, last = calls[0], calls[-1]
-    declared = [_Declared(e.request, where) for e in calls]
+    declared = [Declared(e.request, where) for e in calls]
     server = {name: variant for d in declared for name, variant in d.search.items()}
     search_tools = [SearchTool(n, v) for n, v in server.items()]
     search_tools += [SearchTool(n, "client") for n in sorted(client_search) if n not in server]
@@ -185,7 +91,7 @@ def read_messages(records: list[Any], where: str) -> Recording:
         session_id="",
         index=f"anthropic:{'+'.join(s.name for s in search_tools) or 'no search tool'}",
         catalog_size=len({n for d in declared for n in d.order}),
-        final_answer=requests[-1].text if stop == "answered" else None,
+        final_answer=requests[-1].text if stop == ANSWERED else None,
         stop_reason=stop,
         notes=notes,
         settings=ReplaySettings(
@@ -203,34 +109,17 @@ def _client_search_tools(messages: list[Any], calls: list[Exchange]) -> set[str]
     """Names of your own search tools: tools whose ``tool_result`` holds ``tool_reference`` blocks."""
     names_by_id = {}
     for message in messages:
-        for block in _blocks(message):
+        for block in blocks(message):
             if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
                 names_by_id[block["id"]] = block.get("name")
     found = set()
     for message in messages:
-        for block in _blocks(message):
-            if block.get("type") == "tool_result" and _references_in(block.get("content")):
+        for block in blocks(message):
+            if block.get("type") == "tool_result" and references_in(block.get("content")):
                 name = names_by_id.get(block.get("tool_use_id"))
                 if isinstance(name, str):
                     found.add(name)
     return found
-
-
-def _blocks(message: Any) -> list[Mapping[str, Any]]:
-    content = message.get("content") if isinstance(message, Mapping) else None
-    return [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
-
-
-def _references_in(content: Any) -> list[str]:
-    if not isinstance(content, list):
-        return []
-    return [
-        b["tool_name"]
-        for b in content
-        if isinstance(b, Mapping)
-        and b.get("type") == "tool_reference"
-        and isinstance(b.get("tool_name"), str)
-    ]
 
 
 def _request(
@@ -241,7 +130,7 @@ def _request(
     at: str,
     notes: list[str],
 ) -> Request:
-    declared = _Declared(exchange.request, f"{at}, request")
+    declared = Declared(exchange.request, f"{at}, request")
     history = _History(declared, client_search, f"{at}, request")
     chat = history.read(exchange.request.get("system"), messages)
     in_context = ordered([n for n in declared.order if n not in declared.deferred] + history.loaded)
@@ -271,7 +160,7 @@ class _History:
     history's references loaded, and writes the chat-completions form our counter reads (a reference
     becomes the loaded definitions inline, as the API expands it)."""
 
-    def __init__(self, declared: _Declared, client_search: set[str], where: str) -> None:
+    def __init__(self, declared: Declared, client_search: set[str], where: str) -> None:
         self.declared, self.client_search, self.where = declared, client_search, where
         self.loaded: list[str] = []
         self.calls: dict[str, str] = {}  # tool_use / server_tool_use id -> name
@@ -332,7 +221,7 @@ class _History:
             raise orphan(where, kind, call_id, "tool_use")
         content = block.get("content")
         references = (
-            _search_references(content) if kind == "tool_search_tool_result" else _references_in(content)
+            search_references(content) if kind == "tool_search_tool_result" else references_in(content)
         )
         for name in references:
             if not self.declared.declares(name):
@@ -349,18 +238,11 @@ class _History:
         return {"role": "tool", "tool_call_id": call_id, "content": text}
 
 
-def _search_references(content: Any) -> list[str]:
-    if isinstance(content, Mapping) and content.get("type") == "tool_search_tool_search_result":
-        refs = content.get("tool_references")
-        return _references_in(refs)
-    return []
-
-
 def _results(messages: list[Any]) -> dict[str, Mapping[str, Any]]:
     """tool_use id -> the ``tool_result`` block answering it, in the request that follows a response."""
     out = {}
     for message in messages:
-        for block in _blocks(message):
+        for block in blocks(message):
             if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
                 out[block["tool_use_id"]] = block
     return out
@@ -369,7 +251,7 @@ def _results(messages: list[Any]) -> dict[str, Mapping[str, Any]]:
 def _read_response(
     request: Request,
     content: list[Any],
-    declared: _Declared,
+    declared: Declared,
     client_search: set[str],
     results: dict[str, Mapping[str, Any]],
     where: str,
@@ -413,7 +295,7 @@ def _server_result(
     block: Mapping[str, Any],
     kind: str,
     pending: dict[str, Any],
-    declared: _Declared,
+    declared: Declared,
     at: str,
 ) -> None:
     call_id = block.get("tool_use_id")
@@ -434,9 +316,9 @@ def _server_result(
                     f"{at}.content: expected a tool_search_tool_search_result or a "
                     f"tool_search_tool_result_error, got {str(found)[:60]!r}"
                 )
-            references = _search_references(content)
+            references = search_references(content)
         else:
-            references = _references_in(content)
+            references = references_in(content)
         for ref in references:
             if not declared.declares(ref):
                 raise undeclared(at, ref)
@@ -467,7 +349,7 @@ def _client_call(
     content = answer.get("content") if answer is not None else None
     error = "the tool reported an error" if answer is not None and answer.get("is_error") else None
     if name in client_search:
-        references = _references_in(content)
+        references = references_in(content)
         request.searches.append(search_record(call_id, arguments, references, error))
         failed = None if error is None else FailureKind.SEARCH_FAILED
         request.calls.append(

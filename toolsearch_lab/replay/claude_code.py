@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolsearch_lab.model import Tool
-from toolsearch_lab.replay.anthropic import SERVER_RESULT_BLOCKS, anthropic_usage
+from toolsearch_lab.replay.anthropic_api import SERVER_RESULT_BLOCKS, anthropic_usage
 from toolsearch_lab.replay.common import (
     ChatRequest,
     Recording,
@@ -46,7 +46,14 @@ from toolsearch_lab.replay.common import (
     search_record,
     unknown,
 )
-from toolsearch_lab.trace import FailureKind, ReplaySettings, SearchRecord, SearchTool, ToolCallRecord
+from toolsearch_lab.trace import (
+    ANSWERED,
+    FailureKind,
+    ReplaySettings,
+    SearchRecord,
+    SearchTool,
+    ToolCallRecord,
+)
 
 __all__ = ["KNOWN_RECORDS", "SEARCH_TOOL", "read_session"]
 
@@ -323,7 +330,7 @@ def read_session(lines: list[tuple[int, Any]], where: str, tools: list[Tool] | N
         index=f"claude-code:{SEARCH_TOOL}",
         catalog_size=len(session.deferred_ever()),
         final_answer=requests[-1].text if answered else None,
-        stop_reason="answered" if answered else "unfinished",
+        stop_reason=ANSWERED if answered else "unfinished",
         notes=session.notes,
         settings=ReplaySettings(
             format="claude-code-session",

@@ -39,7 +39,7 @@ from toolsearch_lab.replay.common import (
     unknown,
 )
 from toolsearch_lab.replay.exchanges import exchanges
-from toolsearch_lab.trace import ReplaySettings, SearchTool, StopReason, ToolCallRecord
+from toolsearch_lab.trace import ANSWERED, ReplaySettings, SearchTool, StopReason, ToolCallRecord
 
 __all__ = ["KNOWN_ITEMS", "openai_usage", "read_responses"]
 
@@ -240,7 +240,7 @@ def read_responses(records: list[Any], where: str) -> Recording:
         session_id="",
         index="openai:tool_search" + ("(client)" if client else "(hosted)"),
         catalog_size=len({n for d in declarations for n in d.order} - {SEARCH_TOOL}),
-        final_answer=requests[-1].text if stop == "answered" else None,
+        final_answer=requests[-1].text if stop == ANSWERED else None,
         stop_reason=stop,
         notes=notes,
         settings=ReplaySettings(
@@ -259,7 +259,7 @@ def _stop_reason(status: Any, last: Request, notes: list[str]) -> StopReason:
     """How the run ended: an answer (the last response completed with text and no call), calls waiting
     for their results, or the last response's status; a status not known here is named in ``notes``."""
     if status == "completed" and last.text is not None and not last.calls:
-        return "answered"
+        return ANSWERED
     if last.calls:
         return "unfinished"
     known = next((s for s in STATUSES if s == status), None)
