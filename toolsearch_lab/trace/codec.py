@@ -23,7 +23,7 @@ __all__ = ["MAX_TRACE_DEPTH", "TRACE_VERSION", "decode", "dumps", "upgrade"]
 TRACE_VERSION = 5
 # A trace nests about 6 levels (trace, iterations, tool calls, tokens, api usage); deeper text is not ours.
 MAX_TRACE_DEPTH = 64
-# The keys a version-4 replay kept in config, and the ReplaySettings field each one became (None: derived).
+# The keys a version-4 replay kept in config and the ReplaySettings field each became (None: see its note).
 _V4_REPLAY_KEYS = {
     "format": "format",
     "endpoint": "endpoint",
