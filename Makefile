@@ -17,14 +17,14 @@ $(STAMP): pyproject.toml | $(BIN)/python
 install: $(STAMP)
 
 # Static checks first (lint, the import layering contracts, types, strict types on the core: the model, the
-# loop, the indexes, the catalog and the sessions): cheap, and they name the line at fault.
+# loop, the indexes, the catalog, the sessions, the trace and the replay readers): cheap, and they name the line at fault.
 check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/python tools/import_graph.py --check
 	$(BIN)/mypy
-	$(BIN)/mypy --strict toolsearch_lab/model.py toolsearch_lab/loop toolsearch_lab/index toolsearch_lab/catalog toolsearch_lab/session
+	$(BIN)/mypy --strict toolsearch_lab/model.py toolsearch_lab/loop toolsearch_lab/index toolsearch_lab/catalog toolsearch_lab/session toolsearch_lab/trace toolsearch_lab/replay
 
 test: check
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -27,7 +27,7 @@ from toolsearch_lab.loop.search_tool import (
 from toolsearch_lab.model import SearchRequest, Tool
 from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall, Usage
 from toolsearch_lab.session.eviction import AlwaysEvict, LruEviction
-from toolsearch_lab.trace import TRACE_VERSION, RunTrace
+from toolsearch_lab.trace import TRACE_VERSION, FailureKind, RunTrace
 
 CTX = {"chat_memory_conversation_id": "conv-1"}
 
@@ -437,7 +437,7 @@ def test_undiscovered_or_hallucinated_tool_gets_an_error_result_by_default(name,
     error = json.loads(result.messages[-2]["content"])["error"]
     assert known in error and "toolSearchTool first" in error
     record = result.trace.iterations[0].tool_calls[0]
-    assert record.kind == "rejected" and record.error == error
+    assert record.kind == "rejected" and record.error == error and record.failure is FailureKind.NOT_EXPOSED
     assert len(model.calls) == 2
 
 
@@ -469,6 +469,8 @@ def test_repeated_identical_search_is_refused_after_the_limit():
     errors = [s.error for s in result.trace.searches()]
     assert errors[:2] == [None, None]
     assert "already searched" in errors[2] and "already searched" in errors[3]
+    failures = [c.failure for it in result.trace.iterations for c in it.tool_calls]
+    assert failures == [None, None, FailureKind.REPEATED_SEARCH, FailureKind.REPEATED_SEARCH]
     assert result.trace.stop_reason == "answered"
 
 

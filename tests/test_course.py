@@ -230,3 +230,36 @@ def test_helpdesk_exercise_judge():
     for answer, reason in wrong:
         right, why = judge_description_fixes(answer, catalog=catalog, report=before)
         assert not right and reason in why, why
+
+
+REFUSAL = 'result = f"error: {call.name} is not available; call {SEARCH.name} first"'
+CALL = "result = json.dumps(registry[call.name].function(**args))  # CALL"
+
+
+@pytest.mark.parametrize(
+    "old, new, verdict",
+    [
+        # A refusal in the package's own shape, an error object, is a refusal: what counts is that the tool
+        # did not run, whatever the words of the tool message.
+        (REFUSAL, 'result = json.dumps({"error": f"{call.name} is not available"})', "right"),
+        (
+            REFUSAL,
+            "result = json.dumps(registry[call.name].function(**args))",
+            "request 1: your loop ran weather",
+        ),
+        (CALL, 'result = "error: I would rather not"', "your loop did not run it; it answered 'error: I"),
+        (CALL, 'result = "Sunny."  # made up', "your loop did not run it; it answered 'Sunny.'"),
+        (CALL, "result = str(registry[call.name].function(**args)).upper()", "your loop answered '"),
+    ],
+)
+def test_the_loop_check_judges_what_the_learners_loop_ran_not_the_words_it_wrote(old, new, verdict):
+    objects = context("02")
+    assert old in EXERCISES["02"].solution
+    variant = EXERCISES["02"].solution.replace(old, new)
+    cell = dict(objects)
+    exec(variant, cell)
+    judged = check("02", cell["my_loop"], **objects)
+    if verdict == "right":
+        assert judged.status == "right", judged.message
+    else:
+        assert judged.status != "right" and verdict in judged.message, judged.message

@@ -28,7 +28,7 @@ from toolsearch_lab.index.regex import RegexToolIndex
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.model import Tool
 from toolsearch_lab.models.openai import OpenAIChatModel
-from toolsearch_lab.trace import RunTrace
+from toolsearch_lab.trace import FailureKind, RunTrace
 
 HANG_GUARD_S = 20.0
 CONTEXT = {"chat_memory_conversation_id": "faults"}
@@ -224,7 +224,10 @@ def test_200_parallel_searches_in_one_turn_are_rejected_together():
     assert trace.stop_reason == "max_calls_per_tool" and len(trace.iterations) == 1
     records = trace.iterations[0].tool_calls
     assert len(records) == 200 and all(
-        r.kind == "rejected" and r.error.startswith("limit reached") for r in records
+        r.kind == "rejected"
+        and r.failure is FailureKind.LIMIT_REACHED
+        and r.error.startswith("limit reached")
+        for r in records
     )
 
 
@@ -250,7 +253,9 @@ def test_raising_tool_and_one_megabyte_result():
     raised, big = trace.iterations[1].tool_calls
     assert raised.error == "flaky_weather raised ConnectionError: backend down"
     assert json.loads(raised.result) == {"error": "flaky_weather raised ConnectionError: backend down"}
-    assert big.error.startswith("result cut to 100000 characters (900000 cut)")
+    assert raised.failure is FailureKind.TOOL_RAISED
+    # A cut result is the tool's result, with a note: no failure.
+    assert big.error.startswith("result cut to 100000 characters (900000 cut)") and big.failure is None
     sent = _tool_messages(third)[-1]["content"]
     assert len(sent) < 100_100 and sent.endswith("[... 900000 more characters cut by the advisor]")
     assert body_size < 200_000  # the 1 MB never went over the wire
@@ -293,6 +298,7 @@ def test_mcp_server_dying_mid_run_is_an_error_result_not_a_crash(mcp_server):
     assert [c.name for c in calls] == ["add", "crash", "add"]
     assert calls[0].result == "42" and calls[0].error is None
     assert "McpToolError" in calls[1].error and "closed the connection" in calls[1].error
+    assert calls[1].failure is FailureKind.TOOL_RAISED
     assert "the server was restarted (1 of 1)" in calls[1].error  # the restart is in the trace
     assert calls[2].result == "2" and calls[2].error is None
     connection = mcp_server.connections["test"]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from toolsearch_lab.catalog.container import CatalogError, ToolCatalog
+from toolsearch_lab.catalog.errors import ServerFailure
 from toolsearch_lab.catalog.live import connect_mcp_config
 from toolsearch_lab.catalog.mcp_config import load_mcp_config
 from toolsearch_lab.catalog.merge import PROVIDER_NAME_PATTERN, merge_catalogs, qualified_name
@@ -158,6 +159,7 @@ def test_a_server_that_cannot_start_is_named_and_the_others_still_load(tmp_path)
         assert list(servers.failures) == ["broken"] and "no-such-binary" in servers.failures["broken"]
         assert catalog.report.failed_servers == servers.failures  # the catalog keeps them as data
         assert "failed to start" in str(catalog.report) and "broken" in str(catalog.report)
+        assert [p.failure for p in catalog.report.problems] == [ServerFailure.START]
         assert "1 connected: good, 1 failed: broken; 5 tools" in repr(servers)
     with pytest.raises(CatalogError, match=r"1 of 2 server\(s\) failed to start: 'broken': .*no-such-binary"):
         connect_mcp_config(path, strict=True)

@@ -11,10 +11,12 @@ import pytest
 from hostile_support import HOSTILE, PY, cli, hostile_http, stdio, write_config
 
 from toolsearch_lab.catalog.container import CatalogError
+from toolsearch_lab.catalog.errors import ServerFailure
 from toolsearch_lab.catalog.export import to_mcp_tools
 from toolsearch_lab.catalog.live import connect_mcp_config, connect_mcp_stdio
 from toolsearch_lab.catalog.mcp import MAX_LIST_PAGES, McpConnection, McpToolError
 from toolsearch_lab.catalog.mcp_wire import MAX_WIRE_DEPTH
+from toolsearch_lab.eval.doctor import diagnose
 from toolsearch_lab.index.regex import RegexToolIndex
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.model import PROVIDER_NAME_PATTERN
@@ -82,6 +84,14 @@ def test_a_bad_server_in_a_config_costs_only_that_server(tmp_path):
         assert list(servers.failures) == ["unlistable"]
         assert "started, but listing its tools failed" in servers.failures["unlistable"]
         assert "nested" in servers.failures["unlistable"]
+        failed = [p for p in servers.catalog.report.problems if p.failure is not None]
+        assert [(p.tool, p.failure) for p in failed] == [("server 'unlistable'", ServerFailure.LISTING)]
+        assert failed[0].message.startswith("started, but listing its tools failed")  # the words unchanged
+        # The doctor names the server from the kind; no tool of it is a tool's load error.
+        findings = diagnose(servers.catalog, indexes=["lucene"]).findings
+        assert [f.problem for f in findings if f.kind == "server-failed"] == [
+            f"server 'unlistable' {failed[0].message}"
+        ]
     with pytest.raises(CatalogError):
         connect_mcp_config(config, timeout=10, strict=True)
 

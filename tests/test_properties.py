@@ -21,7 +21,7 @@ from toolsearch_lab.model import SearchRequest, Tool
 from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall
 from toolsearch_lab.session.eviction import LruEviction, NeverEvict
 from toolsearch_lab.session.fingerprint import fingerprint
-from toolsearch_lab.trace import RunTrace
+from toolsearch_lab.trace import FailureKind, RunTrace
 
 
 def prop_settings(n: int) -> settings:
@@ -399,7 +399,7 @@ def test_generated_runs_terminate_within_limits_and_traces_round_trip(
     # one iteration per model call (+1 when the call raised: the script ran out), never more than scripted
     assert len(model.calls) <= len(trace.iterations) <= len(model.calls) + 1 <= len(spec) + 1
     executed = [
-        c for it in trace.iterations for c in it.tool_calls if not (c.error or "").startswith("limit reached")
+        c for it in trace.iterations for c in it.tool_calls if c.failure is not FailureKind.LIMIT_REACHED
     ]
     assert len(executed) <= total
     for name in {c.name for c in executed}:
@@ -415,7 +415,9 @@ def test_generated_runs_terminate_within_limits_and_traces_round_trip(
             if c.kind == "tool":
                 assert c.name in it.exposed_tools
                 assert len(c.result) <= result_chars + 60
-            if c.kind == "rejected" and not (c.error or "").startswith("limit reached"):
+            if c.kind == "rejected":  # every rejected call says why, and its result says it to the model
+                assert c.failure is not None
+            if c.kind == "rejected" and c.failure is not FailureKind.LIMIT_REACHED:
                 assert "error" in json.loads(c.result)
     # the trace round-trips through JSON text and through UTF-8 bytes (what a file holds)
     text = trace.to_json()

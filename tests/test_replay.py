@@ -47,7 +47,7 @@ def _usage_value(raw: dict, key: str):
 def test_replayed_transcript_matches_what_the_transcript_says(key):
     expected = EXPECTED[key]
     trace = load_transcript(_source(key))
-    assert trace.config["format"] == expected["format"]
+    assert trace.source == "replay" and trace.config == {} and trace.replay.format == expected["format"]
     assert (trace.model, trace.user_request, trace.stop_reason) == (
         expected["model"],
         expected["user_request"],
@@ -126,8 +126,8 @@ def test_every_shipped_transcript_loads_by_name_and_tells_the_same_run():
     called = []
     for name in SHIPPED_TRANSCRIPTS:
         trace = load_transcript(name)
-        assert trace.config["format"] == name and trace.stop_reason == "answered"
-        assert "hand-written" in trace.config["provenance"].lower()
+        assert trace.replay.format == name and trace.stop_reason == "answered"
+        assert "hand-written" in trace.replay.provenance.lower()
         called.append([c.split(".")[-1].removeprefix("mcp__github__") for c in trace.called_tools()])
     assert (
         called[0]
@@ -258,7 +258,8 @@ def test_a_claude_code_catalog_gives_our_count_the_tool_definitions():
     counted = load_transcript("claude-code-session", catalog="github-mcp")
     assert bare.tokens_total()["prompt_saved_pct"] == 0.0  # nothing to compare without definitions
     assert counted.tokens_total()["prompt_baseline"] > counted.tokens_total()["prompt_tool_search"]
-    assert "loaded tools' definitions" in counted.config["our_count"]
+    assert "loaded tools' definitions" in counted.replay.our_count and counted.replay.counts_definitions
+    assert not bare.replay.counts_definitions and "no tool definitions" in bare.replay.our_count
 
 
 def test_traces_written_before_the_deferred_field_still_load():
@@ -337,4 +338,4 @@ def test_exchanges_logged_as_json_lines_or_with_text_bodies_read_the_same(tmp_pa
         assert [it.exposed_tools for it in trace.iterations] == [
             it.exposed_tools for it in shipped.iterations
         ]
-    assert load_transcript(wrapped).config["endpoint"] == "api.openai.com" and secret not in trace.to_json()
+    assert load_transcript(wrapped).replay.endpoint == "api.openai.com" and secret not in trace.to_json()

@@ -18,7 +18,7 @@ from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.loop.search_tool import ToolSearchTool
 from toolsearch_lab.model import Tool
 from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall
-from toolsearch_lab.trace import RunTrace
+from toolsearch_lab.trace import FailureKind, RunTrace
 
 
 def _run(tools, calls, **advisor):
@@ -47,6 +47,7 @@ def test_a_tool_that_hangs_costs_its_deadline_and_the_run_goes_on():
     finally:
         release.set()
     assert "hang_forever gave no answer within 0.5 s (tool_timeout)" in calls["hang_forever"].error
+    assert calls["hang_forever"].failure is FailureKind.TOOL_TIMEOUT and calls["quick_answer"].failure is None
     assert calls["quick_answer"].result == "here"
     assert result.trace.config["tool_timeout_s"] == 0.5
     assert ToolSearchAdvisor(RegexToolIndex()).config_summary()["tool_timeout_s"] == 60.0
@@ -74,6 +75,7 @@ def test_a_result_that_is_not_json_is_refused_by_name_never_sent_as_its_repr(val
         assert "odd_result returned a float the model cannot read" in call.error
     else:
         assert f"odd_result returned a {kind}{inner}, which is not JSON data" in call.error
+    assert call.failure is FailureKind.BAD_RESULT
     assert " at 0x" not in call.result and "b'" not in call.result
     tool_messages = [m["content"] for m in result.messages if m["role"] == "tool"]
     assert json.loads(tool_messages[1])["error"] == call.error

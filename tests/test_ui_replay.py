@@ -23,7 +23,7 @@ def test_the_stepper_shows_a_replay_with_its_deferred_tools_and_cannot_rerun_it(
     app = IterationStepper(run=trace)
     assert app.scenario_dropdown.value.startswith("replay: ") and app.scenario_dropdown.disabled
     assert app.run_button.disabled and app.model_dropdown.value == trace.model
-    search_tool = trace.config["search_tools"][0]
+    search_tool = trace.replay.search_tools[0].name
     assert tool_rows(trace)[0] == search_tool and app.tools_fig.data[0].name == search_tool
     xs, ys, _ = tool_cells(trace)[DEFERRED]
     assert len(ys) == sum(len(it.deferred) for it in trace.iterations) > 0

@@ -36,7 +36,26 @@ _BRACKETS = re.compile(r"[\[\]{}]")
 
 
 class JsonLimitError(ValueError):
-    """JSON (text or value) is nested too deep, too large, circular or not representable as JSON."""
+    """JSON (text or value) is nested too deep, too large, circular or not representable as JSON.
+    ``not_json``: the type name of the object that is not JSON data, when that is why (``strict``
+    :func:`dumps_checked`), so callers need not read it out of the message."""
+
+    def __init__(self, message: str, not_json: str | None = None) -> None:
+        super().__init__(message)
+        self.not_json = not_json
+
+
+class _NotJsonData(TypeError):
+    """An object ``json.dumps`` cannot write, met by a strict :func:`dumps_checked`: json's own message,
+    and the object's type name beside it."""
+
+    def __init__(self, value: Any) -> None:
+        self.type_name = value.__class__.__name__
+        super().__init__(f"Object of type {self.type_name} is not JSON serializable")
+
+
+def _refuse(value: Any) -> Any:
+    raise _NotJsonData(value)
 
 
 class DuplicateKeyError(ValueError):
@@ -204,9 +223,11 @@ def dumps_checked(value: Any, max_depth: int, *, strict: bool = False) -> str:
     fails."""
     value_depth(value, max_depth)
     try:
-        return json.dumps(value, ensure_ascii=False, default=None if strict else str, allow_nan=False)
+        return json.dumps(value, ensure_ascii=False, default=_refuse if strict else str, allow_nan=False)
     except (ValueError, TypeError, RecursionError) as exc:
-        raise JsonLimitError(f"it cannot be written as JSON ({type(exc).__name__}: {exc})") from None
+        name = "TypeError" if isinstance(exc, _NotJsonData) else type(exc).__name__
+        not_json = exc.type_name if isinstance(exc, _NotJsonData) else None
+        raise JsonLimitError(f"it cannot be written as JSON ({name}: {exc})", not_json) from None
 
 
 def shown(value: Any, limit: int = 80) -> str:

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
-__all__ = ["CatalogError", "CatalogProblem", "CatalogReport"]
+__all__ = ["CatalogError", "CatalogProblem", "CatalogReport", "ServerFailure"]
 
 
 class CatalogError(ValueError):
@@ -18,14 +19,23 @@ class CatalogError(ValueError):
         self.problem = problem if problem is not None else message
 
 
+class ServerFailure(str, Enum):
+    """How a server of an MCP config failed, so that none of its tools is in the catalog."""
+
+    START = "start"  # it did not start, or did not answer the MCP handshake
+    LISTING = "listing"  # it started, but listing its tools failed
+
+
 @dataclass(frozen=True)
 class CatalogProblem:
     """One line of a :class:`CatalogReport`. ``tool`` is ``"'name' (#index)"`` or ``"#index"`` when the
-    record has no usable name, or ``""`` for problems about the whole document."""
+    record has no usable name, ``"server 'name'"`` for a server, or ``""`` for problems about the whole
+    document. ``failure`` says how a server failed (None: the line is not about a failed server)."""
 
     tool: str
     message: str
     level: str = "error"  # "error": the tool was left out; "note": kept, but something was normalised
+    failure: ServerFailure | None = None
 
     def __str__(self) -> str:
         where = f"tool {self.tool}: " if self.tool else ""
@@ -46,8 +56,8 @@ class CatalogReport:
     def ok(self) -> bool:
         return not self.problems
 
-    def add_problem(self, tool: str, message: str) -> None:
-        self.problems.append(CatalogProblem(tool, message, "error"))
+    def add_problem(self, tool: str, message: str, failure: ServerFailure | None = None) -> None:
+        self.problems.append(CatalogProblem(tool, message, "error", failure))
 
     def add_note(self, tool: str, message: str) -> None:
         self.notes.append(CatalogProblem(tool, message, "note"))

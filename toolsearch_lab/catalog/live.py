@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from toolsearch_lab.catalog.container import ToolCatalog
-from toolsearch_lab.catalog.errors import CatalogError, CatalogReport
+from toolsearch_lab.catalog.errors import CatalogError, CatalogReport, ServerFailure
 from toolsearch_lab.catalog.formats import read_tools
 from toolsearch_lab.catalog.mcp_config import McpConfig, connect_servers, load_mcp_config
 from toolsearch_lab.catalog.merge import Namespace, merge_catalogs
@@ -239,6 +239,7 @@ def connect_mcp_config(
     )
     from toolsearch_lab.catalog.mcp import McpToolError
 
+    unlisted: set[str] = set()  # servers that started but could not list their tools
     try:
         parts = []
         for name, connection in list(connections.items()):
@@ -250,6 +251,7 @@ def connect_mcp_config(
                 connection.close()  # its tools cannot be listed: it costs only itself
                 del connections[name]
                 failures[name] = f"started, but listing its tools failed: {exc}"
+                unlisted.add(name)
         if failures and (strict or not connections):
             listed = "; ".join(f"{name!r}: {why}" for name, why in failures.items())
             raise CatalogError(
@@ -266,8 +268,9 @@ def connect_mcp_config(
         server, _, key = item.partition(": ")
         report.add_note(f"server {server!r}", f"config key {key!r} is not used by this loader (ignored)")
     for name, why in failures.items():
-        report.add_problem(
-            f"server {name!r}", why if why.startswith("started,") else f"failed to start: {why}"
-        )
+        if name in unlisted:
+            report.add_problem(f"server {name!r}", why, ServerFailure.LISTING)
+        else:
+            report.add_problem(f"server {name!r}", f"failed to start: {why}", ServerFailure.START)
     catalog = ToolCatalog(merged, source=merged.source, report=report, origins=merged.origins)
     return McpServers(catalog, connections)

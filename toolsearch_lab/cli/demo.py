@@ -36,6 +36,7 @@ from toolsearch_lab.cli.options import (
 )
 from toolsearch_lab.index.factory import INDEX_KINDS
 from toolsearch_lab.loop.memory import ACCUMULATION_SOURCES, parse_memory
+from toolsearch_lab.trace import ANSWERED
 
 if TYPE_CHECKING:
     from toolsearch_lab.catalog.container import ToolCatalog
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
 
 NAME = "demo"
 SUMMARY = "run a scenario through the advisor loop and print every iteration"
-ANSWERED = "answered"
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:

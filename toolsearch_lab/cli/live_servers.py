@@ -269,7 +269,7 @@ _NOTES_SHOWN = 10
 def report_dropped(report: CatalogReport, command: str) -> None:
     """On stderr: every tool left out (each with why) and the notes on what was renamed or tolerated, so
     no tool a server listed disappears without a line."""
-    problems = [p for p in report.problems if not p.tool.startswith("server ")]
+    problems = [p for p in report.problems if p.failure is None]  # failed servers are named on their own
     if problems:
         print(
             f"toolsearch-lab {command}: {len(problems)} problem(s); the tools named are left out "

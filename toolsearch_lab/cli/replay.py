@@ -14,6 +14,7 @@ from typing import Any
 
 from toolsearch_lab.cli.options import EXIT_OK, add_command, add_json_flag
 from toolsearch_lab.cli.terminal import terminal_safe
+from toolsearch_lab.trace import ReplaySettings, RunTrace
 
 NAME = "replay"
 SUMMARY = "replay a transcript (Anthropic Messages, OpenAI Responses, Claude Code session) request by request"
@@ -80,14 +81,16 @@ COLUMNS = (
 )
 
 
-def format_trace(trace: Any) -> str:
-    config = trace.config
+def format_trace(trace: RunTrace) -> str:
+    replay = trace.replay
+    if replay is None:
+        raise ValueError(f"format_trace shows a replayed run; this trace's source is {trace.source!r}")
     lines = [
-        f"replay of {safe(config.get('file', '?'))} ({config.get('format')}, model {safe(trace.model, 80)})",
+        f"replay of {safe(replay.file or '?')} ({replay.format}, model {safe(trace.model, 80)})",
         f"request: {safe(trace.user_request, 300)}",
     ]
-    if config.get("provenance"):
-        lines.append(f"provenance: {safe(config['provenance'], 400)}")
+    if replay.provenance:
+        lines.append(f"provenance: {safe(replay.provenance, 400)}")
     rows = [list(COLUMNS)]
     searches: dict[int, list[str]] = {}
     for it in trace.iterations:
@@ -118,7 +121,7 @@ def format_trace(trace: Any) -> str:
         lines.append("  ".join(cells).rstrip())
         number = int(row[0]) if row[0].isdigit() else None
         lines += [f"     {line}" for line in searches.get(number, [])] if number else []
-    lines += ["", _footer(trace)]
+    lines += ["", _footer(trace, replay)]
     for note in trace.errors:
         lines.append(f"note: {safe(note, 300)}")
     return "\n".join(lines)
@@ -136,11 +139,11 @@ def _search_line(it: Any, search: Any) -> str:
     return f"search {safe(tool, 40)} {query} {safe(outcome, 400)}"
 
 
-def _footer(trace: Any) -> str:
+def _footer(trace: RunTrace, replay: ReplaySettings) -> str:
     discovered = [n for it in trace.iterations for n in it.discovered]
     ours = trace.tokens_total()["prompt_tool_search"]
     theirs = sum((it.tokens.api_usage or {}).get("prompt_tokens") or 0 for it in trace.iterations)
-    counted = trace.config.get("our_count", "each request in chat-completions form")
+    counted = replay.our_count
     return "\n".join(
         [
             f"stop: {safe(trace.stop_reason)} · {len(trace.iterations)} requests · "

@@ -82,6 +82,7 @@ from toolsearch_lab.models.base import AssistantTurn, ChatModel
 from toolsearch_lab.session.eviction import EvictionStrategy, LruEviction
 from toolsearch_lab.tokens import TokenCounter
 from toolsearch_lab.trace import (
+    ANSWERED,
     Iteration,
     IterationTokens,
     RunTrace,
@@ -288,7 +289,7 @@ class ToolSearchAdvisor:
                 return run.finish(iteration, "error")
             if not turn.tool_calls:
                 run.trace.final_answer = turn.content
-                return run.finish(iteration, "answered", turn.content)
+                return run.finish(iteration, ANSWERED, turn.content)
             breach, run.total_calls = limit_breach(
                 turn, run.calls_per_tool, run.total_calls, self.max_calls_per_tool, self.max_total_tool_calls
             )

@@ -23,7 +23,7 @@ from toolsearch_lab.loop.sessions import IndexedSessions
 from toolsearch_lab.loop.strategy import Strategy
 from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME
 from toolsearch_lab.models.base import ToolCall
-from toolsearch_lab.trace import SearchRecord, ToolCallRecord
+from toolsearch_lab.trace import CallKind, FailureKind, SearchRecord, ToolCallRecord
 from toolsearch_lab.wire import error_result
 
 __all__ = ["Advisor", "execute_call", "search_session"]
@@ -51,15 +51,16 @@ def execute_call(
     limit = advisor.max_tool_result_chars
 
     def done(
-        kind: str,
+        kind: CallKind,
         content: str | None,
         error: str | None = None,
         search: SearchRecord | None = None,
         flags: list[str] | None = None,
+        failure: FailureKind | None = None,
     ) -> tuple[ToolCallRecord, str, SearchRecord | None]:
-        """The call's record and tool message; ``content=None`` means the error result of ``error``.
-        Both go through the one size limit (``max_tool_result_chars``) before the model or the trace
-        sees them."""
+        """The call's record and tool message; ``content=None`` means the error result of ``error`` (a
+        ``failure``). Both go through the one size limit (``max_tool_result_chars``) before the model or
+        the trace sees them."""
         if content is None:
             content, error = bounded_error(error or "", limit)
         elif kind != "tool":  # run_tool's content is bounded already
@@ -67,16 +68,18 @@ def execute_call(
             if cut and error is None:
                 error = f"result cut to {limit} characters ({cut} cut)"
         ms = (time.perf_counter() - started) * 1000
-        args = (call.id, call.name, call.arguments, kind, content, error, ms, list(flags or []))
-        return ToolCallRecord(*args), content, search
+        record = ToolCallRecord(
+            call.id, call.name, call.arguments, kind, content, error, ms, list(flags or []), failure
+        )
+        return record, content, search
 
     args, problem = parse_arguments(call.arguments)
     searchable = run.plan.offers_search
     if call.name == TOOL_SEARCH_TOOL_NAME and searchable:
-        result, record = _search_call(advisor, call, args, problem, run)
-        if record.error is None:
+        result, record, failure = _search_call(advisor, call, args, problem, run)
+        if failure is None:
             return done("search", result, None, record)
-        outcome = done("search", None, record.error, record)
+        outcome = done("search", None, record.error, record, failure=failure)
         record.error = outcome[0].error  # the search's record keeps the same (cut) message
         return outcome
     if call.name not in exposed:
@@ -90,34 +93,33 @@ def execute_call(
             else "Use one of the tools you were given, or answer."
         )
         message = f"tool {shown(call.name, 130)} is not available ({known}). {then}"
-        return done("rejected", None, message)
+        return done("rejected", None, message, failure=FailureKind.NOT_EXPOSED)
     tool = run.registered[call.name]
-    if problem or tool.function is None:
-        message = (
-            f"{call.name}: {problem}"
-            if problem
-            else f"tool {call.name!r} has no implementation in this catalog, so it cannot be run"
-        )
-        return done("rejected", None, message)
+    if problem:
+        return done("rejected", None, f"{call.name}: {problem}", failure=FailureKind.BAD_ARGUMENTS)
+    if tool.function is None:
+        message = f"tool {call.name!r} has no implementation in this catalog, so it cannot be run"
+        return done("rejected", None, message, failure=FailureKind.NO_IMPLEMENTATION)
     tool_context = {**run.context, TOOL_SEARCH_TOOL_SESSION_ID_KEY: run.session_id}
     ran = run_tool(tool, tool.function, args, tool_context, limit, advisor.tool_timeout)
-    return done("tool", ran.content, ran.error, None, ran.flags)
+    return done("tool", ran.content, ran.error, None, ran.flags, ran.failure)
 
 
 def _search_call(
     advisor: Advisor, call: ToolCall, args: dict[str, Any], problem: str | None, run: RunState
-) -> tuple[str, SearchRecord]:
-    """One toolSearchTool call with its parsed arguments: (the result text, the trace's record)."""
+) -> tuple[str, SearchRecord, FailureKind | None]:
+    """One toolSearchTool call with its parsed arguments: (the result text, the trace's record, why it is
+    an error result or None)."""
     refused = repeated_search(args, call.id, run.search_counts, advisor.max_repeated_searches)
     if refused is not None:
-        return error_result(refused.error or ""), refused
+        return error_result(refused.error or ""), refused, FailureKind.REPEATED_SEARCH
     if not problem:
         args = advisor.strategy.search_arguments(args)
     outcome = search_session(advisor, run, args, problem, call.id)
-    result = outcome.result
-    if not outcome.is_error:
-        result = advisor.strategy.search_result(outcome.record.names, result, run.registered)
-    return result, outcome.record
+    if outcome.is_error:
+        return outcome.result, outcome.record, FailureKind.SEARCH_FAILED
+    result = advisor.strategy.search_result(outcome.record.names, outcome.result, run.registered)
+    return result, outcome.record, None
 
 
 def search_session(

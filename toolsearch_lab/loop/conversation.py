@@ -42,7 +42,7 @@ from toolsearch_lab.loop.sessions import IndexedSessions
 from toolsearch_lab.loop.strategy import Strategy, pick_found, search_groups
 from toolsearch_lab.model import Tool
 from toolsearch_lab.models.base import ChatModel
-from toolsearch_lab.trace import MemoryRecord, RunTrace, TurnRecord
+from toolsearch_lab.trace import ANSWERED, MemoryRecord, RunTrace, TurnRecord
 
 __all__ = [
     "ACCUMULATION_SOURCES",
@@ -51,8 +51,6 @@ __all__ = [
     "check_source",
     "memory_record",
 ]
-
-ANSWERED = "answered"
 
 
 def check_source(value: Any) -> AccumulationSource:

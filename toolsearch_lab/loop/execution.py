@@ -28,6 +28,7 @@ from toolsearch_lab.loop.result_flags import SECRET_HIDDEN, injection_flags
 from toolsearch_lab.loop.search_tool import MAX_ARGUMENT_DEPTH
 from toolsearch_lab.model import Tool
 from toolsearch_lab.secrets import scrub
+from toolsearch_lab.trace import FailureKind
 from toolsearch_lab.wire import error_result
 
 __all__ = [
@@ -52,11 +53,13 @@ DEFAULT_TOOL_TIMEOUT_S = 60.0
 @dataclass
 class ToolOutcome:
     """What one tool call gave the model: ``content`` (bounded, scrubbed), ``error`` (None, or why it is an
-    error result or was cut) and ``flags`` (:mod:`~toolsearch_lab.loop.result_flags`)."""
+    error result or was cut), ``failure`` (why it is an error result; None: it is the tool's result) and
+    ``flags`` (:mod:`~toolsearch_lab.loop.result_flags`)."""
 
     content: str
     error: str | None = None
     flags: list[str] = field(default_factory=list)
+    failure: FailureKind | None = None
 
 
 class _NoAnswer(Exception):
@@ -144,19 +147,19 @@ def run_tool(
             f"{tool.name} gave no answer within {timeout:g} s (tool_timeout); the run went on without it "
             "(the call may still finish in the background, its result unused)"
         )
-        return _outcome(message, max_chars, error=True)
+        return _outcome(message, max_chars, FailureKind.TOOL_TIMEOUT)
     except BaseException as exc:  # noqa: BLE001  (see the docstring: every tool failure is a result)
-        return _outcome(f"{tool.name} raised {describe_exception(exc)}", max_chars, error=True)
+        return _outcome(f"{tool.name} raised {describe_exception(exc)}", max_chars, FailureKind.TOOL_RAISED)
     try:
         content = value if isinstance(value, str) else dumps_checked(value, MAX_RESULT_DEPTH, strict=True)
     except KeyboardInterrupt:
         raise
     except JsonLimitError as exc:
-        return _outcome(_not_json(tool.name, value, exc), max_chars, error=True)
+        return _outcome(_not_json(tool.name, value, exc), max_chars, FailureKind.BAD_RESULT)
     except BaseException as exc:  # noqa: BLE001  (a str() of some returned object raised or exited)
         kind = type(value).__name__
         message = f"{tool.name} returned a {kind} that cannot be converted to text: {describe_exception(exc)}"
-        return _outcome(message, max_chars, error=True)
+        return _outcome(message, max_chars, FailureKind.BAD_RESULT)
     return _outcome(content, max_chars)
 
 
@@ -187,9 +190,8 @@ def _call(thunk: Callable[[], Any], timeout: float | None, name: str) -> Any:
 def _not_json(name: str, value: Any, exc: JsonLimitError) -> str:
     """The error result for a value the model cannot read as JSON, naming what it was."""
     kind = type(value).__name__
-    if "is not JSON serializable" in str(exc):
-        inner = str(exc).split("Object of type ", 1)[-1].split(" is not", 1)[0]
-        where = f" (it holds a {inner})" if inner != kind else ""
+    if exc.not_json is not None:
+        where = f" (it holds a {exc.not_json})" if exc.not_json != kind else ""
         return (
             f"{name} returned a {kind}{where}, which is not JSON data; a tool returns a str or JSON data "
             "(dict, list, str, number, bool, None)"
@@ -197,12 +199,12 @@ def _not_json(name: str, value: Any, exc: JsonLimitError) -> str:
     return f"{name} returned a {kind} the model cannot read: {exc}"
 
 
-def _outcome(text: str, max_chars: int, *, error: bool = False) -> ToolOutcome:
-    """Scrub, flag and bound ``text`` (a result, or an error message with ``error``)."""
+def _outcome(text: str, max_chars: int, failure: FailureKind | None = None) -> ToolOutcome:
+    """Scrub, flag and bound ``text`` (a result, or the message of a ``failure``)."""
     clean = scrub(text)
     flags = ([SECRET_HIDDEN] if clean != text else []) + injection_flags(clean)
-    if error:
+    if failure is not None:
         content, message = bounded_error(clean, max_chars)
-        return ToolOutcome(content, message, flags)
+        return ToolOutcome(content, message, flags, failure)
     content, cut = bounded_content(clean, max_chars)
     return ToolOutcome(content, f"result cut to {max_chars} characters ({cut} cut)" if cut else None, flags)

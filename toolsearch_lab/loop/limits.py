@@ -3,21 +3,24 @@ runaway-loop guard on repeated searches (ours)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from toolsearch_lab.models.base import AssistantTurn
 from toolsearch_lab.trace import SearchRecord
 
-__all__ = ["limit_breach", "repeated_search"]
+__all__ = ["Breach", "limit_breach", "repeated_search"]
+
+# The limit a turn broke (the run's stop reason, and the key of its setting in the trace's config) and why.
+Breach = tuple[Literal["max_calls_per_tool", "max_total_tool_calls"], str]
 
 
 def limit_breach(
     turn: AssistantTurn, calls_per_tool: dict[str, int], total_calls: int, max_per_tool: int, max_total: int
-) -> tuple[tuple[str, str] | None, int]:
+) -> tuple[Breach | None, int]:
     """Count the turn's calls into ``calls_per_tool`` and return ((stop reason, message) or None, the new
     total). Spring checks the limits before running a turn's calls and, on a breach, returns to the caller
     without calling the model again."""
-    breach = None
+    breach: Breach | None = None
     for call in turn.tool_calls:
         calls_per_tool[call.name] = calls_per_tool.get(call.name, 0) + 1
         total_calls += 1

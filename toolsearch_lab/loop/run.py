@@ -11,11 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from toolsearch_lab.loop.limits import Breach
 from toolsearch_lab.loop.strategy import RequestPlan
 from toolsearch_lab.model import Tool
 from toolsearch_lab.models.base import AssistantTurn, ChatModel
 from toolsearch_lab.tokens import TokenCounter
-from toolsearch_lab.trace import Iteration, RunTrace, SearchRecord, ToolCallRecord
+from toolsearch_lab.trace import FailureKind, Iteration, RunTrace, SearchRecord, StopReason, ToolCallRecord
 
 __all__ = ["RunResult", "RunState", "ToolNotFoundError", "TurnReading", "reject_all"]
 
@@ -32,7 +33,7 @@ class RunResult:
     answer: str | None
 
     @property
-    def stop_reason(self) -> str:
+    def stop_reason(self) -> StopReason:
         return self.trace.stop_reason
 
 
@@ -88,13 +89,13 @@ class RunState:
         iteration.errors.append(message)
         self.trace.errors.append(message)
 
-    def finish(self, iteration: Iteration, stop_reason: str, answer: str | None = None) -> RunResult:
+    def finish(self, iteration: Iteration, stop_reason: StopReason, answer: str | None = None) -> RunResult:
         self.trace.stop_reason = stop_reason
         iteration.duration_ms = (time.perf_counter() - self.iteration_started) * 1000
         return RunResult(self.trace, self.conversation, answer)
 
 
-def reject_all(run: RunState, iteration: Iteration, turn: AssistantTurn, breach: tuple[str, str]) -> None:
+def reject_all(run: RunState, iteration: Iteration, turn: AssistantTurn, breach: Breach) -> None:
     """A turn that would break a call limit: every call of it is rejected, and the run ends (Spring returns
     a "breach" generation without looping back to the model)."""
     message = f"limit reached: {breach[1]}"
@@ -102,5 +103,7 @@ def reject_all(run: RunState, iteration: Iteration, turn: AssistantTurn, breach:
     iteration.errors.append(message)
     for call in turn.tool_calls:
         iteration.tool_calls.append(
-            ToolCallRecord(call.id, call.name, call.arguments, "rejected", "", message)
+            ToolCallRecord(
+                call.id, call.name, call.arguments, "rejected", "", message, failure=FailureKind.LIMIT_REACHED
+            )
         )

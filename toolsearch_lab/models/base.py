@@ -133,11 +133,15 @@ class ChatModel(Protocol):
         ...
 
 
+class ScriptExhausted(RuntimeError):
+    """A :class:`ScriptedModel` was called after its last turn: the loop ran longer than scripted."""
+
+
 class ScriptedModel:
     """Replays given assistant turns in order: for tests, and for replaying recorded real runs.
 
     Each turn may be an ``AssistantTurn`` or an assistant message dict. Calling it more often than it has
-    turns raises, so a test notices a loop that runs longer than scripted.
+    turns raises :class:`ScriptExhausted`, so a test notices a loop that runs longer than scripted.
     """
 
     def __init__(self, turns, name: str = "scripted") -> None:
@@ -147,7 +151,9 @@ class ScriptedModel:
 
     def complete(self, messages: list[dict], tools: list[dict]) -> AssistantTurn:
         if len(self.calls) >= len(self.turns):
-            raise RuntimeError(f"ScriptedModel {self.name!r}: no scripted turn left (had {len(self.turns)})")
+            raise ScriptExhausted(
+                f"ScriptedModel {self.name!r}: no scripted turn left (had {len(self.turns)})"
+            )
         self.calls.append(
             {
                 "messages": [dict(m) for m in messages],

@@ -20,13 +20,22 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from toolsearch_lab.replay.anthropic_api import (
+    KNOWN_BLOCKS,
+    SERVER_RESULT_BLOCKS,
+    STOP_REASONS,
+    Declared,
+    anthropic_usage,
+    blocks,
+    references_in,
+    search_references,
+)
 from toolsearch_lab.replay.common import (
     ChatRequest,
     Recording,
     Request,
     TranscriptError,
     arguments_text,
-    check_count,
     clip,
     expect,
     function_definition,
@@ -34,96 +43,17 @@ from toolsearch_lab.replay.common import (
     orphan,
     result_text,
     search_record,
+    text_or_none,
     undeclared,
     unknown,
 )
 from toolsearch_lab.replay.exchanges import Exchange, exchanges
-from toolsearch_lab.trace import ToolCallRecord
+from toolsearch_lab.trace import ANSWERED, FailureKind, ReplaySettings, SearchTool, ToolCallRecord
 
-__all__ = ["KNOWN_BLOCKS", "anthropic_usage", "read_messages"]
-
-SEARCH_TOOL_TYPES = ("tool_search_tool_regex", "tool_search_tool_bm25")
-# Content blocks of a response (and of the assistant turns sent back) this reader knows. Server tools other
-# than tool search are read as calls of those tools.
-SERVER_RESULT_BLOCKS = (
-    "web_search_tool_result",
-    "web_fetch_tool_result",
-    "code_execution_tool_result",
-    "bash_code_execution_tool_result",
-    "text_editor_code_execution_tool_result",
-    "mcp_tool_result",
-)
-KNOWN_BLOCKS = (
-    "text",
-    "thinking",
-    "redacted_thinking",
-    "tool_use",
-    "server_tool_use",
-    "tool_search_tool_result",
-    "tool_result",
-    "mcp_tool_use",
-    "container_upload",
-    *SERVER_RESULT_BLOCKS,
-)
-STOP_REASONS = {"end_turn": "answered", "stop_sequence": "answered"}
+__all__ = ["read_messages"]
 
 
-def anthropic_usage(usage: Any, where: str, source: str = "anthropic") -> dict[str, Any]:
-    """A Messages ``usage`` object checked and summed: ``prompt_tokens`` = input + cache writes + cache
-    reads (what the request's prompt was), ``cached_tokens`` = cache reads, ``cache_write_tokens`` = cache
-    writes, ``completion_tokens`` = output; ``raw`` = the object as written."""
-    usage = expect(usage, Mapping, where, "a usage object")
-    fresh = check_count(usage, "input_tokens", where)
-    written = check_count(usage, "cache_creation_input_tokens", where, required=False)
-    read = check_count(usage, "cache_read_input_tokens", where, required=False)
-    output = check_count(usage, "output_tokens", where)
-    prompt = fresh + written + read
-    return {
-        "prompt_tokens": prompt,
-        "completion_tokens": output,
-        "total_tokens": prompt + output,
-        "cached_tokens": read,
-        "cache_write_tokens": written,
-        "source": source,
-        "raw": dict(usage),
-    }
-
-
-class _Declared:
-    """The tools one request declares: in order, which are deferred, which search, and their definitions."""
-
-    def __init__(self, body: Mapping, where: str) -> None:
-        tools = expect(body.get("tools", []), list, f"{where}.tools", "a list of tools")
-        self.order: list[str] = []
-        self.deferred: set[str] = set()
-        self.search: list[str] = []
-        self.definitions: dict[str, dict] = {}
-        self.toolsets = 0  # mcp_toolset entries: their tools are listed by the server, not here
-        for i, tool in enumerate(tools):
-            at = f"{where}.tools[{i}]"
-            tool = expect(tool, Mapping, at, "a tool object")
-            kind = tool.get("type")
-            if kind == "mcp_toolset":
-                self.toolsets += 1
-                continue
-            name = expect(tool.get("name"), str, f"{at}.name", "the tool's name")
-            self.order.append(name)
-            if tool.get("defer_loading") is True:
-                self.deferred.add(name)
-            if isinstance(kind, str) and kind.startswith(SEARCH_TOOL_TYPES):
-                self.search.append(name)
-                schema = {"type": "object", "properties": {"query": {"type": "string"}}}
-                self.definitions[name] = function_definition(name, "", schema)
-            else:
-                self.definitions[name] = function_definition(
-                    name, tool.get("description", ""), tool.get("input_schema")
-                )
-
-    def declares(self, name: str) -> bool:
-        return name in self.definitions or self.toolsets > 0
-
-
-def read_messages(records: list, where: str) -> Recording:
+def read_messages(records: list[Any], where: str) -> Recording:
     """Every successful exchange of an Anthropic Messages transcript as a :class:`Request`."""
     notes: list[str] = []
     calls = exchanges(records, where, notes)
@@ -145,68 +75,62 @@ def read_messages(records: list, where: str) -> Recording:
         if position + 1 < len(bodies):
             _check_echo(exchange, messages, following, at, notes)
     first, last = calls[0], calls[-1]
-    search_tools = ordered(
-        [n for e in calls for n in _Declared(e.request, where).search] + sorted(client_search)
-    )
-    stop = str(last.response.get("stop_reason"))
+    declared = [Declared(e.request, where) for e in calls]
+    server = {name: variant for d in declared for name, variant in d.search.items()}
+    search_tools = [SearchTool(n, v) for n, v in server.items()]
+    search_tools += [SearchTool(n, "client") for n in sorted(client_search) if n not in server]
+    stop = STOP_REASONS.get(str(last.response.get("stop_reason")), "unknown")
+    if stop == "unknown":
+        notes.append(
+            f"the last response's stop_reason {str(last.response.get('stop_reason'))[:60]!r} is not known"
+        )
     return Recording(
-        format="anthropic-messages",
         requests=requests,
         model=str(first.request.get("model") or last.response.get("model") or "unknown"),
         user_request=_first_user_text(bodies[0][1]),
         session_id="",
-        index=f"anthropic:{'+'.join(search_tools) or 'no search tool'}",
-        catalog_size=len({n for e in calls for n in _Declared(e.request, where).order}),
-        final_answer=requests[-1].text if stop in STOP_REASONS else None,
-        stop_reason=STOP_REASONS.get(stop, "unfinished" if stop == "tool_use" else stop),
+        index=f"anthropic:{'+'.join(s.name for s in search_tools) or 'no search tool'}",
+        catalog_size=len({n for d in declared for n in d.order}),
+        final_answer=requests[-1].text if stop == ANSWERED else None,
+        stop_reason=stop,
         notes=notes,
-        config={
-            "search_tools": search_tools,
-            "endpoint": first.host,
-            "exchanges": len(records),
-            "served_model": last.response.get("model"),
-        },
+        settings=ReplaySettings(
+            format="anthropic-messages",
+            search_tools=search_tools,
+            deferred_tools=ordered([n for d in declared for n in d.order if n in d.deferred]),
+            served_model=text_or_none(last.response.get("model")),
+            endpoint=first.host,
+            exchanges=len(records),
+        ),
     )
 
 
-def _client_search_tools(messages: list, calls: list[Exchange]) -> set[str]:
+def _client_search_tools(messages: list[Any], calls: list[Exchange]) -> set[str]:
     """Names of your own search tools: tools whose ``tool_result`` holds ``tool_reference`` blocks."""
     names_by_id = {}
     for message in messages:
-        for block in _blocks(message):
+        for block in blocks(message):
             if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
                 names_by_id[block["id"]] = block.get("name")
     found = set()
     for message in messages:
-        for block in _blocks(message):
-            if block.get("type") == "tool_result" and _references_in(block.get("content")):
+        for block in blocks(message):
+            if block.get("type") == "tool_result" and references_in(block.get("content")):
                 name = names_by_id.get(block.get("tool_use_id"))
                 if isinstance(name, str):
                     found.add(name)
     return found
 
 
-def _blocks(message: Any) -> list[Mapping]:
-    content = message.get("content") if isinstance(message, Mapping) else None
-    return [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
-
-
-def _references_in(content: Any) -> list[str]:
-    if not isinstance(content, list):
-        return []
-    return [
-        b["tool_name"]
-        for b in content
-        if isinstance(b, Mapping)
-        and b.get("type") == "tool_reference"
-        and isinstance(b.get("tool_name"), str)
-    ]
-
-
 def _request(
-    exchange: Exchange, messages: list, following: list, client_search: set[str], at: str, notes: list[str]
+    exchange: Exchange,
+    messages: list[Any],
+    following: list[Any],
+    client_search: set[str],
+    at: str,
+    notes: list[str],
 ) -> Request:
-    declared = _Declared(exchange.request, f"{at}, request")
+    declared = Declared(exchange.request, f"{at}, request")
     history = _History(declared, client_search, f"{at}, request")
     chat = history.read(exchange.request.get("system"), messages)
     in_context = ordered([n for n in declared.order if n not in declared.deferred] + history.loaded)
@@ -236,13 +160,13 @@ class _History:
     history's references loaded, and writes the chat-completions form our counter reads (a reference
     becomes the loaded definitions inline, as the API expands it)."""
 
-    def __init__(self, declared: _Declared, client_search: set[str], where: str) -> None:
+    def __init__(self, declared: Declared, client_search: set[str], where: str) -> None:
         self.declared, self.client_search, self.where = declared, client_search, where
         self.loaded: list[str] = []
         self.calls: dict[str, str] = {}  # tool_use / server_tool_use id -> name
 
-    def read(self, system: Any, messages: list) -> list[dict]:
-        chat: list[dict] = []
+    def read(self, system: Any, messages: list[Any]) -> list[dict[str, Any]]:
+        chat: list[dict[str, Any]] = []
         if system:
             chat.append({"role": "system", "content": _text_of(system)})
         for i, message in enumerate(messages):
@@ -259,10 +183,10 @@ class _History:
             chat += self._blocks(role, content, at)
         return chat
 
-    def _blocks(self, role: str, content: list, at: str) -> list[dict]:
-        chat: list[dict] = []
+    def _blocks(self, role: str, content: list[Any], at: str) -> list[dict[str, Any]]:
+        chat: list[dict[str, Any]] = []
         text: list[str] = []
-        calls: list[dict] = []
+        calls: list[dict[str, Any]] = []
 
         def flush() -> None:
             if text or calls:
@@ -291,13 +215,13 @@ class _History:
         flush()
         return chat
 
-    def _result(self, block: Mapping, kind: str, where: str) -> dict:
+    def _result(self, block: Mapping[str, Any], kind: str, where: str) -> dict[str, Any]:
         call_id = block.get("tool_use_id")
         if not isinstance(call_id, str) or call_id not in self.calls:
             raise orphan(where, kind, call_id, "tool_use")
         content = block.get("content")
         references = (
-            _search_references(content) if kind == "tool_search_tool_result" else _references_in(content)
+            search_references(content) if kind == "tool_search_tool_result" else references_in(content)
         )
         for name in references:
             if not self.declared.declares(name):
@@ -314,18 +238,11 @@ class _History:
         return {"role": "tool", "tool_call_id": call_id, "content": text}
 
 
-def _search_references(content: Any) -> list[str]:
-    if isinstance(content, Mapping) and content.get("type") == "tool_search_tool_search_result":
-        refs = content.get("tool_references")
-        return _references_in(refs)
-    return []
-
-
-def _results(messages: list) -> dict[str, Mapping]:
+def _results(messages: list[Any]) -> dict[str, Mapping[str, Any]]:
     """tool_use id -> the ``tool_result`` block answering it, in the request that follows a response."""
     out = {}
     for message in messages:
-        for block in _blocks(message):
+        for block in blocks(message):
             if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
                 out[block["tool_use_id"]] = block
     return out
@@ -333,10 +250,10 @@ def _results(messages: list) -> dict[str, Mapping]:
 
 def _read_response(
     request: Request,
-    content: list,
-    declared: _Declared,
+    content: list[Any],
+    declared: Declared,
     client_search: set[str],
-    results: dict[str, Mapping],
+    results: dict[str, Mapping[str, Any]],
     where: str,
 ) -> None:
     """The searches, calls and text of one response; a client search's references come from the next
@@ -360,13 +277,26 @@ def _read_response(
             _client_call(request, block, client_search, results, at)
     for call_id, (name, arguments) in pending.items():  # a server call whose result never came (pause_turn)
         request.calls.append(
-            ToolCallRecord(call_id, name, arguments_text(arguments), "tool", "", "no result in this response")
+            ToolCallRecord(
+                call_id,
+                name,
+                arguments_text(arguments),
+                "tool",
+                "",
+                "no result in this response",
+                failure=FailureKind.NO_RESULT,
+            )
         )
     request.text = clip("\n".join(text)) if text else None
 
 
 def _server_result(
-    request: Request, block: Mapping, kind: str, pending: dict, declared: _Declared, at: str
+    request: Request,
+    block: Mapping[str, Any],
+    kind: str,
+    pending: dict[str, Any],
+    declared: Declared,
+    at: str,
 ) -> None:
     call_id = block.get("tool_use_id")
     if not isinstance(call_id, str) or call_id not in pending:
@@ -386,17 +316,18 @@ def _server_result(
                     f"{at}.content: expected a tool_search_tool_search_result or a "
                     f"tool_search_tool_result_error, got {str(found)[:60]!r}"
                 )
-            references = _search_references(content)
+            references = search_references(content)
         else:
-            references = _references_in(content)
+            references = references_in(content)
         for ref in references:
             if not declared.declares(ref):
                 raise undeclared(at, ref)
         search = search_record(call_id, arguments, references, error)
         request.searches.append(search)
         result = json.dumps(references) if error is None else json.dumps({"error": error})
+        failed = None if error is None else FailureKind.SEARCH_FAILED
         request.calls.append(
-            ToolCallRecord(call_id, name, arguments_text(arguments), "search", result, error)
+            ToolCallRecord(call_id, name, arguments_text(arguments), "search", result, error, failure=failed)
         )
     else:
         request.calls.append(
@@ -405,7 +336,11 @@ def _server_result(
 
 
 def _client_call(
-    request: Request, block: Mapping, client_search: set[str], results: dict[str, Mapping], at: str
+    request: Request,
+    block: Mapping[str, Any],
+    client_search: set[str],
+    results: dict[str, Mapping[str, Any]],
+    at: str,
 ) -> None:
     call_id = expect(block.get("id"), str, f"{at}.id", "the call's id")
     name = expect(block.get("name"), str, f"{at}.name", "the tool's name")
@@ -414,17 +349,31 @@ def _client_call(
     content = answer.get("content") if answer is not None else None
     error = "the tool reported an error" if answer is not None and answer.get("is_error") else None
     if name in client_search:
-        references = _references_in(content)
+        references = references_in(content)
         request.searches.append(search_record(call_id, arguments, references, error))
+        failed = None if error is None else FailureKind.SEARCH_FAILED
         request.calls.append(
-            ToolCallRecord(call_id, name, arguments_text(arguments), "search", result_text(content), error)
+            ToolCallRecord(
+                call_id,
+                name,
+                arguments_text(arguments),
+                "search",
+                result_text(content),
+                error,
+                failure=failed,
+            )
         )
         return
     result = result_text(content) if answer is not None else ""
-    request.calls.append(ToolCallRecord(call_id, name, arguments_text(arguments), "tool", result, error))
+    failed = None if error is None else FailureKind.TOOL_ERROR
+    request.calls.append(
+        ToolCallRecord(call_id, name, arguments_text(arguments), "tool", result, error, failure=failed)
+    )
 
 
-def _check_echo(exchange: Exchange, messages: list, following: list, at: str, notes: list[str]) -> None:
+def _check_echo(
+    exchange: Exchange, messages: list[Any], following: list[Any], at: str, notes: list[str]
+) -> None:
     """The API wants each assistant turn sent back unchanged; a log whose next request differs is read as
     logged, and the difference is named."""
     position = len(messages)
@@ -451,7 +400,7 @@ def _without_cache_marks(value: Any) -> Any:
     return value
 
 
-def _chat_call(call_id: str, name: str, arguments: Any) -> dict:
+def _chat_call(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
     return {
         "id": call_id,
         "type": "function",
@@ -469,7 +418,7 @@ def _text_of(content: Any) -> str:
     return ""
 
 
-def _first_user_text(messages: list) -> str:
+def _first_user_text(messages: list[Any]) -> str:
     for message in messages:
         if isinstance(message, Mapping) and message.get("role") == "user":
             text = _text_of(message.get("content"))

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolsearch_lab.model import Tool
-from toolsearch_lab.replay.anthropic import SERVER_RESULT_BLOCKS, anthropic_usage
+from toolsearch_lab.replay.anthropic_api import SERVER_RESULT_BLOCKS, anthropic_usage
 from toolsearch_lab.replay.common import (
     ChatRequest,
     Recording,
@@ -46,7 +46,14 @@ from toolsearch_lab.replay.common import (
     search_record,
     unknown,
 )
-from toolsearch_lab.trace import SearchRecord, ToolCallRecord
+from toolsearch_lab.trace import (
+    ANSWERED,
+    FailureKind,
+    ReplaySettings,
+    SearchRecord,
+    SearchTool,
+    ToolCallRecord,
+)
 
 __all__ = ["KNOWN_RECORDS", "SEARCH_TOOL", "read_session"]
 
@@ -74,8 +81,8 @@ class _Call:
     first_line: int
     in_context: list[str]
     deferred: list[str]
-    chat: list[dict]
-    usage: Mapping | None = None
+    chat: list[dict[str, Any]]
+    usage: Mapping[str, Any] | None = None
     usage_line: int = 0
     stop: str | None = None
     text: list[str] = field(default_factory=list)
@@ -92,7 +99,7 @@ class _Session:
         self.searched = False  # a ToolSearch call was seen
         self.calls: dict[str, _Call] = {}  # message id -> call, in order
         self.by_tool_use: dict[str, tuple[_Call, ToolCallRecord, Any]] = {}
-        self.chat: list[dict] = []
+        self.chat: list[dict[str, Any]] = []
         self.prompts: list[str] = []
         self.notes: list[str] = []
         self.session_id = ""
@@ -128,7 +135,7 @@ class _Session:
             removed, added = set(names["removedNames"]), names["addedNames"]
             self.deferred = ordered([n for n in self.deferred if n not in removed] + added)
 
-    def _assistant(self, number: int, record: Mapping, at: str) -> None:
+    def _assistant(self, number: int, record: Mapping[str, Any], at: str) -> None:
         message = expect(record.get("message"), Mapping, f"{at}, message", "the API message")
         if message.get("model") == "<synthetic>":
             self.notes.append(f"skipped line {number}: a synthetic assistant message (not an API call)")
@@ -189,7 +196,7 @@ class _Session:
         elif kind not in ("thinking", "redacted_thinking", *SERVER_RESULT_BLOCKS):
             raise unknown(at, "content block type", kind, ("text", "thinking", "tool_use", "server_tool_use"))
 
-    def _user(self, record: Mapping, at: str) -> None:
+    def _user(self, record: Mapping[str, Any], at: str) -> None:
         message = expect(record.get("message"), Mapping, f"{at}, message", "the user message")
         content = message.get("content")
         if isinstance(content, str):
@@ -215,7 +222,7 @@ class _Session:
             self.prompts.append(text)
             self.chat.append({"role": "user", "content": text})
 
-    def _result(self, block: Mapping, extra: Any, at: str) -> None:
+    def _result(self, block: Mapping[str, Any], extra: Any, at: str) -> None:
         call_id = block.get("tool_use_id")
         if not isinstance(call_id, str) or call_id not in self.by_tool_use:
             raise orphan(at, "tool_result", call_id, "tool_use")
@@ -243,6 +250,8 @@ class _Session:
         if references and record.kind != "search":
             record.kind = "search"
             call.searches.append(search_record(record.call_id, arguments, [], None))
+        failed = FailureKind.SEARCH_FAILED if record.kind == "search" else FailureKind.TOOL_ERROR
+        record.failure = failed if record.error else None
         if record.kind == "search":
             search = next(s for s in call.searches if s.call_id == record.call_id)
             search.hits = search_record(record.call_id, arguments, references, None).hits
@@ -255,7 +264,7 @@ class _Session:
         )
         self.chat.append({"role": "tool", "tool_call_id": str(call_id), "content": shown})
 
-    def _definition(self, name: str) -> dict | None:
+    def _definition(self, name: str) -> dict[str, Any] | None:
         tool = self.catalog.get(name) or self.catalog.get(
             name.split("__", 2)[-1] if name.startswith("mcp__") else name
         )
@@ -313,16 +322,7 @@ def read_session(lines: list[tuple[int, Any]], where: str, tools: list[Tool] | N
     requests = session.requests()
     last = list(session.calls.values())[-1]
     answered = last.stop == "end_turn"
-    counted = (
-        "the conversation in the file and the loaded tools' definitions"
-        if tools
-        else (
-            "the conversation in the file only: a session file holds no system prompt and no tool "
-            "definitions (pass a catalog to count the deferred tools)"
-        )
-    )
     return Recording(
-        format="claude-code-session",
         requests=requests,
         model=session.model or "unknown",
         user_request=clip(session.prompts[0]) if session.prompts else "",
@@ -330,12 +330,13 @@ def read_session(lines: list[tuple[int, Any]], where: str, tools: list[Tool] | N
         index=f"claude-code:{SEARCH_TOOL}",
         catalog_size=len(session.deferred_ever()),
         final_answer=requests[-1].text if answered else None,
-        stop_reason="answered" if answered else "unfinished",
+        stop_reason=ANSWERED if answered else "unfinished",
         notes=session.notes,
-        config={
-            "search_tools": [SEARCH_TOOL],
-            "our_count": counted,
-            "counts_definitions": bool(tools),
-            "user_prompts": len(session.prompts),
-        },
+        settings=ReplaySettings(
+            format="claude-code-session",
+            search_tools=[SearchTool(SEARCH_TOOL, "client")],
+            deferred_tools=session.deferred_ever(),
+            user_prompts=len(session.prompts),
+            counts_definitions=bool(tools),
+        ),
     )

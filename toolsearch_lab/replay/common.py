@@ -16,17 +16,20 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from toolsearch_lab.tokens import TokenCounter
 from toolsearch_lab.trace import (
     Iteration,
     IterationTokens,
+    ReplaySettings,
     RequestTokens,
     RunTrace,
     SearchHit,
     SearchRecord,
+    StopReason,
     ToolCallRecord,
+    TranscriptFormat,
 )
 
 __all__ = [
@@ -37,6 +40,7 @@ __all__ = [
     "Recording",
     "Request",
     "TranscriptError",
+    "TranscriptFormat",
     "build_trace",
     "check_count",
     "expect",
@@ -44,7 +48,6 @@ __all__ = [
     "result_text",
 ]
 
-TranscriptFormat = Literal["anthropic-messages", "openai-responses", "claude-code-session"]
 # What a call's or a message's text may take of the trace: a tool result can be megabytes.
 MAX_TEXT_CHARS = 4_000
 
@@ -80,9 +83,10 @@ class Request:
 
 @dataclass
 class Recording:
-    """A whole transcript as a reader understood it, before it becomes a trace."""
+    """A whole transcript as a reader understood it, before it becomes a trace: its requests, how the run
+    ended, and what the log says about how the provider was set up (``settings``; the file's name and digest
+    are added by :func:`~toolsearch_lab.replay.load.load_transcript`)."""
 
-    format: TranscriptFormat
     requests: list[Request]
     model: str
     user_request: str
@@ -90,9 +94,9 @@ class Recording:
     index: str  # e.g. "anthropic:tool_search_tool_regex"
     catalog_size: int  # distinct tools the requests named
     final_answer: str | None
-    stop_reason: str
+    stop_reason: StopReason
+    settings: ReplaySettings
     notes: list[str] = field(default_factory=list)  # skipped records, warnings: named, never silent
-    config: dict[str, Any] = field(default_factory=dict)
 
 
 def build_trace(recording: Recording, counter: TokenCounter) -> RunTrace:
@@ -105,7 +109,8 @@ def build_trace(recording: Recording, counter: TokenCounter) -> RunTrace:
         index=recording.index,
         user_request=recording.user_request,
         catalog_size=recording.catalog_size,
-        config={"source": "replay", "format": recording.format, **recording.config},
+        source="replay",
+        replay=recording.settings,
         final_answer=recording.final_answer,
         stop_reason=recording.stop_reason,
         errors=list(recording.notes),
@@ -251,8 +256,9 @@ def function_definition(name: str, description: Any = "", parameters: Any = None
 
 def search_query(arguments: Any) -> str | None:
     """What a search asked for: its ``query`` when it has one, else its arguments as JSON."""
-    if isinstance(arguments, Mapping) and isinstance(arguments.get("query"), str):
-        return arguments["query"]
+    query = arguments.get("query") if isinstance(arguments, Mapping) else None
+    if isinstance(query, str):
+        return query
     if arguments is None:
         return None
     return json.dumps(arguments, ensure_ascii=False, sort_keys=True)
@@ -268,6 +274,12 @@ def search_record(call_id: str, arguments: Any, references: list[str], error: st
         hits=[SearchHit(name, None) for name in references],
         error=error,
     )
+
+
+def text_or_none(value: Any) -> str | None:
+    """A value the log gives as text (a model's name), as text: None stays None, anything else is written
+    as it reads (``str``), never dropped."""
+    return None if value is None else str(value)
 
 
 def arguments_text(arguments: Any) -> str:

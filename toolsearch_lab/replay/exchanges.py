@@ -26,7 +26,9 @@ class Exchange:
     """One request/response pair of an API transcript, unwrapped: the two bodies, the HTTP status, the host
     it went to (never the URL's credentials or the headers) and where it sits in the file."""
 
-    def __init__(self, number: int, request: dict, response: dict, status: int, host: str | None) -> None:
+    def __init__(
+        self, number: int, request: dict[str, Any], response: dict[str, Any], status: int, host: str | None
+    ) -> None:
         self.number = number
         self.request = request
         self.response = response
@@ -38,7 +40,7 @@ class Exchange:
         return f"exchange {self.number}"
 
 
-def exchanges(records: list, where: str, notes: list[str]) -> list[Exchange]:
+def exchanges(records: list[Any], where: str, notes: list[str]) -> list[Exchange]:
     """Every exchange unwrapped; a failed call (an HTTP error, an error body) is named in ``notes`` and left
     out, since the request it answered is sent again by the next exchange."""
     out: list[Exchange] = []
@@ -68,7 +70,7 @@ def exchanges(records: list, where: str, notes: list[str]) -> list[Exchange]:
     return out
 
 
-def _unwrap(value: Any, wrapper_keys: frozenset[str], where: str) -> tuple[dict, int, str | None]:
+def _unwrap(value: Any, wrapper_keys: frozenset[str], where: str) -> tuple[dict[str, Any], int, str | None]:
     """(body, HTTP status, host): the body itself, or the ``body`` of an HTTP-wrapped record."""
     value = expect(value, Mapping, where, "an object")
     status, host = 200, None
@@ -87,11 +89,11 @@ def _unwrap(value: Any, wrapper_keys: frozenset[str], where: str) -> tuple[dict,
     return dict(value), status, host
 
 
-def _is_error_body(body: Mapping) -> bool:
+def _is_error_body(body: Mapping[str, Any]) -> bool:
     return body.get("type") == "error" or ("error" in body and isinstance(body.get("error"), Mapping))
 
 
-def _error_kind(body: Mapping) -> str:
+def _error_kind(body: Mapping[str, Any]) -> str:
     error = body.get("error")
     kind = error.get("type") or error.get("code") if isinstance(error, Mapping) else None
     return f", {kind}" if isinstance(kind, str) and kind.replace("_", "").isalnum() else ""

@@ -58,10 +58,10 @@ MAX_TRANSCRIPT_DEPTH = 200
 
 
 def load_transcript(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     *,
     format: TranscriptFormat | None = None,
-    catalog: str | os.PathLike | ToolCatalog | list[Tool] | None = None,
+    catalog: str | os.PathLike[str] | ToolCatalog | list[Tool] | None = None,
     encoding: str = "o200k_base",
 ) -> RunTrace:
     """The :class:`RunTrace` of a transcript file (or of a shipped one, by its format name).
@@ -85,15 +85,17 @@ def load_transcript(
         raise TranscriptError(f"{file}: format={format!r} was asked for, but the file is {fmt!r}")
     recording = _read(fmt, data, kind, str(file), _tools_of(catalog))
     recording.notes[:0] = notes
-    recording.config.update(_file_config(file))
-    recording.session_id = recording.session_id or f"replay-{recording.config['sha256'][:12]}"
+    digest = hashlib.sha256(file.read_bytes()).hexdigest()
+    settings = recording.settings
+    settings.file, settings.sha256, settings.provenance = file.name, digest, _provenance(file)
+    recording.session_id = recording.session_id or f"replay-{digest[:12]}"
     try:
         return build_trace(recording, TokenCounter(encoding))
     except TranscriptError as exc:  # a request that cannot be counted: say which file
         raise TranscriptError(f"{file}: {exc}") from None
 
 
-def _resolve(path: str | os.PathLike) -> Path:
+def _resolve(path: str | os.PathLike[str]) -> Path:
     if isinstance(path, str) and path in SHIPPED_TRANSCRIPTS and not Path(path).exists():
         return data_path("transcripts", SHIPPED_TRANSCRIPTS[path])
     if not isinstance(path, str | os.PathLike):
@@ -204,7 +206,7 @@ def detect_format(data: Any, kind: str, where: str = "transcript") -> Transcript
     raise TranscriptError(f"{where}: {accepted}; the first record has keys {keys}")
 
 
-def _api_format(records: list, where: str) -> TranscriptFormat:
+def _api_format(records: list[Any], where: str) -> TranscriptFormat:
     found: set[str] = set()
     for record in records:
         response = record.get("response") if isinstance(record, Mapping) else None
@@ -257,14 +259,11 @@ def _tools_of(catalog: Any) -> list[Tool] | None:
     return list(load_catalog(catalog).tools)
 
 
-def _file_config(file: Path) -> dict[str, Any]:
-    """What the trace says about its source: the file's name and digest, and its provenance when a
-    PROVENANCE.md beside it names the file (its paragraph about it)."""
-    config: dict[str, Any] = {"file": file.name, "sha256": hashlib.sha256(file.read_bytes()).hexdigest()}
+def _provenance(file: Path) -> str | None:
+    """The paragraph of a PROVENANCE.md beside the file that names it, if there is one."""
     sidecar = file.parent / "PROVENANCE.md"
     if sidecar.is_file():
         for paragraph in sidecar.read_text(encoding="utf-8", errors="replace").split("\n\n"):
             if file.name in paragraph and not paragraph.lstrip().startswith("|"):
-                config["provenance"] = " ".join(paragraph.split())[:600]
-                break
-    return config
+                return " ".join(paragraph.split())[:600]
+    return None

@@ -35,10 +35,11 @@ from toolsearch_lab.replay.common import (
     orphan,
     result_text,
     search_record,
+    text_or_none,
     unknown,
 )
 from toolsearch_lab.replay.exchanges import exchanges
-from toolsearch_lab.trace import ToolCallRecord
+from toolsearch_lab.trace import ANSWERED, ReplaySettings, SearchTool, StopReason, ToolCallRecord
 
 __all__ = ["KNOWN_ITEMS", "openai_usage", "read_responses"]
 
@@ -83,6 +84,8 @@ OTHER_INPUTS = (
     "item_reference",
     "compaction",
 )
+# The status of the last response, when it is not an answer and no call is waiting (StopReason's names).
+STATUSES: tuple[StopReason, ...] = ("completed", "incomplete", "failed", "cancelled", "in_progress", "queued")
 KNOWN_ITEMS = (
     "message",
     "reasoning",
@@ -128,8 +131,10 @@ class _Declared:
         tools = expect(tools if tools is not None else [], list, where, "a list of tools")
         self.order: list[str] = []
         self.deferred: set[str] = set()
-        self.full: dict[str, dict] = {}
-        self.visible: list[dict] = []  # deferred functions and namespaces as the model sees them
+        self.full: dict[str, dict[str, Any]] = {}
+        self.visible: list[dict[str, Any]] = []  # deferred functions and namespaces as the model sees them
+        self.namespaces: list[str] = []
+        self.client_search = False  # tool_search with execution "client": the caller runs the searches
         for i, tool in enumerate(tools):
             at = f"{where}[{i}]"
             tool = expect(tool, Mapping, at, "a tool object")
@@ -144,8 +149,10 @@ class _Declared:
                         expect(member, Mapping, f"{at}.tools[{j}]", "a function"), ns, f"{at}.tools[{j}]"
                     )
                 self.visible.append(function_definition(ns, tool.get("description", "")))
+                self.namespaces.append(ns)
             elif kind == SEARCH_TOOL:
                 self.order.append(SEARCH_TOOL)
+                self.client_search = tool.get("execution") == "client"
                 self.full[SEARCH_TOOL] = function_definition(
                     SEARCH_TOOL, tool.get("description", ""), tool.get("parameters")
                 )
@@ -158,7 +165,7 @@ class _Declared:
                     f"{at}.type", "tool type", kind, ("function", "namespace", SEARCH_TOOL, *HOSTED_TOOLS)
                 )
 
-    def _function(self, tool: Mapping, namespace: str | None, at: str) -> None:
+    def _function(self, tool: Mapping[str, Any], namespace: str | None, at: str) -> None:
         name = expect(tool.get("name"), str, f"{at}.name", "the function's name")
         qualified = f"{namespace}.{name}" if namespace else name
         self.order.append(qualified)
@@ -169,12 +176,14 @@ class _Declared:
                 self.visible.append(function_definition(name, tool.get("description", "")))
 
 
-def read_responses(records: list, where: str) -> Recording:
+def read_responses(records: list[Any], where: str) -> Recording:
     """Every successful exchange of an OpenAI Responses transcript as a :class:`Request`."""
     notes: list[str] = []
     calls = exchanges(records, where, notes)
     inputs = [_input_items(e.request.get("input"), f"{where}: {e.where}, request.input") for e in calls]
-    histories: dict[str, list[tuple[str, Mapping]]] = {}  # response id -> history including its output
+    histories: dict[
+        str, list[tuple[str, Mapping[str, Any]]]
+    ] = {}  # response id -> history including its output
     requests = []
     for position, exchange in enumerate(calls):
         at = f"{where}: {exchange.where}"
@@ -221,39 +230,53 @@ def read_responses(records: list, where: str) -> Recording:
             ]
         requests.append(request)
     last = calls[-1].response
-    answered = last.get("status") == "completed" and requests[-1].text is not None and not requests[-1].calls
+    declarations = [_Declared(e.request.get("tools"), where) for e in calls]
+    client = any(d.client_search for d in declarations)
+    stop = _stop_reason(last.get("status"), requests[-1], notes)
     return Recording(
-        format="openai-responses",
         requests=requests,
         model=str(calls[0].request.get("model") or last.get("model") or "unknown"),
         user_request=_first_user_text(inputs[0]),
         session_id="",
-        index="openai:tool_search" + ("(client)" if _client_search(calls) else "(hosted)"),
-        catalog_size=len(
-            {n for e in calls for n in _Declared(e.request.get("tools"), where).order} - {SEARCH_TOOL}
-        ),
-        final_answer=requests[-1].text if answered else None,
-        stop_reason="answered"
-        if answered
-        else ("unfinished" if requests[-1].calls else str(last.get("status") or "unknown")),
+        index="openai:tool_search" + ("(client)" if client else "(hosted)"),
+        catalog_size=len({n for d in declarations for n in d.order} - {SEARCH_TOOL}),
+        final_answer=requests[-1].text if stop == ANSWERED else None,
+        stop_reason=stop,
         notes=notes,
-        config={
-            "search_tools": [SEARCH_TOOL],
-            "endpoint": calls[0].host,
-            "exchanges": len(records),
-            "served_model": last.get("model"),
-        },
+        settings=ReplaySettings(
+            format="openai-responses",
+            search_tools=[SearchTool(SEARCH_TOOL, "client" if client else "hosted")],
+            namespaces=ordered([ns for d in declarations for ns in d.namespaces]),
+            deferred_tools=ordered([n for d in declarations for n in d.order if n in d.deferred]),
+            served_model=text_or_none(last.get("model")),
+            endpoint=calls[0].host,
+            exchanges=len(records),
+        ),
     )
 
 
-def _input_items(value: Any, where: str) -> list[Mapping]:
+def _stop_reason(status: Any, last: Request, notes: list[str]) -> StopReason:
+    """How the run ended: an answer (the last response completed with text and no call), calls waiting
+    for their results, or the last response's status; a status not known here is named in ``notes``."""
+    if status == "completed" and last.text is not None and not last.calls:
+        return ANSWERED
+    if last.calls:
+        return "unfinished"
+    known = next((s for s in STATUSES if s == status), None)
+    if known is None:
+        notes.append(f"the last response's status {str(status)[:60]!r} is not known")
+        return "unknown"
+    return known
+
+
+def _input_items(value: Any, where: str) -> list[Mapping[str, Any]]:
     if isinstance(value, str):
         return [{"role": "user", "content": value}]
     items = expect(value if value is not None else [], list, where, "text or a list of input items")
     return [expect(item, Mapping, f"{where}[{k}]", "an input item") for k, item in enumerate(items)]
 
 
-def _kind(item: Mapping) -> Any:
+def _kind(item: Mapping[str, Any]) -> Any:
     return item.get("type", "message" if "role" in item else None)
 
 
@@ -264,13 +287,13 @@ class _Walk:
     def __init__(self, declared: _Declared) -> None:
         self.declared = declared
         self.loaded: list[str] = []
-        self.definitions: dict[str, dict] = {}
+        self.definitions: dict[str, dict[str, Any]] = {}
         self.function_calls: set[str] = set()
         self.search_calls: set[str] = set()
         self.hosted_pending = 0
 
-    def read(self, instructions: Any, history: list[tuple[str, Mapping]]) -> list[dict]:
-        chat: list[dict] = []
+    def read(self, instructions: Any, history: list[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
+        chat: list[dict[str, Any]] = []
         if isinstance(instructions, str) and instructions:
             chat.append({"role": "system", "content": instructions})
         for at, item in history:
@@ -310,7 +333,7 @@ class _Walk:
                 chat.append(self._search_output(item, at))
         return chat
 
-    def _search_output(self, item: Mapping, at: str) -> dict:
+    def _search_output(self, item: Mapping[str, Any], at: str) -> dict[str, Any]:
         if item.get("execution") == "client" or item.get("call_id") is not None:
             if str(item.get("call_id")) not in self.search_calls:
                 raise orphan(at, "tool_search_output", item.get("call_id"), "tool_search_call", "call_id")
@@ -332,14 +355,14 @@ class _Walk:
         }
 
 
-def loaded_tools(tools: Any, declared: _Declared, at: str) -> tuple[list[str], dict[str, dict]]:
+def loaded_tools(tools: Any, declared: _Declared, at: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
     """The qualified names a ``tool_search_output`` loaded, and their definitions (the declared one when
     the output names a declared tool by name only)."""
     tools = expect(tools if tools is not None else [], list, f"{at}.tools", "a list of tools")
     names: list[str] = []
-    definitions: dict[str, dict] = {}
+    definitions: dict[str, dict[str, Any]] = {}
 
-    def add(tool: Mapping, namespace: str | None) -> None:
+    def add(tool: Mapping[str, Any], namespace: str | None) -> None:
         name = expect(tool.get("name"), str, f"{at}.tools", "tools with names")
         qualified = f"{namespace}.{name}" if namespace else name
         names.append(qualified)
@@ -359,9 +382,9 @@ def loaded_tools(tools: Any, declared: _Declared, at: str) -> tuple[list[str], d
 
 
 def _read_output(
-    request: Request, output: list, declared: _Declared, following: list[Mapping], where: str
+    request: Request, output: list[Any], declared: _Declared, following: list[Mapping[str, Any]], where: str
 ) -> None:
-    hosted: list[Mapping] = []  # hosted tool_search_calls waiting for their output
+    hosted: list[Mapping[str, Any]] = []  # hosted tool_search_calls waiting for their output
     answers = {
         str(i.get("call_id")): i
         for i in following
@@ -424,13 +447,13 @@ def _search(request: Request, call_id: str, arguments: Any, names: list[str], an
     request.calls.append(ToolCallRecord(call_id, SEARCH_TOOL, arguments_text(arguments), "search", result))
 
 
-def _qualified(item: Mapping) -> str:
+def _qualified(item: Mapping[str, Any]) -> str:
     name = str(item.get("name"))
     namespace = item.get("namespace")
     return f"{namespace}.{name}" if isinstance(namespace, str) and namespace else name
 
 
-def _assistant_call(call_id: Any, name: str, arguments: Any) -> dict:
+def _assistant_call(call_id: Any, name: str, arguments: Any) -> dict[str, Any]:
     text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
     call = {"id": str(call_id), "type": "function", "function": {"name": name, "arguments": text}}
     return {"role": "assistant", "content": None, "tool_calls": [call]}
@@ -448,18 +471,10 @@ def _text(content: Any) -> str:
     return ""
 
 
-def _first_user_text(items: list[Mapping]) -> str:
+def _first_user_text(items: list[Mapping[str, Any]]) -> str:
     for item in items:
         if _kind(item) == "message" and item.get("role") == "user":
             text = _text(item.get("content"))
             if text:
                 return clip(text)
     return ""
-
-
-def _client_search(calls: list) -> bool:
-    return any(
-        isinstance(t, Mapping) and t.get("type") == SEARCH_TOOL and t.get("execution") == "client"
-        for e in calls
-        for t in (e.request.get("tools") or [])
-    )

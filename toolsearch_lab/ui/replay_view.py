@@ -23,7 +23,7 @@ def runs_overview(runs: Mapping[str, Any]) -> Table:
         rows.append(
             [
                 label,
-                str(trace.config.get("format", "loop")),
+                trace.replay.format if trace.replay is not None else trace.source,
                 trace.model,
                 len(trace.iterations),
                 len(trace.searches()),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from toolsearch_lab.loop.search_tool import TOOL_SEARCH_TOOL_NAME as TST
 from toolsearch_lab.trace import (
+    ANSWERED,
     Iteration,
     IterationTokens,
     RunTrace,
@@ -53,7 +54,7 @@ def sample_trace(accumulation: bool = True) -> RunTrace:
         ],
         iterations=[*_discovery_iterations(), *_answer_iterations(exposed)],
         final_answer="Wear a coat. <script>alert('answer')</script>",
-        stop_reason="answered",
+        stop_reason=ANSWERED,
     )
 
 

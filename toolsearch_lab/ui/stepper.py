@@ -23,7 +23,6 @@ from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
 from toolsearch_lab.ui.stepper_panels import details_html, error_html, status_html, steps_html
 from toolsearch_lab.ui.stepper_render import highlight, tokens_spec, tools_spec, trace_of
-from toolsearch_lab.ui.stepper_replay import is_replay
 from toolsearch_lab.ui.stepper_turns import turn_bands, turn_choices, turn_html, with_turns
 
 # What the threshold slider means per index kind: (label, min, max, step, default). Regex has no scores;
@@ -141,9 +140,10 @@ class IterationStepper(Displayable):
         source: str = "session",
     ) -> None:
         self._runner = runner or default_runner
-        replayed = run is not None and is_replay(trace_of(run))
-        if replayed:  # the settings show what was replayed; there is nothing to re-run
-            scenario, model = f"replay: {trace_of(run).config.get('file', 'transcript')}", trace_of(run).model
+        replay = trace_of(run).replay if run is not None else None
+        replayed = replay is not None
+        if replay is not None:  # the settings show what was replayed; there is nothing to re-run
+            scenario, model = f"replay: {replay.file or 'transcript'}", trace_of(run).model
         self._cache: dict[tuple, Any] = {}
         self._busy = False  # suppresses re-runs while controls are set programmatically
         self._build_settings(scenario, index, model)

@@ -135,8 +135,8 @@ def _calls_html(it: Iteration) -> list[str]:
         return []
     parts = [t.heading("Tool calls")]
     for c in real_calls:
-        colour = t.BAD if c.kind == "rejected" or c.error else t.GOOD
-        status = "rejected" if c.kind == "rejected" else ("error" if c.error else "ran")
+        colour = t.BAD if c.kind == "rejected" or c.failure is not None else t.GOOD
+        status = "rejected" if c.kind == "rejected" else ("error" if c.failure is not None else "ran")
         body = (
             f"<div style='margin:4px 0 8px 0;padding:6px 10px;border-left:4px solid {colour};"
             f"background:#F9FAFB'><b style='font-family:{t.MONO}'>{t.esc(c.name)}</b>"

@@ -5,22 +5,18 @@ request sent deferred, and the API's usage beside this project's count, each lab
 from __future__ import annotations
 
 from toolsearch_lab.loop.search_tool import TOOL_SEARCH_TOOL_NAME
-from toolsearch_lab.trace import Iteration, RunTrace, SearchRecord
+from toolsearch_lab.trace import CHAT_COMPLETIONS_COUNT, Iteration, RunTrace, SearchRecord
 from toolsearch_lab.ui import theme as t
 
 DEFERRED = "deferred: sent, not loaded"
 DEFERRED_STYLE = {DEFERRED: {"symbol": "square", "size": 10, "color": t.BASELINE_LIGHT}}
 
 
-def is_replay(trace: RunTrace) -> bool:
-    return trace.config.get("source") == "replay"
-
-
 def search_tools(trace: RunTrace) -> list[str]:
     """The names the run's searches go by: the transcript's (``tool_search_tool_regex``, ``ToolSearch``...)
     for a replayed run, else the loop's ``toolSearchTool``."""
-    names = trace.config.get("search_tools") if is_replay(trace) else None
-    return [str(n) for n in names] if isinstance(names, list) and names else [TOOL_SEARCH_TOOL_NAME]
+    names = trace.replay.search_tool_names if trace.replay is not None else []
+    return names or [TOOL_SEARCH_TOOL_NAME]
 
 
 def context_label(trace: RunTrace, it: Iteration) -> str:
@@ -59,7 +55,7 @@ def replay_details(trace: RunTrace, it: Iteration) -> list[str]:
             f"<br>{chips}</div>"
         )
     usage = it.tokens.api_usage
-    if is_replay(trace) and usage:
+    if trace.replay is not None and usage:
         parts.append(
             f"<div style='margin-top:6px'><b>The API's usage</b> (from the transcript): prompt "
             f"<b>{usage.get('prompt_tokens', 0):,}</b> = {usage.get('cached_tokens') or 0:,} read from the "
@@ -70,24 +66,24 @@ def replay_details(trace: RunTrace, it: Iteration) -> list[str]:
 
 
 def our_count_label(trace: RunTrace) -> str:
-    counted = trace.config.get("our_count", "each request in chat-completions form")
+    counted = trace.replay.our_count if trace.replay is not None else CHAT_COMPLETIONS_COUNT
     return f"Ours: this project's o200k count of {counted}; the provider's tokenizer differs."
 
 
 def replay_status(trace: RunTrace) -> str:
     """The status line's part for a replayed run: where it came from and the API's totals."""
-    if not is_replay(trace):
+    replay = trace.replay
+    if replay is None:
         return ""
     prompt = sum((it.tokens.api_usage or {}).get("prompt_tokens") or 0 for it in trace.iterations)
     cached = sum((it.tokens.api_usage or {}).get("cached_tokens") or 0 for it in trace.iterations)
-    source = t.esc(f"{trace.config.get('file', 'a transcript')} ({trace.config.get('format')})")
-    provenance = trace.config.get("provenance")
-    note = f"<br>{t.muted(t.esc(t.clip(provenance, 300)))}" if provenance else ""
+    source = t.esc(f"{replay.file or 'a transcript'} ({replay.format})")
+    note = f"<br>{t.muted(t.esc(t.clip(replay.provenance, 300)))}" if replay.provenance else ""
     uncounted = (
-        "<br>Our counts above leave out every tool definition: the file holds none, so they show no saving "
-        "(load it with <code>catalog=</code> to count the deferred tools)."
-        if trace.config.get("counts_definitions") is False
-        else ""
+        ""
+        if replay.counts_definitions
+        else "<br>Our counts above leave out every tool definition: the file holds none, so they show no "
+        "saving (load it with <code>catalog=</code> to count the deferred tools)."
     )
     return (
         f"<div>Replayed from <b>{source}</b>: the API's own usage {prompt:,} prompt tokens "
@@ -105,7 +101,7 @@ def catalog_name(name: str) -> str:
 
 def replay_summary(trace: RunTrace | None) -> str:
     """One sentence on a replayed run's tools and usage, for the token dashboard ("" for other runs)."""
-    if trace is None or not is_replay(trace) or not trace.iterations:
+    if trace is None or trace.replay is None or not trace.iterations:
         return ""
     loaded = {n for it in trace.iterations for s in it.searches for n in s.names}
     prompt = sum((it.tokens.api_usage or {}).get("prompt_tokens") or 0 for it in trace.iterations)

@@ -154,7 +154,7 @@ def summary_html(trace: RunTrace, label: str) -> str:
         f"prompt tokens <b style='color:{t.SEARCH}'>{total['prompt_tool_search']:,}</b> vs "
         f"{total['prompt_baseline']:,} with all tools ({total['prompt_saved_pct']:g}% saved)"
     )
-    if trace.config.get("counts_definitions") is False:  # a session file without tool definitions
+    if trace.replay is not None and not trace.replay.counts_definitions:  # a session file, no definitions
         tokens = (
             f"prompt tokens <b style='color:{t.SEARCH}'>{total['prompt_tool_search']:,}</b> (ours: no tools)"
         )

@@ -194,7 +194,7 @@ def _from_problem(problem: CatalogProblem, severity: str, kind: str) -> Finding:
         else "nothing to do unless the normalisation is wrong"
     )
     message = problem.message
-    if problem.tool.startswith("server ") and message.startswith(("failed to start", "started, but")):
+    if problem.failure is not None:
         # connect_mcp_config: a server of the config did not start, so none of its tools is here.
         kind, name, message = "server-failed", "", f"{problem.tool} {message}"
         fix = "run the server's command by hand to see why (command, args, env); its tools are missing"

@@ -16,7 +16,7 @@ from itertools import takewhile
 
 from toolsearch_lab.eval.scenarios.format import Scenario, ScenarioStep
 from toolsearch_lab.models.fit import SKIP_NOTE
-from toolsearch_lab.trace import RunTrace, StepOutcome
+from toolsearch_lab.trace import ANSWERED, RunTrace, StepOutcome
 
 
 @dataclass
@@ -90,7 +90,7 @@ def grade(scenario: Scenario, trace: RunTrace) -> Grade:
     neighbouring successful steps."""
     if not scenario.turns:
         outcomes = _outcomes(scenario.steps, trace.called_tools(), None, _skipped(trace))
-        finished = trace.stop_reason == "answered"
+        finished = trace.stop_reason == ANSWERED
     else:
         numbers = {t.number for t in trace.turns}
         outcomes = []
@@ -98,7 +98,7 @@ def grade(scenario: Scenario, trace: RunTrace) -> Grade:
             part = trace.turn_trace(number) if number in numbers else None
             called, skipped = (part.called_tools(), _skipped(part)) if part is not None else ([], set())
             outcomes += _outcomes(turn.steps, called, number, skipped)
-        finished = trace.stop_reason == "answered" and len(trace.turns) == len(scenario.turns)
+        finished = trace.stop_reason == ANSWERED and len(trace.turns) == len(scenario.turns)
     missing = [
         t
         for step, o in zip(scenario.steps, outcomes, strict=True)

@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.loop.search_tool import ToolSearchTool
 from toolsearch_lab.model import SearchRequest, Tool
-from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall
+from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ScriptExhausted, ToolCall
 from toolsearch_lab.ui.course.base import Exercise, Judgement, code_names, is_blank
 
 SEARCH = ToolSearchTool(None).as_tool()  # the meta-tool, as the notebook names it
@@ -60,20 +61,44 @@ def _clip(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _run_mine(loop: Callable[..., Any], turns: list, tools: list, merge: Any) -> tuple[ScriptedModel, str]:
-    """Run the learner's loop on a scripted model; (the model, with what each request carried; the error the
-    loop raised, with the learner's line, or "")."""
-    model = ScriptedModel(turns, name="the script")
+@dataclass
+class _Mine:
+    """How the learner's loop went: the model it called (with what each request carried), the tools it ran
+    after each request (``(request, tool name)``, requests numbered from 1) and the error it raised, with
+    the learner's line ("" when it returned)."""
+
+    model: ScriptedModel
+    ran: set[tuple[int, str]] = field(default_factory=set)
+    crashed: str = ""
+
+
+def _run_mine(loop: Callable[..., Any], turns: list, tools: list, merge: Any) -> _Mine:
+    """Run the learner's loop on a scripted model, with tools that note when the loop runs them."""
+    mine = _Mine(ScriptedModel(turns, name="the script"))
     kwargs = {} if merge is None else {"merge": merge}
     try:
-        loop(model, tools, MESSAGES, make_index("lucene"), **kwargs)
+        loop(mine.model, [_noted(t, mine) for t in tools], MESSAGES, make_index("lucene"), **kwargs)
+    except ScriptExhausted:
+        mine.crashed = "it called the model again after the final answer (it should return the answer)"
     except Exception as exc:  # noqa: BLE001 - the learner's code: its error is the feedback
-        if len(model.calls) >= len(turns) and "no scripted turn left" in str(exc):
-            return model, "it called the model again after the final answer (it should return the answer)"
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.name in (loop.__name__, "my_merge")]
         line = f" at the line `{frames[-1].line}`" if frames and frames[-1].line else ""
-        return model, f"it raised {type(exc).__name__}: {exc}{line}"
-    return model, ""
+        mine.crashed = f"it raised {type(exc).__name__}: {exc}{line}"
+    return mine
+
+
+def _noted(tool: Tool, mine: _Mine) -> Tool:
+    """``tool``, whose function notes in ``mine.ran`` that the learner's loop ran it, and after which
+    request."""
+    function = tool.function
+    if function is None:
+        return tool
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        mine.ran.add((len(mine.model.calls), tool.name))
+        return function(*args, **kwargs)
+
+    return replace(tool, function=run)
 
 
 def _results_of(model: ScriptedModel, request: int) -> dict[str, Any]:
@@ -101,7 +126,8 @@ def loop_differences(
     loop: Callable[..., Any], turns: list, tools: list, merge: Any = None, accumulation: bool = False
 ) -> str:
     """Where the learner's loop parts from ``ToolSearchAdvisor`` on ``turns`` ("" when it never does)."""
-    mine, crashed = _run_mine(loop, turns, tools, merge)
+    mine = _run_mine(loop, turns, tools, merge)
+    crashed = mine.crashed
     advisor = ToolSearchAdvisor(
         make_index("lucene"), max_results=MAX_RESULTS, reference_tool_name_accumulation=accumulation
     )
@@ -109,9 +135,9 @@ def loop_differences(
     registry = {t.name: t for t in tools}
     for it in theirs:
         n = it.number
-        if n > len(mine.calls):
+        if n > len(mine.model.calls):
             return f"request {n}: your loop never sent it: {crashed or 'it returned early'}"
-        offered, exposed = sorted(mine.calls[n - 1]["tools"]), sorted(it.exposed_tools)
+        offered, exposed = sorted(mine.model.calls[n - 1]["tools"]), sorted(it.exposed_tools)
         if offered != exposed:
             twice = sorted({t for t in offered if offered.count(t) > 1})
             extra = f" ({_names(twice)} twice: a request offers each tool once)" if twice else ""
@@ -120,7 +146,7 @@ def loop_differences(
                 f"{_names(exposed)} (what a request offers is the EXPOSE move"
                 + (", and what the search keeps is your merge)" if merge is not None else ")")
             )
-        results = _results_of(mine, n)
+        results = _results_of(mine.model, n)
         for call in it.tool_calls:
             got = results.get(call.call_id)
             if got is None and crashed:
@@ -144,16 +170,16 @@ def loop_differences(
             elif call.kind == "tool" and not _same_result(
                 got, registry[call.name], call.arguments, call.result
             ):
-                refused = (got or "").startswith("error")
-                what = "refused it" if refused else f"answered {_clip(str(got))!r}"
+                answered = "sent no tool message for it" if got is None else f"answered {_clip(str(got))!r}"
+                what = answered if (n, call.name) in mine.ran else f"did not run it; it {answered}"
                 return (
                     f"request {n}: the call to {call.name} is exposed and the advisor ran it, but your loop "
                     f"{what} (the CALL move runs the exposed tool with the model's arguments)"
                 )
-            elif call.kind == "rejected" and not (got or "").startswith("error"):
+            elif call.kind == "rejected" and (n, call.name) in mine.ran:
                 return f"request {n}: your loop ran {call.name}, which was not exposed in that request"
-    if len(mine.calls) != len(theirs):
-        return f"your loop sent {len(mine.calls)} requests, the advisor {len(theirs)}"
+    if len(mine.model.calls) != len(theirs):
+        return f"your loop sent {len(mine.model.calls)} requests, the advisor {len(theirs)}"
     return ""
 
 
