@@ -8,6 +8,7 @@ import json
 import pytest
 
 from toolsearch_lab.eval.compare import compare, comparison_rows, run_strategy
+from toolsearch_lab.eval.pins import recommend_pins
 from toolsearch_lab.eval.requests import turn_costs
 from toolsearch_lab.eval.scenarios import load_scenario, run_scenario, scenario_from_dict
 from toolsearch_lab.index.regex import RegexToolIndex
@@ -19,7 +20,7 @@ from toolsearch_lab.loop.memory import (
     MessageWindow,
     parse_memory,
 )
-from toolsearch_lab.loop.pinning import Pinned, recommend_pins
+from toolsearch_lab.loop.pinning import Pinned
 from toolsearch_lab.loop.strategies import SearchOnly, make_strategy
 from toolsearch_lab.loop.strategy import RequestView
 from toolsearch_lab.model import Tool
