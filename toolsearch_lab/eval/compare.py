@@ -31,8 +31,8 @@ from toolsearch_lab.eval.scenarios import (
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.loop.anthropic_native import ANTHROPIC_VARIANTS, AnthropicNative
-from toolsearch_lab.loop.conversation import AccumulationSource
 from toolsearch_lab.loop.memory import parse_memory
+from toolsearch_lab.loop.settings import AccumulationSource
 from toolsearch_lab.loop.strategies import COMPARED_BY_DEFAULT, STRATEGY_NAMES, make_strategy
 from toolsearch_lab.loop.strategy import Strategy
 from toolsearch_lab.models.base import AssistantTurn
