@@ -92,7 +92,9 @@ from .loop.memory import (
     MessageWindow as MessageWindow,
 )
 from .loop.pinning import Pinned as Pinned
+from .loop.run import TurnReading as TurnReading
 from .loop.search_tool import ToolSearchTool as ToolSearchTool
+from .loop.settings import AdvisorSettings as AdvisorSettings
 from .loop.strategies import make_strategy as make_strategy
 from .loop.strategy import Strategy as Strategy
 from .model import (

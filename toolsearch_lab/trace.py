@@ -8,7 +8,7 @@ Iterations are numbered from 1 (``Iteration.number``), as the CLI, the widgets a
 Trace version 1 stored a 0-based ``index`` instead; :meth:`RunTrace.from_dict` reads such traces and turns
 ``index`` into ``number = index + 1``.
 
-A conversation (a ``Conversation``) is one trace too: its iterations are numbered across the whole
+A conversation (``ToolSearchAdvisor.chat``) is one trace too: its iterations are numbered across the whole
 conversation and each carries the ``turn`` (user message) it belongs to; ``RunTrace.turns`` says per turn
 what the user wrote, what chat memory dropped or rewrote before it, which found tools the turn started with
 and which it had lost. A single request has no turns (``turns == []``, ``Iteration.turn is None``); traces

@@ -1,5 +1,5 @@
 """Running scenarios: one through a ToolSearchAdvisor with a model, graded; or all of them as a matrix of
-indexes x simulated agents. A conversation scenario runs through ``ToolSearchAdvisor.chat``, one turn per
+indexes x simulated agents. A conversation scenario runs through a ``Conversation``, one turn per
 user message, with the chat memory and the accumulation source asked for.
 """
 
