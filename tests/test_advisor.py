@@ -12,11 +12,7 @@ import json
 import pytest
 
 from toolsearch_lab.index.regex import RegexToolIndex
-from toolsearch_lab.loop.advisor import (
-    DEFAULT_SYSTEM_MESSAGE_SUFFIX,
-    ToolNotFoundError,
-    ToolSearchAdvisor,
-)
+from toolsearch_lab.loop.advisor import ToolNotFoundError, ToolSearchAdvisor
 from toolsearch_lab.loop.search_tool import (
     FALLBACK_DEFAULT_MAX_RESULTS,
     MAX_ARGUMENT_CHARS,
@@ -24,6 +20,7 @@ from toolsearch_lab.loop.search_tool import (
     ToolSearchTool,
     parse_arguments,
 )
+from toolsearch_lab.loop.settings import DEFAULT_SYSTEM_MESSAGE_SUFFIX, AdvisorSettings
 from toolsearch_lab.model import SearchRequest, Tool
 from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall, Usage
 from toolsearch_lab.session.eviction import AlwaysEvict, LruEviction
@@ -191,7 +188,7 @@ def test_max_results_is_not_clamped_by_default_like_spring():
 def test_the_max_results_range_is_an_option(value):
     index = RegexToolIndex()
     index.index_tools("s", tools())
-    tool = ToolSearchTool(index, enforce_max_results_range=True)
+    tool = ToolSearchTool(index, AdvisorSettings(enforce_max_results_range=True))
     schema = tool.parameters()["properties"]["maxResults"]
     assert (schema["minimum"], schema["maximum"]) == (1, 10)
     outcome = tool.call({"query": "weather", "maxResults": value}, "s")
@@ -208,10 +205,10 @@ def test_item45_construction_requires_index_and_has_spring_defaults():
         ToolSearchAdvisor(None)
     advisor = ToolSearchAdvisor(RegexToolIndex())
     assert advisor.accumulation is True
-    assert advisor.max_results is None
-    assert advisor.session_id_key == "chat_memory_conversation_id"
+    assert advisor.settings.max_results is None
+    assert advisor.settings.session_id_key == "chat_memory_conversation_id"
     assert isinstance(advisor.eviction, LruEviction) and advisor.eviction.max_sessions == 1000
-    assert (advisor.max_calls_per_tool, advisor.max_total_tool_calls) == (40, 150)
+    assert (advisor.settings.max_calls_per_tool, advisor.settings.max_total_tool_calls) == (40, 150)
     for bad in ({"system_message_suffix": "  "}, {"session_id_key": ""}, {"max_calls_per_tool": 0}):
         with pytest.raises(ValueError):
             ToolSearchAdvisor(RegexToolIndex(), **bad)

@@ -72,10 +72,10 @@ def test_all_advisor_properties_reach_the_advisor():
         )
     )
     advisor = config.build_advisor(index=RegexToolIndex())
-    assert advisor.max_results == 5
-    assert advisor.system_message_suffix == "\nUse toolSearchTool."
+    assert advisor.settings.max_results == 5
+    assert advisor.settings.system_message_suffix == "\nUse toolSearchTool."
     assert advisor.accumulation is False
-    assert advisor.session_id_key == "conversationId"
+    assert advisor.settings.session_id_key == "conversationId"
 
 
 def test_relaxed_binding_and_foreign_keys():
@@ -92,7 +92,7 @@ def test_relaxed_binding_and_foreign_keys():
         ("enabled", "yes", "enabled must be true or false"),
         ("eviction.ttl", "ten minutes", "eviction.ttl must be a duration"),
         ("eviction.ttl", "0s", "ttl must be positive"),
-        ("eviction.lru-max-sessions", "0", "eviction.lru-max-sessions must be an integer from 1 to"),
+        ("eviction.lru-max-sessions", "0", "eviction.lru-max-sessions must be a positive integer, got 0"),
         ("lucene.min-score-threshold", "high", "must be a number"),
         ("maxResult", "3", "unknown Spring property"),
     ],

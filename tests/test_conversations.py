@@ -8,10 +8,12 @@ import json
 import pytest
 
 from toolsearch_lab.eval.compare import compare, comparison_rows, run_strategy
+from toolsearch_lab.eval.pins import recommend_pins
 from toolsearch_lab.eval.requests import turn_costs
 from toolsearch_lab.eval.scenarios import load_scenario, run_scenario, scenario_from_dict
 from toolsearch_lab.index.regex import RegexToolIndex
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+from toolsearch_lab.loop.conversation import Conversation
 from toolsearch_lab.loop.memory import (
     SUMMARY_HEADER,
     Compaction,
@@ -19,7 +21,8 @@ from toolsearch_lab.loop.memory import (
     MessageWindow,
     parse_memory,
 )
-from toolsearch_lab.loop.pinning import Pinned, recommend_pins
+from toolsearch_lab.loop.pinning import Pinned
+from toolsearch_lab.loop.run import TurnReading
 from toolsearch_lab.loop.strategies import SearchOnly, make_strategy
 from toolsearch_lab.loop.strategy import RequestView
 from toolsearch_lab.model import Tool
@@ -164,14 +167,14 @@ def test_with_full_memory_both_sources_send_the_same_requests(support):
 def test_an_evicted_session_forgets_its_record_and_the_next_turn_says_what_it_lost(support):
     advisor = ToolSearchAdvisor(RegexToolIndex(), eviction=LruEviction(1))
     agent = SimulatedAgent(turns=support.agent_turns())
-    chat = advisor.conversation(
-        agent, support.tools, session_id="mine", memory="window:6", system=support.system
+    chat = Conversation(
+        advisor, agent, support.tools, session_id="mine", memory="window:6", system=support.system
     )
     messages = support.user_messages()
     chat.send(messages[0])
-    assert advisor.sessions.found_groups("mine")
+    assert advisor.found_groups("mine") == list(chat.results[0].found) != []
     advisor.run(ScriptedModel([AssistantTurn("hi")]), [u("hello")], support.tools, session_id="another")
-    assert advisor.sessions.found_groups("mine") == []  # LRU(1) evicted it, record and index together
+    assert advisor.found_groups("mine") == []  # LRU(1) evicted it, record and index together
     chat.send(messages[1])
     second = chat.trace.turns[1]
     assert second.lost and second.carried == []
@@ -194,13 +197,10 @@ def test_conversation_history_false_reads_only_the_last_message_as_spring_7034()
     ]
     for enabled, second_call in ((True, "tool"), (False, "rejected")):
         advisor = ToolSearchAdvisor(RegexToolIndex(), accumulation_source="history")
-        result = advisor.chat(
-            ScriptedModel(list(turns)),
-            ["weather please"],
-            tools,
-            session_id="s",
-            conversation_history=enabled,
+        chat = Conversation(
+            advisor, ScriptedModel(list(turns)), tools, session_id="s", conversation_history=enabled
         )
+        result = chat.send_all(["weather please"])
         kinds = [c.kind for it in result.trace.iterations for c in it.tool_calls]
         assert kinds == ["search", "tool", second_call], enabled
         assert result.trace.config.get("conversation_history", True) is enabled
@@ -210,15 +210,50 @@ def test_bad_chat_arguments_are_refused_before_anything_runs(support):
     advisor = ToolSearchAdvisor(RegexToolIndex())
     agent = SimulatedAgent(turns=support.agent_turns())
     with pytest.raises(ValueError, match="non-empty list of messages"):
-        advisor.chat(agent, "one string", support.tools, session_id="x")
+        Conversation(advisor, agent, support.tools, session_id="x").send_all("one string")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="non-blank text"):
-        advisor.chat(agent, ["  "], support.tools, session_id="x")
+        Conversation(advisor, agent, support.tools, session_id="x").send_all(["  "])
     with pytest.raises(ValueError, match="unknown kind 'tiny'"):
-        advisor.chat(agent, ["hi"], support.tools, session_id="x", memory="tiny:2")
+        Conversation(advisor, agent, support.tools, session_id="x", memory="tiny:2")
     with pytest.raises(ValueError, match="accumulation_source must be one of"):
         ToolSearchAdvisor(RegexToolIndex(), accumulation_source="memory")
     with pytest.raises(ValueError, match="memory and accumulation_source apply to conversation"):
         run_scenario("github", memory="window:6")
+
+
+# ---- the turn API ------------------------------------------------------------------------------------------
+def test_a_turn_records_what_it_found_and_the_session_reading_brings_it_back():
+    tools = [Tool("weatherTool", "Get the weather for a city", function=lambda **_: "sunny")]
+    search = ToolCall("s1", "toolSearchTool", json.dumps({"query": "weather"}))
+    call = ToolCall("c1", "weatherTool", "{}")
+    advisor = ToolSearchAdvisor(RegexToolIndex())
+    session = TurnReading.of("session")
+    assert (session, TurnReading.of("history", False)) == (TurnReading("turn", True), TurnReading("last"))
+    model = ScriptedModel([AssistantTurn(None, [search]), AssistantTurn("found it")])
+    first = advisor.run(model, [u("weather?")], tools, session_id="s", turn=session)
+    assert first.found == (("weatherTool",),) and advisor.found_groups("s") == [("weatherTool",)]
+    kinds = {}
+    for reading in (session, TurnReading.of("history")):
+        model = ScriptedModel([AssistantTurn(None, [call]), AssistantTurn("sunny")])
+        second = advisor.run(model, [u("and now?")], tools, session_id="s", turn=reading)
+        kinds[reading.session_record] = second.trace.iterations[0].tool_calls[0].kind
+        assert second.found == ()
+    assert kinds == {True: "tool", False: "rejected"}  # only the record holds the first turn's search
+    assert advisor.found_groups("s") == [("weatherTool",)]  # recorded once, by the turn that found it
+    with pytest.raises(ValueError, match="TurnReading.scan must be one of"):
+        TurnReading("everything")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="turn must be a TurnReading or None, got str"):
+        advisor.run(ScriptedModel([]), [u("x")], tools, session_id="s", turn="turn")  # type: ignore[arg-type]
+
+
+def test_a_plain_run_reads_its_messages_only_and_leaves_the_record_alone():
+    advisor = ToolSearchAdvisor(RegexToolIndex())
+    search = ToolCall("s1", "toolSearchTool", json.dumps({"query": "weather"}))
+    tools = [Tool("weatherTool", "Get the weather for a city")]
+    result = advisor.run(
+        ScriptedModel([AssistantTurn(None, [search]), AssistantTurn("ok")]), [u("w")], tools, session_id="s"
+    )
+    assert result.found == (("weatherTool",),) and advisor.found_groups("s") == []
 
 
 # ---- the trace --------------------------------------------------------------------------------------------

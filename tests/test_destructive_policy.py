@@ -12,6 +12,7 @@ from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.loop.config import ToolSearchConfig
 from toolsearch_lab.loop.policy import asks_for_destructive, hidden_tools
 from toolsearch_lab.loop.search_tool import ToolSearchTool
+from toolsearch_lab.loop.settings import AdvisorSettings
 from toolsearch_lab.loop.strategies import PreRetrieval
 from toolsearch_lab.model import Tool
 from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall
@@ -61,7 +62,7 @@ def found(trace, iteration: int = 0) -> list[str]:
 
 
 def test_include_is_springs_behaviour_and_the_default():
-    assert ToolSearchAdvisor(BM25ToolIndex()).search_tool.destructive == "include"
+    assert ToolSearchAdvisor(BM25ToolIndex()).settings.destructive == "include"
     trace = run("include", search("database table"))
     assert "drop_table" in found(trace)
     assert "destructive" not in trace.config
@@ -113,15 +114,16 @@ def test_pre_retrieval_goes_through_the_policy_too():
 
 
 def test_config_passes_it_on_and_bad_values_are_named():
-    assert ToolSearchConfig(destructive="ask").build_advisor().search_tool.destructive == "ask"
+    assert ToolSearchConfig(destructive="ask").build_advisor().search_tool.settings.destructive == "ask"
     with pytest.raises(ValueError, match=r"ToolSearchConfig.destructive must be one of 'include', 'exclude'"):
         ToolSearchConfig(destructive="hide")
-    with pytest.raises(ValueError, match=r"ToolSearchTool: destructive must be one of"):
+    with pytest.raises(ValueError, match=r"AdvisorSettings.destructive must be one of"):
         ToolSearchAdvisor(BM25ToolIndex(), destructive=True)  # type: ignore[arg-type]
 
 
 def test_the_meta_tool_schema_stays_springs_and_a_search_without_the_tools_is_an_error():
-    plain, ask = ToolSearchTool(BM25ToolIndex()), ToolSearchTool(BM25ToolIndex(), destructive="ask")
+    plain = ToolSearchTool(BM25ToolIndex())
+    ask = ToolSearchTool(BM25ToolIndex(), AdvisorSettings(destructive="ask"))
     assert ask.definition() == plain.definition()
     outcome = ask.call({"query": "table"}, "s")
     assert outcome.is_error and "needs the registered tools" in outcome.result

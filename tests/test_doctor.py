@@ -22,8 +22,8 @@ from toolsearch_lab.eval.doctor import DoctorReport, diagnose, first_sentence
 from toolsearch_lab.eval.doctor.payoff import MIN_SAVED_SHARE, MIN_SAVED_TOKENS
 from toolsearch_lab.eval.doctor.report import Payoff
 from toolsearch_lab.index.factory import INDEX_KINDS
-from toolsearch_lab.loop.advisor import DEFAULT_SYSTEM_MESSAGE_SUFFIX
 from toolsearch_lab.loop.search_tool import ToolSearchTool
+from toolsearch_lab.loop.settings import DEFAULT_SYSTEM_MESSAGE_SUFFIX, AdvisorSettings
 from toolsearch_lab.model import Tool
 from toolsearch_lab.tokens import TokenCounter
 
@@ -257,7 +257,7 @@ def test_payoff_counts_the_real_meta_tool_and_suffix(report):
 
     pay = report.payoff
     counter = TokenCounter("o200k_base")
-    meta = ToolSearchTool(None, max_results=pay.max_results).as_tool()
+    meta = ToolSearchTool(None, AdvisorSettings(max_results=pay.max_results)).as_tool()
     assert pay.meta_tool_tokens == counter.tool_tokens(meta)
     assert pay.suffix_tokens == counter.count(DEFAULT_SYSTEM_MESSAGE_SUFFIX)
     assert pay.catalog_tokens == report.cost.total["o200k_base"]

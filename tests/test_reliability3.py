@@ -415,7 +415,8 @@ def test_a_nan_in_a_schema_is_refused_naming_the_tool_and_the_field():
         ("max-results", "100000000000000000000", "max-results must be an integer from 1 to 2,147,483,647"),
         ("max-results", "9" * 5000, "max-results must be an integer from 1 to"),
         ("max-results", "1_000", "max-results must be an integer"),
-        ("max-results", "0", "max-results must be an integer from 1 to"),
+        ("max-results", "0", "max-results must be a positive integer or None, got 0"),
+        ("max-results", "-3", "max-results must be a positive integer or None, got -3"),
         ("eviction.lru-max-sessions", str(2**31), "lru-max-sessions must be an integer from 1 to"),
     ],
 )
@@ -552,9 +553,9 @@ def test_the_embedders_429_retries_are_in_the_search_record_and_the_trace(httpse
 
 
 def test_the_config_carries_the_spring_eviction_option():
-    assert ToolSearchConfig().build_advisor().protect_running_sessions is True
+    assert ToolSearchConfig().build_advisor().settings.protect_running_sessions is True
     advisor = ToolSearchConfig(protect_running_sessions=False).build_advisor()
-    assert advisor.protect_running_sessions is False
+    assert advisor.settings.protect_running_sessions is False
     assert advisor.config_summary()["protect_running_sessions"] is False
 
 

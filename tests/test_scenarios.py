@@ -98,7 +98,8 @@ def test_grade_requires_expected_tools_in_order():
     # an agent with the steps in the wrong order calls the tools in the wrong order: not successful
     reordered = SimulatedAgent(list(reversed(scenario.agent_steps())), mode="literal")
     advisor = ToolSearchAdvisor(BM25ToolIndex())
-    result = advisor.run(reordered, scenario.messages(), scenario.tools, {advisor.session_id_key: "x"})
+    context = {advisor.settings.session_id_key: "x"}
+    result = advisor.run(reordered, scenario.messages(), scenario.tools, context)
     verdict = grade(scenario, result.trace)
     assert not verdict.success and verdict.called[0] == "clothing" and verdict.missing
 
@@ -226,7 +227,7 @@ def test_regex_index_also_drives_the_demo_scenario():
         SimulatedAgent(scenario.agent_steps(), mode="literal"),
         scenario.messages(),
         scenario.tools,
-        {advisor.session_id_key: "r"},
+        {advisor.settings.session_id_key: "r"},
     )
     assert grade(scenario, result.trace).success
 

@@ -49,7 +49,7 @@ def _run(steps: list[dict], calls: list[str], notes: dict[int, str] | None = Non
     turns.append(AssistantTurn(notes.get(len(calls), "Done.")))
     advisor = ToolSearchAdvisor(BM25ToolIndex())
     result = advisor.run(
-        ScriptedModel(turns), scenario.messages(), scenario.tools, {advisor.session_id_key: "s"}
+        ScriptedModel(turns), scenario.messages(), scenario.tools, {advisor.settings.session_id_key: "s"}
     )
     assert result.trace.called_tools() == calls
     return scenario, result.trace

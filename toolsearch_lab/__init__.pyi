@@ -43,6 +43,7 @@ from .eval.doctor.examples import (
 )
 from .eval.metrics import evaluate as evaluate
 from .eval.offcatalog import load_offcatalog as load_offcatalog
+from .eval.pins import recommend_pins as recommend_pins
 from .eval.ranker_training import DEFAULT_FEATURES as DEFAULT_FEATURES, fit_ranker as fit_ranker
 from .eval.scaling import (
     catalog_of as catalog_of,
@@ -90,8 +91,10 @@ from .loop.memory import (
     FullHistory as FullHistory,
     MessageWindow as MessageWindow,
 )
-from .loop.pinning import Pinned as Pinned, recommend_pins as recommend_pins
+from .loop.pinning import Pinned as Pinned
+from .loop.run import TurnReading as TurnReading
 from .loop.search_tool import ToolSearchTool as ToolSearchTool
+from .loop.settings import AdvisorSettings as AdvisorSettings
 from .loop.strategies import make_strategy as make_strategy
 from .loop.strategy import Strategy as Strategy
 from .model import (

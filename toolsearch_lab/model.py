@@ -203,13 +203,22 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:39] + "…"
 
 
-def check_positive_int(value: Any, name: str, *, allow_zero: bool = False) -> int:
-    """``value`` if it is an ``int`` >= 1 (>= 0 with ``allow_zero``), else a ``ValueError`` naming ``name``.
-    A bool is refused although it is an ``int``: ``True`` as a limit is always a mistake."""
+def positive_int_problem(value: Any, *, allow_zero: bool = False) -> str | None:
+    """What is wrong with ``value`` as an ``int`` >= 1 (>= 0 with ``allow_zero``), or None. A bool is
+    refused although it is an ``int``: ``True`` as a limit is always a mistake."""
     low = 0 if allow_zero else 1
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         kind = "a non-negative integer (>= 0)" if allow_zero else "a positive integer"
-        raise ValueError(f"{name} must be {kind}, got {_shown(value)}")
+        return f"must be {kind}, got {_shown(value)}"
+    return None
+
+
+def check_positive_int(value: Any, name: str, *, allow_zero: bool = False) -> int:
+    """``value`` if :func:`positive_int_problem` finds nothing wrong with it, else a ``ValueError`` naming
+    ``name``."""
+    problem = positive_int_problem(value, allow_zero=allow_zero)
+    if problem is not None:
+        raise ValueError(f"{name} {problem}")
     return int(value)
 
 

@@ -28,7 +28,7 @@ from toolsearch_lab.cli.options import (
     positive_int,
 )
 from toolsearch_lab.index.factory import INDEX_KINDS
-from toolsearch_lab.loop.memory import ACCUMULATION_SOURCES
+from toolsearch_lab.loop.settings import ACCUMULATION_SOURCES
 from toolsearch_lab.loop.strategies import COMPARED_BY_DEFAULT, STRATEGY_NAMES
 
 NAME = "compare"

@@ -35,7 +35,8 @@ from toolsearch_lab.cli.options import (
     non_negative_int,
 )
 from toolsearch_lab.index.factory import INDEX_KINDS
-from toolsearch_lab.loop.memory import ACCUMULATION_SOURCES, parse_memory
+from toolsearch_lab.loop.memory import parse_memory
+from toolsearch_lab.loop.settings import ACCUMULATION_SOURCES
 from toolsearch_lab.trace import ANSWERED
 
 if TYPE_CHECKING:

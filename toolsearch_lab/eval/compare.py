@@ -6,7 +6,7 @@ received can be costed under a provider's caching rule (:mod:`toolsearch_lab.eva
 
 A conversation scenario adds two dimensions: the chat memory (``full``, ``window:N``, ``compact:N``) and where
 found tools live (``accumulation_source``: ``session`` or ``history``); its rows are costed turn by turn too
-(:func:`turn_costs`). The ``pinned`` row pins the tools :func:`~toolsearch_lab.loop.pinning.recommend_pins`
+(:func:`turn_costs`). The ``pinned`` row pins the tools :func:`~toolsearch_lab.eval.pins.recommend_pins`
 chooses from the usage measured on the other shipped scenarios over the same catalog (:func:`usage_pins`).
 """
 
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch_lab.eval.cost import Price, PriceTable, RequestCost, load_prices, request_costs, totals
+from toolsearch_lab.eval.pins import PinRecommendation, recommend_pins
 from toolsearch_lab.eval.requests import turn_costs, unexposed_requests, visible_tools
 from toolsearch_lab.eval.scenarios import (
     Scenario,
@@ -30,9 +31,8 @@ from toolsearch_lab.eval.scenarios import (
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.loop.anthropic_native import ANTHROPIC_VARIANTS, AnthropicNative
-from toolsearch_lab.loop.conversation import AccumulationSource
 from toolsearch_lab.loop.memory import parse_memory
-from toolsearch_lab.loop.pinning import PinRecommendation, recommend_pins
+from toolsearch_lab.loop.settings import AccumulationSource
 from toolsearch_lab.loop.strategies import COMPARED_BY_DEFAULT, STRATEGY_NAMES, make_strategy
 from toolsearch_lab.loop.strategy import Strategy
 from toolsearch_lab.models.base import AssistantTurn

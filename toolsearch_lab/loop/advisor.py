@@ -32,11 +32,16 @@ Deliberate deviations from Spring, each an option:
 - ``destructive="exclude"`` or ``"ask"`` holds tools whose MCP annotations declare them destructive back
   from search results (always, or unless the query asks for them: :mod:`toolsearch_lab.loop.policy`).
   ``"include"``, the default, is Spring's behaviour;
-- in a conversation (:meth:`ToolSearchAdvisor.chat`), ``accumulation_source="session"`` (the default) keeps
-  the tools each session's turns found in the advisor, so chat memory that drops or summarises old messages
-  does not take them away; ``"history"`` is Spring's rule, the names read back from the toolSearchTool
-  results in the messages sent, which a message window or a compaction removes (spring-ai #7034). A
-  session's record goes when the session is evicted (:mod:`toolsearch_lab.loop.conversation`).
+- in a conversation (each turn a ``run(..., turn=...)``; a
+  :class:`~toolsearch_lab.loop.conversation.Conversation` holds one through chat memory), the advisor keeps
+  the tools each session's turns found, and ``accumulation_source="session"`` (the default) reads them back,
+  so chat memory that drops or summarises old messages does not take them away;
+  ``"history"`` is Spring's rule, the names read back from the toolSearchTool results in the messages sent,
+  which a message window or a compaction removes (spring-ai #7034). A session's record goes when the
+  session is evicted (:mod:`toolsearch_lab.loop.conversation`).
+
+Every setting that is a plain value is a field of :class:`~toolsearch_lab.loop.settings.AdvisorSettings`,
+checked once when it is made.
 """
 
 from __future__ import annotations
@@ -44,78 +49,48 @@ from __future__ import annotations
 import json
 import time
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from toolsearch_lab.loop.calls import execute_call, search_session
-from toolsearch_lab.loop.checks import check_context, check_messages, check_tools, usable_turn
-from toolsearch_lab.loop.conversation import (
-    ACCUMULATION_SOURCES,
-    AccumulationSource,
-    Conversation,
-    check_source,
-)
-from toolsearch_lab.loop.execution import (
-    DEFAULT_TOOL_TIMEOUT_S,
-    MAX_RESULT_DEPTH,
-    describe_exception,
-)
+from toolsearch_lab.loop.checks import check_context, check_messages, check_tools, session_of, usable_turn
+from toolsearch_lab.loop.execution import MAX_RESULT_DEPTH, describe_exception
 from toolsearch_lab.loop.limits import limit_breach
-from toolsearch_lab.loop.memory import ChatMemory
 from toolsearch_lab.loop.messages import api_messages, baseline_messages, with_suffix
 from toolsearch_lab.loop.policy import DestructivePolicy
 from toolsearch_lab.loop.run import RunResult, RunState, ToolNotFoundError, TurnReading, reject_all
-from toolsearch_lab.loop.search_tool import (
-    ToolSearchTool,
-)
+from toolsearch_lab.loop.search_tool import ToolSearchTool
 from toolsearch_lab.loop.sessions import IndexedSessions
+from toolsearch_lab.loop.settings import (
+    DEFAULT_MAX_CALLS_PER_TOOL,
+    DEFAULT_MAX_REPEATED_SEARCHES,
+    DEFAULT_MAX_TOOL_RESULT_CHARS,
+    DEFAULT_MAX_TOTAL_TOOL_CALLS,
+    DEFAULT_SESSION_ID_KEY,
+    DEFAULT_SYSTEM_MESSAGE_SUFFIX,
+    DEFAULT_TOOL_TIMEOUT_S,
+    AccumulationSource,
+    AdvisorSettings,
+    settings_from,
+)
 from toolsearch_lab.loop.strategies import resolve_strategy
 from toolsearch_lab.loop.strategy import RequestView, Strategy
-from toolsearch_lab.model import (
-    TOOL_SEARCH_TOOL_NAME,
-    Tool,
-    ToolIndex,
-    check_positive_int,
-    session_key,
-)
+from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, Tool, ToolIndex, session_key
 from toolsearch_lab.models.base import AssistantTurn, ChatModel
 from toolsearch_lab.session.eviction import EvictionStrategy, LruEviction
 from toolsearch_lab.tokens import TokenCounter
-from toolsearch_lab.trace import (
-    ANSWERED,
-    Iteration,
-    IterationTokens,
-    RunTrace,
-    SessionEvent,
-)
+from toolsearch_lab.trace import ANSWERED, Iteration, IterationTokens, RunTrace, SessionEvent
 
-__all__ = [
-    "ACCUMULATION_SOURCES",
-    "DEFAULT_MAX_CALLS_PER_TOOL",
-    "DEFAULT_MAX_TOTAL_TOOL_CALLS",
-    "DEFAULT_SESSION_ID_KEY",
-    "DEFAULT_SYSTEM_MESSAGE_SUFFIX",
-    "MAX_RESULT_DEPTH",
-    "RunResult",
-    "ToolNotFoundError",
-    "ToolSearchAdvisor",
-]
-
-DEFAULT_SESSION_ID_KEY = "chat_memory_conversation_id"
-DEFAULT_SYSTEM_MESSAGE_SUFFIX = (
-    "\nYou can discover tools on demand with a special tool named toolSearchTool. Most tools are not "
-    "loaded yet: when you need to act and none of the tools you have fits, call toolSearchTool with a short "
-    "description of the capability you need, then call the tools it finds."
-)
-DEFAULT_MAX_CALLS_PER_TOOL = 40
-DEFAULT_MAX_TOTAL_TOOL_CALLS = 150
+__all__ = ["MAX_RESULT_DEPTH", "RunResult", "ToolNotFoundError", "ToolSearchAdvisor", "TurnReading"]
 
 
 class ToolSearchAdvisor:
     """Runs the tool-search loop. Keep one instance per application: it remembers each session's fingerprint
     so an unchanged catalog is not re-indexed (Spring loses this when Boot rebuilds the advisor per request).
 
-    ``strategy`` decides what each request exposes; the default is Spring's loop,
+    The keyword settings are :class:`~toolsearch_lab.loop.settings.AdvisorSettings`' fields, checked once,
+    into :attr:`settings`; or pass ``settings=`` made before (a ``ToolSearchConfig`` is one) and leave them
+    at their defaults. ``strategy`` decides what each request exposes; the default is Spring's loop,
     ``SearchOnly(reference_tool_name_accumulation)``. Accumulation is the strategy's setting: pass
     ``reference_tool_name_accumulation`` only without a strategy (or agreeing with it).
     """
@@ -132,8 +107,8 @@ class ToolSearchAdvisor:
         max_calls_per_tool: int = DEFAULT_MAX_CALLS_PER_TOOL,
         max_total_tool_calls: int = DEFAULT_MAX_TOTAL_TOOL_CALLS,
         strict: bool = False,
-        max_repeated_searches: int = 3,
-        max_tool_result_chars: int = 100_000,
+        max_repeated_searches: int = DEFAULT_MAX_REPEATED_SEARCHES,
+        max_tool_result_chars: int = DEFAULT_MAX_TOOL_RESULT_CHARS,
         token_counter: TokenCounter | None = None,
         index_name: str | None = None,
         strategy: Strategy | None = None,
@@ -142,70 +117,65 @@ class ToolSearchAdvisor:
         destructive: DestructivePolicy = "include",
         accumulation_source: AccumulationSource = "session",
         tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT_S,
+        settings: AdvisorSettings | None = None,
     ) -> None:
         if index is None:
             raise ValueError("ToolSearchAdvisor: index is required (a RegexToolIndex, BM25ToolIndex, ...)")
-        if not isinstance(system_message_suffix, str) or not system_message_suffix.strip():
-            raise ValueError("ToolSearchAdvisor: system_message_suffix must be non-blank text")
-        if not isinstance(session_id_key, str) or not session_id_key.strip():
-            raise ValueError("ToolSearchAdvisor: session_id_key must be non-blank text")
-        for label, value in (
-            ("max_calls_per_tool", max_calls_per_tool),
-            ("max_total_tool_calls", max_total_tool_calls),
-            ("max_repeated_searches", max_repeated_searches),
-            ("max_tool_result_chars", max_tool_result_chars),
-        ):
-            check_positive_int(value, f"ToolSearchAdvisor: {label}")
+        self.settings: AdvisorSettings = settings_from(
+            settings,
+            "ToolSearchAdvisor",
+            max_results=max_results,
+            system_message_suffix=system_message_suffix,
+            reference_tool_name_accumulation=reference_tool_name_accumulation,
+            session_id_key=session_id_key,
+            max_calls_per_tool=max_calls_per_tool,
+            max_total_tool_calls=max_total_tool_calls,
+            strict=strict,
+            max_repeated_searches=max_repeated_searches,
+            max_tool_result_chars=max_tool_result_chars,
+            enforce_max_results_range=enforce_max_results_range,
+            protect_running_sessions=protect_running_sessions,
+            destructive=destructive,
+            accumulation_source=accumulation_source,
+            tool_timeout=tool_timeout,
+        )
         self.index = index
         self.index_name = index_name or type(index).__name__
-        self.search_tool = ToolSearchTool(
-            index, max_results, enforce_max_results_range=enforce_max_results_range, destructive=destructive
+        self.search_tool = ToolSearchTool(index, self.settings)
+        self.strategy, self._strategy_chosen = resolve_strategy(
+            strategy, self.settings.reference_tool_name_accumulation
         )
-        self.system_message_suffix = system_message_suffix
-        self.strategy, self._strategy_chosen = resolve_strategy(strategy, reference_tool_name_accumulation)
-        self.session_id_key = session_id_key
         self.eviction = eviction if eviction is not None else LruEviction(1000)
         if not hasattr(self.eviction, "on_access") or not hasattr(self.eviction, "on_removed"):
             raise ValueError(f"ToolSearchAdvisor: eviction {self.eviction!r} has no on_access/on_removed")
-        self.max_calls_per_tool = max_calls_per_tool
-        self.max_total_tool_calls = max_total_tool_calls
-        self.strict = strict
-        self.max_repeated_searches = max_repeated_searches
-        self.max_tool_result_chars = max_tool_result_chars
-        self.protect_running_sessions = bool(protect_running_sessions)
-        self.accumulation_source: AccumulationSource = check_source(accumulation_source)
-        self.tool_timeout = _check_timeout(tool_timeout)
         self._token_counter = token_counter
         self.sessions = IndexedSessions(index, self.eviction)
         self._schema_checked: weakref.WeakValueDictionary[int, Tool] = weakref.WeakValueDictionary()
 
     @property
     def accumulation(self) -> bool:
-        """Spring's ``referenceToolNameAccumulation``: the strategy's setting (it lives there only)."""
+        """Spring's ``referenceToolNameAccumulation`` in effect: the strategy's (it lives there only)."""
         return self.strategy.accumulation
-
-    @property
-    def max_results(self) -> int | None:
-        """The advisor's default ``maxResults``: the meta-tool's setting (it lives there only)."""
-        return self.search_tool.max_results
-
-    @property
-    def enforce_max_results_range(self) -> bool:
-        return self.search_tool.enforce_max_results_range
 
     # ---- sessions -------------------------------------------------------------------------------------
     def fingerprint_of(self, session_id: str) -> str | None:
         return self.sessions.fingerprint_of(session_key(session_id))
 
     def evict_session(self, session_id: str) -> SessionEvent:
-        """Clear the session's index and fingerprint (call it on logout). The next request re-indexes."""
+        """Clear the session's index, fingerprint and record of found tools (call it on logout). The next
+        request re-indexes."""
         return self.sessions.evict(session_key(session_id))
 
     def initialize_session(self, session_id: str, tools: list[Tool]) -> list[SessionEvent]:
         """Spring's initializeSession: eviction, then fingerprint compare-and-reindex (atomic per session)."""
         return self.sessions.initialize(session_key(session_id), tools)
 
-    # ---- the loop ---------------------------------------------------------------------------------------
+    def found_groups(self, session_id: str) -> list[tuple[str, ...]]:
+        """The session's record: the search groups its turns found (``run(..., turn=...)``), oldest first;
+        empty after the session was evicted."""
+        return self.sessions.found_groups(session_key(session_id))
+
+    # ---- requests ------------------------------------------------------------------------------------
     def run(
         self,
         model: ChatModel,
@@ -214,73 +184,40 @@ class ToolSearchAdvisor:
         context: Mapping[str, Any] | None = None,
         *,
         session_id: str | None = None,
+        turn: TurnReading | None = None,
     ) -> RunResult:
         """One user request through the loop. The session id is ``session_id``, or Spring's way, the
         ``context`` value under ``session_id_key`` (both: they must agree). Bad arguments raise a
         ``ValueError``/``TypeError`` naming the input; once the run has started, limits and failures end it
-        with a stop reason, never raise (except ``strict=True``'s ``ToolNotFoundError``)."""
-        return self._run(model, messages, tools, context, session_id, None)
+        with a stop reason, never raise (except ``strict=True``'s ``ToolNotFoundError``).
 
-    def chat(
-        self,
-        model: ChatModel,
-        user_messages: Sequence[str],
-        tools: Iterable[Tool],
-        context: Mapping[str, Any] | None = None,
-        **options: Any,
-    ) -> RunResult:
-        """A conversation: each of ``user_messages`` in turn, in one session, through chat memory; ``options``
-        are :meth:`conversation`'s (``session_id``, ``memory``: ``full``, ``window:N``, ``compact:N`` or a
-        :class:`~toolsearch_lab.loop.memory.ChatMemory`, ``system``, ``conversation_history``). The result's
-        trace covers every turn (``trace.turns``); its messages and answer are the last turn's."""
-        return self.conversation(model, tools, context, **options).send_all(user_messages)
-
-    def conversation(
-        self,
-        model: ChatModel,
-        tools: Iterable[Tool],
-        context: Mapping[str, Any] | None = None,
-        *,
-        session_id: str | None = None,
-        memory: ChatMemory | str | None = None,
-        system: str | None = None,
-        conversation_history: bool = True,
-    ) -> Conversation:
-        """A conversation to hold turn by turn (``send``); :meth:`chat` runs a list of messages."""
-        return Conversation(
-            self,
-            model,
-            list(tools),
-            context=context,
-            session_id=session_id,
-            memory=memory,
-            system=system,
-            conversation_history=conversation_history,
-        )
-
-    def _run(
-        self,
-        model: ChatModel,
-        messages: list[dict[str, Any]],
-        tools: Iterable[Tool],
-        context: Mapping[str, Any] | None,
-        session_id: str | None,
-        turn: TurnReading | None,
-    ) -> RunResult:
-        """``run``, or one turn of a conversation (``turn`` says how it reads the tools found before it)."""
+        Without ``turn``, Spring's request: the tools found before are read from ``messages``. With one, the
+        request is a turn of a conversation its caller holds (a
+        :class:`~toolsearch_lab.loop.conversation.Conversation`, or the application itself): ``messages``
+        are exactly what this advisor receives for the turn, whoever chose them, and ``turn`` says how the
+        tools found before are read from them and from the session's record
+        (:class:`~toolsearch_lab.loop.run.TurnReading`; ``TurnReading.of`` gives an
+        ``accumulation_source``'s). A turn's searches (``RunResult.found``) are added to the session's record
+        (:meth:`found_groups`)."""
+        if turn is not None and not isinstance(turn, TurnReading):
+            raise TypeError(f"run: turn must be a TurnReading or None, got {type(turn).__name__}")
         context = check_context(context)
-        session = self._session_id(context, session_id)
-        context[self.session_id_key] = session
+        session = session_of(context, session_id, self.settings.session_id_key)
+        context[self.settings.session_id_key] = session
         original = check_messages(messages, self._counter())
         registered = check_tools(tools, self._schema_checked)
-        if self.protect_running_sessions:
+        if self.settings.protect_running_sessions:
             self.sessions.pin(session)
         try:
-            return self._loop(self._start(model, session, context, original, registered, turn))
+            result = self._loop(self._start(model, session, context, original, registered, turn))
         finally:
-            if self.protect_running_sessions:
+            if self.settings.protect_running_sessions:
                 self.sessions.unpin(session)
+        if turn is not None:
+            self.sessions.record_found(session, result.found)
+        return result
 
+    # ---- the loop ---------------------------------------------------------------------------------------
     def _loop(self, run: RunState) -> RunResult:
         while True:
             iteration = self._next_iteration(run)
@@ -290,35 +227,13 @@ class ToolSearchAdvisor:
             if not turn.tool_calls:
                 run.trace.final_answer = turn.content
                 return run.finish(iteration, ANSWERED, turn.content)
-            breach, run.total_calls = limit_breach(
-                turn, run.calls_per_tool, run.total_calls, self.max_calls_per_tool, self.max_total_tool_calls
-            )
+            limits = self.settings.max_calls_per_tool, self.settings.max_total_tool_calls
+            breach, run.total_calls = limit_breach(turn, run.calls_per_tool, run.total_calls, *limits)
             if breach is not None:
                 reject_all(run, iteration, turn, breach)
                 return run.finish(iteration, breach[0])
             self._execute_calls(run, iteration, turn)
             iteration.duration_ms = (time.perf_counter() - run.iteration_started) * 1000
-
-    def _session_id(self, context: Mapping[str, Any], session_id: Any) -> str:
-        """The run's session id, checked once here and a plain ``str`` from then on."""
-        key = self.session_id_key
-        in_context = context.get(key)
-        if session_id is not None:
-            plain = session_key(session_id)
-            if in_context is not None and in_context != plain:
-                raise ValueError(
-                    f"session_id={plain!r:.60} and context[{key!r}]={in_context!r:.60} disagree; "
-                    "pass the session id one way"
-                )
-            return plain
-        try:
-            return session_key(in_context, what=f"context[{key!r}]")
-        except ValueError:
-            if in_context is None or isinstance(in_context, str):  # missing or blank: Spring's message
-                raise ValueError(
-                    f"context must contain a non-null value for {key!r} (or pass session_id=...)"
-                ) from None
-            raise
 
     def _start(
         self,
@@ -343,20 +258,21 @@ class ToolSearchAdvisor:
             encoding=counter.encoding_name,
         )
         trace.session_events, generation = self.sessions.initialize_run(session_id, list(registered.values()))
+        suffix = self.strategy.system_suffix(self.settings.system_message_suffix, registered)
+        conversation = with_suffix(original, suffix)
         run = RunState(
             model=model,
             session_id=session_id,
             context=context,
             registered=registered,
             original=original,
-            conversation=with_suffix(
-                original, self.strategy.system_suffix(self.system_message_suffix, registered)
-            ),
+            conversation=conversation,
             trace=trace,
             counter=counter,
             all_definitions=[t.definition() for t in registered.values()],
             search_definition=self.search_tool.definition(),
             generation=generation,
+            opened=len(conversation),
         )
         if turn is not None:  # read after initialize: an eviction there empties the session's record
             run.kept = tuple(self.sessions.found_groups(session_id)) if turn.session_record else ()
@@ -372,7 +288,9 @@ class ToolSearchAdvisor:
         """Work out what the model may see this step, count its tokens, and open the trace's iteration."""
         run.iteration_started = time.perf_counter()
         run.plan = self.strategy.plan(
-            RequestView(run.conversation, run.registered, run.prebound, self.strict, run.kept, run.scan_from)
+            RequestView(
+                run.conversation, run.registered, run.prebound, self.settings.strict, run.kept, run.scan_from
+            )
         )
         exposed = run.plan.callable
         array = ([TOOL_SEARCH_TOOL_NAME] if run.plan.offers_search else []) + run.plan.tools_array
@@ -456,37 +374,10 @@ class ToolSearchAdvisor:
         return self._token_counter
 
     def config_summary(self) -> dict[str, Any]:
-        summary: dict[str, Any] = {
-            "index": self.index_name,
-            "max_results": self.max_results,
-            "reference_tool_name_accumulation": self.accumulation,
-            "session_id_key": self.session_id_key,
-            "eviction": repr(self.eviction),
-            "max_calls_per_tool": self.max_calls_per_tool,
-            "max_total_tool_calls": self.max_total_tool_calls,
-            "strict": self.strict,
-            "max_repeated_searches": self.max_repeated_searches,
-            "max_tool_result_chars": self.max_tool_result_chars,
-            "tool_timeout_s": self.tool_timeout,
-        }
-        if not self.protect_running_sessions:
-            summary["protect_running_sessions"] = False
-        if self.enforce_max_results_range:
-            summary["enforce_max_results_range"] = True
-        if self.search_tool.destructive != "include":
-            summary["destructive"] = self.search_tool.destructive
+        summary = self.settings.trace_config(self.index_name, self.accumulation, repr(self.eviction))
         setting = getattr(self.index, "abstention_setting", None)
         if isinstance(setting, str):  # an index that can judge that no tool fits (not Spring's)
             summary["abstention"] = setting
         if self._strategy_chosen:  # Spring's default loop leaves the config as Spring's settings alone
             summary["strategy"] = self.strategy.describe()
         return summary
-
-
-def _check_timeout(value: object) -> float | None:
-    """``tool_timeout``: seconds > 0 (a finite number), or None for no deadline."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
-        raise ValueError(f"ToolSearchAdvisor: tool_timeout must be seconds > 0 or None, got {value!r:.40}")
-    return float(value)

@@ -1,7 +1,8 @@
 """How the advisor runs one tool call of the model: the meta-tool's searches (with the session restored if it
 was evicted mid-run), the registered tools the request exposed, and the error results for everything else.
 Nothing here raises, except ``strict``'s :class:`~toolsearch_lab.loop.run.ToolNotFoundError`; every
-setting is read from the advisor, which owns it.
+setting is read from the advisor's :class:`~toolsearch_lab.loop.settings.AdvisorSettings`, checked when they
+were made.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from toolsearch_lab.loop.search_tool import (
     parse_arguments,
 )
 from toolsearch_lab.loop.sessions import IndexedSessions
+from toolsearch_lab.loop.settings import AdvisorSettings
 from toolsearch_lab.loop.strategy import Strategy
 from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME
 from toolsearch_lab.models.base import ToolCall
@@ -30,16 +32,12 @@ __all__ = ["Advisor", "execute_call", "search_session"]
 
 
 class Advisor(Protocol):
-    """What a call needs from the advisor that runs it: the advisor owns every one of these settings."""
+    """What a call needs from the advisor that runs it (its public attributes)."""
 
+    settings: AdvisorSettings
     search_tool: ToolSearchTool
     strategy: Strategy
     sessions: IndexedSessions
-    strict: bool
-    max_repeated_searches: int
-    max_tool_result_chars: int
-    protect_running_sessions: bool
-    tool_timeout: float | None
 
 
 def execute_call(
@@ -48,7 +46,7 @@ def execute_call(
     """Run one tool call; returns (record, tool-message content, search record or None). Never raises
     unless ``strict``. Everything stays local: one advisor serves many sessions on many threads."""
     started = time.perf_counter()
-    limit = advisor.max_tool_result_chars
+    limit = advisor.settings.max_tool_result_chars
 
     def done(
         kind: CallKind,
@@ -83,7 +81,7 @@ def execute_call(
         record.error = outcome[0].error  # the search's record keeps the same (cut) message
         return outcome
     if call.name not in exposed:
-        if advisor.strict:
+        if advisor.settings.strict:
             raise ToolNotFoundError(f"No ToolCallback found for tool name: {call.name}")
         known = "registered but not discovered yet" if call.name in run.registered else "not a known tool"
         then = (
@@ -101,7 +99,7 @@ def execute_call(
         message = f"tool {call.name!r} has no implementation in this catalog, so it cannot be run"
         return done("rejected", None, message, failure=FailureKind.NO_IMPLEMENTATION)
     tool_context = {**run.context, TOOL_SEARCH_TOOL_SESSION_ID_KEY: run.session_id}
-    ran = run_tool(tool, tool.function, args, tool_context, limit, advisor.tool_timeout)
+    ran = run_tool(tool, tool.function, args, tool_context, limit, advisor.settings.tool_timeout)
     return done("tool", ran.content, ran.error, None, ran.flags, ran.failure)
 
 
@@ -110,7 +108,7 @@ def _search_call(
 ) -> tuple[str, SearchRecord, FailureKind | None]:
     """One toolSearchTool call with its parsed arguments: (the result text, the trace's record, why it is
     an error result or None)."""
-    refused = repeated_search(args, call.id, run.search_counts, advisor.max_repeated_searches)
+    refused = repeated_search(args, call.id, run.search_counts, advisor.settings.max_repeated_searches)
     if refused is not None:
         return error_result(refused.error or ""), refused, FailureKind.REPEATED_SEARCH
     if not problem:
@@ -132,7 +130,7 @@ def search_session(
     tools = list(run.registered.values())
     for _ in range(2):
         run.generation, event = advisor.sessions.restore(
-            run.session_id, tools, run.generation, advisor.protect_running_sessions
+            run.session_id, tools, run.generation, advisor.settings.protect_running_sessions
         )
         if event is not None:
             event.iteration = len(run.trace.iterations) or None

@@ -1,8 +1,8 @@
 """The advisor's checks of what a caller or a model hands it, done once at the edge of a run.
 
-A caller's bad input (messages, tools, context) raises a ``ValueError``/``TypeError`` naming the input
-before the run starts; a model's unusable turn is reported as a problem the loop records, because once the
-run has started it ends with a stop reason and never raises.
+A caller's bad input (messages, tools, context, session id) raises a ``ValueError``/``TypeError`` naming the
+input before the run starts; a model's unusable turn is reported as a problem the loop records, because once
+the run has started it ends with a stop reason and never raises.
 """
 
 from __future__ import annotations
@@ -14,12 +14,19 @@ from typing import Any
 
 from toolsearch_lab.jsonlimits import dumps_checked, shown
 from toolsearch_lab.loop.search_tool import MAX_ARGUMENT_DEPTH
-from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, Tool
+from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, Tool, session_key
 from toolsearch_lab.models.base import AssistantTurn, ToolCall
 from toolsearch_lab.schema import schema_problems
 from toolsearch_lab.tokens import TokenCounter
 
-__all__ = ["MAX_MESSAGE_DEPTH", "check_context", "check_messages", "check_tools", "usable_turn"]
+__all__ = [
+    "MAX_MESSAGE_DEPTH",
+    "check_context",
+    "check_messages",
+    "check_tools",
+    "session_of",
+    "usable_turn",
+]
 
 # Deepest nesting accepted in the caller's messages (same reason and size as the arguments limit: JSON
 # encoding recurses per level).
@@ -33,6 +40,29 @@ def check_context(context: Any) -> dict[str, Any]:
     if not isinstance(context, Mapping):
         raise ValueError(f"context must be a dict (with the session id), got {type(context).__name__}")
     return dict(context)
+
+
+def session_of(context: Mapping[str, Any], session_id: Any, key: str) -> str:
+    """A request's session id: ``session_id``, or Spring's way, the ``context`` value under ``key`` (both:
+    they must agree). Checked here, once (:func:`~toolsearch_lab.model.session_key`), and a plain ``str``
+    from then on."""
+    in_context = context.get(key)
+    if session_id is not None:
+        plain = session_key(session_id)
+        if in_context is not None and in_context != plain:
+            raise ValueError(
+                f"session_id={plain!r:.60} and context[{key!r}]={in_context!r:.60} disagree; "
+                "pass the session id one way"
+            )
+        return plain
+    try:
+        return session_key(in_context, what=f"context[{key!r}]")
+    except ValueError:
+        if in_context is None or isinstance(in_context, str):  # missing or blank: Spring's message
+            raise ValueError(
+                f"context must contain a non-null value for {key!r} (or pass session_id=...)"
+            ) from None
+        raise
 
 
 def usable_turn(turn: Any) -> tuple[AssistantTurn | None, str | None]:

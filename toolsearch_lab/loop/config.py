@@ -1,4 +1,5 @@
-"""One object holding every advisor setting, readable from Spring Boot properties (spec §10).
+"""One object holding every advisor setting and what Spring Boot wires around the advisor, readable from
+Spring Boot properties (spec §10).
 
 A Spring user can paste their ``spring.ai.chat.client.tool-search-advisor.*`` properties and get the same
 setup::
@@ -21,68 +22,53 @@ from datetime import timedelta
 from typing import Any
 
 from toolsearch_lab.index.factory import make_index
-from toolsearch_lab.loop.advisor import (
-    DEFAULT_MAX_CALLS_PER_TOOL,
-    DEFAULT_MAX_TOTAL_TOOL_CALLS,
-    DEFAULT_SESSION_ID_KEY,
-    DEFAULT_SYSTEM_MESSAGE_SUFFIX,
-    ToolSearchAdvisor,
-)
-from toolsearch_lab.loop.policy import DestructivePolicy, check_destructive_policy
-from toolsearch_lab.model import ToolIndex, check_positive_int
+from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+from toolsearch_lab.loop.settings import AdvisorSettings, SettingError
+from toolsearch_lab.model import ToolIndex, positive_int_problem
 from toolsearch_lab.session.eviction import CompositeEviction, EvictionStrategy, LruEviction, TtlEviction
 from toolsearch_lab.tokens import TokenCounter
 
 PREFIX = "spring.ai.chat.client.tool-search-advisor."
 INDEX_TYPES = ("regex", "lucene", "vector", "hybrid")
-_KNOWN = {
-    "enabled",
-    "tool-index-type",
-    "max-results",
-    "system-message-suffix",
-    "reference-tool-name-accumulation",
-    "session-id-key-name",
-    "advisor-order",
-    "eviction.lru-max-sessions",
-    "eviction.ttl",
-    "lucene.min-score-threshold",
+# The properties read, after the prefix, by the setting each one sets ("advisor-order" sets none).
+PROPERTY_OF = {
+    "enabled": "enabled",
+    "index_type": "tool-index-type",
+    "max_results": "max-results",
+    "system_message_suffix": "system-message-suffix",
+    "reference_tool_name_accumulation": "reference-tool-name-accumulation",
+    "session_id_key": "session-id-key-name",
+    "lru_max_sessions": "eviction.lru-max-sessions",
+    "ttl": "eviction.ttl",
+    "lucene_min_score": "lucene.min-score-threshold",
 }
+_KNOWN = {*PROPERTY_OF.values(), "advisor-order"}
 
 
 @dataclass(frozen=True)
-class ToolSearchConfig:
+class ToolSearchConfig(AdvisorSettings):
+    """The advisor's settings (:class:`~toolsearch_lab.loop.settings.AdvisorSettings`, checked as they are)
+    plus what Spring Boot wires around the advisor: whether it is ``enabled``, the index (``index_type``,
+    ``lucene_min_score``, ``index_options``) and the eviction strategy (``lru_max_sessions``, ``ttl``)."""
+
+    reference_tool_name_accumulation: bool | None = True  # Spring's property defaults to true
     enabled: bool = False  # Spring: nothing is registered unless enabled
     index_type: str = "regex"  # Spring's default index
-    max_results: int | None = None
-    system_message_suffix: str = DEFAULT_SYSTEM_MESSAGE_SUFFIX
-    reference_tool_name_accumulation: bool = True
-    session_id_key: str = DEFAULT_SESSION_ID_KEY
     lru_max_sessions: int = 1000
     ttl: timedelta | None = None
     lucene_min_score: float = 0.25
-    max_calls_per_tool: int = DEFAULT_MAX_CALLS_PER_TOOL
-    max_total_tool_calls: int = DEFAULT_MAX_TOTAL_TOOL_CALLS
-    strict: bool = False
-    enforce_max_results_range: bool = False  # not a Spring setting: see the advisor's deviations
-    protect_running_sessions: bool = True  # not a Spring setting (False is Spring's behaviour): ditto
     index_options: dict[str, Any] = field(default_factory=dict[str, Any])
-    destructive: DestructivePolicy = "include"  # not a Spring setting: toolsearch_lab.loop.policy
 
     def __post_init__(self) -> None:
-        if self.max_results is not None:
-            check_positive_int(self.max_results, "ToolSearchConfig.max_results (or None)")
-        check_positive_int(self.lru_max_sessions, "ToolSearchConfig.lru_max_sessions")
+        super().__post_init__()
+        problem = positive_int_problem(self.lru_max_sessions)
+        if problem is not None:
+            raise SettingError(type(self).__name__, "lru_max_sessions", problem)
         if self.ttl is not None and self.ttl <= timedelta(0):
-            raise ValueError(f"ToolSearchConfig.ttl must be positive, got {self.ttl!r}")
-        if not isinstance(self.system_message_suffix, str) or not self.system_message_suffix.strip():
-            raise ValueError("ToolSearchConfig.system_message_suffix must be non-blank text")
-        if not isinstance(self.session_id_key, str) or not self.session_id_key.strip():
-            raise ValueError(
-                f"ToolSearchConfig.session_id_key must be non-blank text, got {self.session_id_key!r:.60}"
-            )
+            raise SettingError(type(self).__name__, "ttl", f"must be positive, got {self.ttl!r}")
         if self.lucene_min_score < 0:
-            raise ValueError(f"ToolSearchConfig.lucene_min_score must be >= 0, got {self.lucene_min_score!r}")
-        check_destructive_policy(self.destructive, "ToolSearchConfig.destructive")
+            problem = f"must be >= 0, got {self.lucene_min_score!r}"
+            raise SettingError(type(self).__name__, "lucene_min_score", problem)
 
     # ---- building -------------------------------------------------------------------------------------
     def eviction(self) -> EvictionStrategy:
@@ -103,20 +89,12 @@ class ToolSearchConfig:
     def build_advisor(
         self, index: ToolIndex | None = None, token_counter: TokenCounter | None = None
     ) -> ToolSearchAdvisor:
-        """A user-supplied index always wins over ``index_type`` (Spring: a custom ToolIndex bean wins)."""
+        """A user-supplied index always wins over ``index_type`` (Spring: a custom ToolIndex bean wins). The
+        advisor takes this config as its settings, as checked when it was made."""
         return ToolSearchAdvisor(
             index if index is not None else self.build_index(),
-            max_results=self.max_results,
-            system_message_suffix=self.system_message_suffix,
-            reference_tool_name_accumulation=self.reference_tool_name_accumulation,
-            session_id_key=self.session_id_key,
+            settings=self,
             eviction=self.eviction(),
-            max_calls_per_tool=self.max_calls_per_tool,
-            max_total_tool_calls=self.max_total_tool_calls,
-            strict=self.strict,
-            enforce_max_results_range=self.enforce_max_results_range,
-            protect_running_sessions=self.protect_running_sessions,
-            destructive=self.destructive,
             token_counter=token_counter,
             index_name=None if index is not None else self.index_type,
         )
@@ -159,10 +137,8 @@ class ToolSearchConfig:
             )
         if "session-id-key-name" in values:
             key = values["session-id-key-name"]
-            if not isinstance(key, str) or not key.strip():
-                # str() would turn None into the key "None": a context could never carry it by mistake
-                raise ValueError(f"{PREFIX}session-id-key-name must be non-blank text, got {key!r:.60}")
-            kwargs["session_id_key"] = key.strip()
+            # Not str(): None would become the key "None", which a context could never carry by mistake.
+            kwargs["session_id_key"] = key.strip() if isinstance(key, str) else key
         if "eviction.lru-max-sessions" in values:
             kwargs["lru_max_sessions"] = _int(
                 values["eviction.lru-max-sessions"], "eviction.lru-max-sessions"
@@ -177,7 +153,10 @@ class ToolSearchConfig:
                 raise ValueError(
                     f"{PREFIX}lucene.min-score-threshold must be a number, got {given!r}"
                 ) from None
-        return cls(**kwargs)
+        try:
+            return cls(**kwargs)
+        except SettingError as exc:  # a value read that breaks its setting's rule: name it as it was written
+            raise ValueError(f"{PREFIX}{PROPERTY_OF[exc.setting]} {exc.problem}") from None
 
 
 def _our_properties(properties: Mapping[str, Any]) -> dict[str, Any]:
@@ -214,10 +193,12 @@ JAVA_INT_MAX = 2**31 - 1
 
 
 def _int(value: Any, name: str) -> int:
+    """The property's integer, as Spring's ``Integer`` binding reads it; whether the setting takes that number
+    (at least 1) is the setting's rule, checked when the config is made."""
     text = "" if isinstance(value, bool) else str(value).strip()
     if not re.fullmatch(r"[+-]?\d+", text):  # int() would also take "1_000" and " ２ "
         raise ValueError(f"{PREFIX}{name} must be an integer, got {value!r:.60}")
-    if len(text) > 12 or not 1 <= int(text) <= JAVA_INT_MAX:  # 12 digits: int() of 40,000 digits raises
+    if len(text) > 12 or int(text) > JAVA_INT_MAX:  # 12 digits: int() of 40,000 digits raises
         raise ValueError(f"{PREFIX}{name} must be an integer from 1 to {JAVA_INT_MAX:,}, got {value!r:.60}")
     return int(text)
 

@@ -1,8 +1,14 @@
-"""A conversation: several user turns in one session, through chat memory (``ToolSearchAdvisor.chat``).
+"""A conversation: several user turns in one session, through chat memory, on a ``ToolSearchAdvisor``.
 
-Each turn, :class:`Conversation` gives its :mod:`~toolsearch_lab.loop.memory` the previous turn's messages and
-the new user message, sends the system message plus what memory kept through the advisor loop, and records the
-turn in one trace (``RunTrace.turns``; iterations numbered across the conversation, each with its ``turn``).
+The conversation is the application's side, as in Spring (a ``ChatClient`` with a memory advisor around the
+tool-search advisor): ``Conversation(advisor, model, tools, session_id=..., memory=...)``, then ``send(text)``
+per user turn, or ``send_all(texts)``. Each turn, :class:`Conversation` gives its
+:mod:`~toolsearch_lab.loop.memory` the previous turn's messages and the new user message, sends the system
+message plus what memory kept through the advisor's public turn API (``advisor.run(..., turn=reading)``: the
+messages the advisor receives, and a :class:`~toolsearch_lab.loop.run.TurnReading`), and records the turn in
+one trace (``RunTrace.turns``; iterations numbered across the conversation, each with its ``turn``). What
+earlier turns found it reads from their results (``RunResult.found``); the advisor keeps the session's record
+of them.
 
 Where the tools found in earlier turns come from, ``accumulation_source`` (an advisor setting):
 
@@ -17,7 +23,8 @@ Where the tools found in earlier turns come from, ``accumulation_source`` (an ad
   with the index, and the next turn starts with ``toolSearchTool`` alone, whatever memory still holds.
 
 Either way the accumulation rule (``reference_tool_name_accumulation``) applies on top: every group, or the
-latest one only. ``run`` (one user request with the history you pass) always reads the messages it is given.
+latest one only. ``run`` without ``turn`` (one user request with the history you pass) reads the messages it
+is given, and only them.
 
 Spring's own placements of a memory advisor, for comparison: at its default order (+200, outside the tool
 loop) it stores only user messages and final answers, so no found tool reaches the next turn at all; inside
@@ -26,71 +33,33 @@ the loop (+1000, with internal history disabled) it stores every message but the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from toolsearch_lab.loop.memory import (
-    ACCUMULATION_SOURCES,
-    AccumulationSource,
-    ChatMemory,
-    MemoryUpdate,
-    describe_message,
-    parse_memory,
-)
+from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+from toolsearch_lab.loop.memory import ChatMemory, MemoryUpdate, describe_message, parse_memory
 from toolsearch_lab.loop.run import RunResult, TurnReading
-from toolsearch_lab.loop.sessions import IndexedSessions
-from toolsearch_lab.loop.strategy import Strategy, pick_found, search_groups
+from toolsearch_lab.loop.strategy import pick_found, search_groups
 from toolsearch_lab.model import Tool
 from toolsearch_lab.models.base import ChatModel
 from toolsearch_lab.trace import ANSWERED, MemoryRecord, RunTrace, TurnRecord
 
-__all__ = [
-    "ACCUMULATION_SOURCES",
-    "AccumulationSource",
-    "Conversation",
-    "check_source",
-    "memory_record",
-]
-
-
-def check_source(value: Any) -> AccumulationSource:
-    if value not in ACCUMULATION_SOURCES:
-        raise ValueError(
-            f"accumulation_source must be one of {list(ACCUMULATION_SOURCES)}, got {value!r:.60}: 'session' "
-            "keeps found tools in the advisor per session, 'history' reads them back from the messages sent"
-        )
-    return value  # type: ignore[no-any-return]
-
-
-class TurnRunner(Protocol):
-    """What a conversation needs from the advisor that runs its turns."""
-
-    sessions: IndexedSessions
-    strategy: Strategy
-    accumulation_source: AccumulationSource
-
-    def _run(
-        self,
-        model: ChatModel,
-        messages: list[dict[str, Any]],
-        tools: Sequence[Tool],
-        context: Mapping[str, Any] | None,
-        session_id: str | None,
-        turn: TurnReading | None,
-    ) -> RunResult: ...
+__all__ = ["Conversation", "memory_record"]
 
 
 class Conversation:
-    """User turns in one session. ``send(text)`` runs one turn and returns its :class:`RunResult` (its own
-    trace); :attr:`trace` is the whole conversation's. ``memory``: ``full`` (default), ``window:N``,
-    ``compact:N`` or a ChatMemory; ``system``: the system message sent with every turn (none by default);
-    ``conversation_history=False``: Spring's ``conversationHistoryEnabled=false`` reading (history source)."""
+    """User turns in one session, each a turn of ``advisor`` (``advisor.run(..., turn=...)``, its public API).
+    ``send(text)`` runs one turn and returns its :class:`RunResult` (its own trace); :attr:`trace` is the
+    whole conversation's. ``context`` and ``session_id`` are ``run``'s. ``memory``: ``full`` (default),
+    ``window:N``, ``compact:N`` or a ChatMemory; ``system``: the system message sent with every turn (none
+    by default); ``conversation_history=False``: Spring's ``conversationHistoryEnabled=false`` reading
+    (history source)."""
 
     def __init__(
         self,
-        advisor: TurnRunner,
+        advisor: ToolSearchAdvisor,
         model: ChatModel,
-        tools: Sequence[Tool],
+        tools: Iterable[Tool],
         *,
         context: Mapping[str, Any] | None = None,
         session_id: str | None = None,
@@ -109,19 +78,16 @@ class Conversation:
         self.session_id = session_id
         self.memory = parse_memory(memory)
         self.system = system
-        self.source = advisor.accumulation_source
+        self.source = advisor.settings.accumulation_source
         self.conversation_history = conversation_history
         self.stored: list[dict[str, Any]] = []  # what memory holds
         self._pending: list[dict[str, Any]] = []  # the last turn's messages, given to memory at the next turn
-        self._groups: list[list[str]] = []  # every search group of the conversation (for what was lost)
         self.trace: RunTrace | None = None
         self.results: list[RunResult] = []
 
     @property
     def reading(self) -> TurnReading:
-        if self.source == "session":
-            return TurnReading("turn", session_record=True)
-        return TurnReading("all" if self.conversation_history else "last")
+        return TurnReading.of(self.source, self.conversation_history)
 
     def send(self, text: str) -> RunResult:
         """One user turn: memory, the advisor loop, the record of what was carried and lost. The result's
@@ -134,16 +100,12 @@ class Conversation:
         update = self.memory.add(self.stored, [*self._pending, user])
         self.stored = update.messages
         messages = ([{"role": "system", "content": self.system}] if self.system else []) + self.stored
-        found_before = list(self._groups)
-        result = self.advisor._run(
-            self.model, messages, self.tools, self.context, self.session_id, self.reading
+        found_before = [group for earlier in self.results for group in earlier.found]
+        result = self.advisor.run(
+            self.model, messages, self.tools, self.context, session_id=self.session_id, turn=self.reading
         )
         last_user = max(i for i, m in enumerate(result.messages) if m.get("role") == "user")
         self._pending = [dict(m) for m in result.messages[last_user + 1 :]]
-        groups = search_groups(self._pending)
-        self._groups += groups
-        if self.source == "session":
-            self.advisor.sessions.record_found(result.trace.session_id, groups)
         self.results.append(result)
         self._merge(number, text, result, memory_record(self.memory, update, given))
         self._record_carried(found_before)
@@ -152,11 +114,14 @@ class Conversation:
     def send_all(self, texts: Sequence[str]) -> RunResult:
         """Every message of ``texts`` in turn: the conversation's trace, the last turn's messages, answer."""
         if isinstance(texts, str) or not texts:
-            raise ValueError("chat: user_messages must be a non-empty list of messages (one per turn)")
+            raise ValueError(
+                "Conversation.send_all: texts must be a non-empty list of messages (one per turn)"
+            )
         for text in texts:
             last = self.send(text)
         assert self.trace is not None
-        return RunResult(self.trace, last.messages, last.answer)
+        found = tuple(group for result in self.results for group in result.found)
+        return RunResult(self.trace, last.messages, last.answer, found)
 
     def _merge(self, number: int, text: str, result: RunResult, memory: MemoryRecord) -> None:
         """Add the turn's trace to the conversation's: iterations renumbered, each marked with the turn."""
@@ -194,7 +159,7 @@ class Conversation:
         stops = [t.stop_reason for t in self.trace.turns if t.stop_reason != ANSWERED]
         self.trace.stop_reason = stops[0] if stops else ANSWERED
 
-    def _record_carried(self, found_before: list[list[str]]) -> None:
+    def _record_carried(self, found_before: Sequence[Sequence[str]]) -> None:
         """Which found tools the turn started with, and which the whole record would have carried but it
         did not have (the ones memory took away under the history source, or an eviction under session)."""
         assert self.trace is not None
@@ -202,7 +167,7 @@ class Conversation:
         first = next((it for it in self.trace.iterations if it.turn == record.number), None)
         callable_at_start = first.accumulated if first is not None else []
         registered = {t.name: t for t in self.tools}
-        expected = pick_found(found_before, registered, self.advisor.strategy.accumulation)
+        expected = pick_found(found_before, registered, self.advisor.accumulation)
         earlier = {n for g in found_before for n in g}
         record.carried = [n for n in callable_at_start if n in earlier]
         record.lost = [n for n in expected if n not in callable_at_start]

@@ -5,7 +5,7 @@ Everything the loop sends back to the model as a tool message goes through :func
 or :func:`bounded_error` (an error result), so ``max_tool_result_chars`` is one limit on every path: a 3 MB
 exception text is cut like a 3 MB result.
 
-A tool runs in a worker thread with a deadline (``tool_timeout``, :data:`DEFAULT_TOOL_TIMEOUT_S`): one that
+A tool runs in a worker thread with a deadline (``AdvisorSettings.tool_timeout``, 60 s by default): one that
 gives no answer in time becomes an error result saying so, and the run goes on. Python cannot stop a
 thread, so the late call finishes (or hangs) in the background, its result dropped. A result must be text
 or JSON data (dict, list, str, number, bool, None): bytes, sets, generators and other objects are refused
@@ -32,7 +32,6 @@ from toolsearch_lab.trace import FailureKind
 from toolsearch_lab.wire import error_result
 
 __all__ = [
-    "DEFAULT_TOOL_TIMEOUT_S",
     "MAX_RESULT_DEPTH",
     "ToolOutcome",
     "bounded_content",
@@ -46,8 +45,6 @@ __all__ = [
 # Deepest nesting accepted in a tool's return value (same reason and size as the arguments limit: JSON
 # encoding recurses per level).
 MAX_RESULT_DEPTH = MAX_ARGUMENT_DEPTH
-# How long one tool call may take before the run goes on without it (ToolSearchAdvisor(tool_timeout=...)).
-DEFAULT_TOOL_TIMEOUT_S = 60.0
 
 
 @dataclass
@@ -129,7 +126,7 @@ def run_tool(
     args: dict[str, Any],
     tool_context: dict[str, Any],
     max_chars: int,
-    timeout: float | None = DEFAULT_TOOL_TIMEOUT_S,
+    timeout: float | None,
 ) -> ToolOutcome:
     """Call ``function`` (``tool``'s) within ``timeout`` seconds (None: no deadline) and return what the
     model reads (see the module docstring). Content, error results included, longer than ``max_chars`` is

@@ -37,11 +37,9 @@ from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, check_positive_int
 from toolsearch_lab.wire import decode_search_result
 
 __all__ = [
-    "ACCUMULATION_SOURCES",
     "DEFAULT_MAX_MESSAGES",
     "MEMORY_KINDS",
     "SUMMARY_HEADER",
-    "AccumulationSource",
     "ChatMemory",
     "Compaction",
     "FullHistory",
@@ -52,9 +50,6 @@ __all__ = [
     "parse_memory",
 ]
 
-# Where a conversation's found tools live (:mod:`toolsearch_lab.loop.conversation`), beside what memory keeps.
-AccumulationSource = Literal["session", "history"]
-ACCUMULATION_SOURCES: tuple[str, ...] = get_args(AccumulationSource)
 MemoryKind = Literal["full", "window", "compact"]
 MEMORY_KINDS: tuple[str, ...] = get_args(MemoryKind)
 DEFAULT_MAX_MESSAGES = 20  # MessageWindowChatMemory.DEFAULT_MAX_MESSAGES

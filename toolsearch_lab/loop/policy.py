@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from toolsearch_lab.model import Tool
 
 __all__ = [
     "DESTRUCTIVE_POLICIES",
     "DESTRUCTIVE_WORDS",
+    "DestructivePolicy",
     "asks_for_destructive",
-    "check_destructive_policy",
     "hidden_tools",
 ]
 
@@ -57,16 +57,6 @@ DESTRUCTIVE_WORDS = frozenset(
 )
 _WORD = re.compile(r"[a-z]+")
 _NAME_CHARS = r"A-Za-z0-9_.:-"
-
-
-def check_destructive_policy(value: Any, owner: str) -> DestructivePolicy:
-    """``value`` if it is one of :data:`DESTRUCTIVE_POLICIES`, else a ``ValueError`` naming ``owner``."""
-    for policy in DESTRUCTIVE_POLICIES:
-        if value == policy and isinstance(value, str):
-            return policy
-    raise ValueError(
-        f"{owner} must be one of {', '.join(map(repr, DESTRUCTIVE_POLICIES))}, got {value!r:.40}"
-    )
 
 
 def asks_for_destructive(query: str | None) -> bool:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from toolsearch_lab.loop.limits import Breach
-from toolsearch_lab.loop.strategy import RequestPlan
+from toolsearch_lab.loop.settings import AccumulationSource
+from toolsearch_lab.loop.strategy import RequestPlan, search_groups
 from toolsearch_lab.model import Tool
 from toolsearch_lab.models.base import AssistantTurn, ChatModel
 from toolsearch_lab.tokens import TokenCounter
@@ -28,24 +29,51 @@ class ToolNotFoundError(RuntimeError):
 
 @dataclass
 class RunResult:
+    """What a request gave: its ``trace``, every message of it (those it was given, with the suffix, then its
+    own), the ``answer`` (None when it stopped without one) and what its searches ``found``: the names of its
+    own toolSearchTool results, one group per assistant turn that searched (Spring reads them so), oldest
+    first. A conversation turn adds ``found`` to the session's record."""
+
     trace: RunTrace
     messages: list[dict[str, Any]]
     answer: str | None
+    found: tuple[tuple[str, ...], ...] = ()
 
     @property
     def stop_reason(self) -> StopReason:
         return self.trace.stop_reason
 
 
+Scan = Literal["all", "turn", "last"]
+SCANS: tuple[Scan, ...] = get_args(Scan)
+
+
 @dataclass(frozen=True)
 class TurnReading:
-    """How a conversation turn reads the tools found before it (:mod:`toolsearch_lab.loop.conversation`):
-    ``scan`` = which messages' search results count ("all" sent, the "turn" since its user message, or the
-    "last" message only, Spring with ``conversationHistoryEnabled=false``); ``session_record``: also the
-    search groups the advisor recorded for the session's earlier turns."""
+    """How a turn (``ToolSearchAdvisor.run(..., turn=...)``) reads the tools found before it. ``scan``: whose
+    toolSearchTool results count among the messages the advisor holds at each request of the turn ("all"
+    of them; the "turn"'s, from its last user message on; or the "last" message's only, Spring with
+    ``conversationHistoryEnabled=false``). ``session_record``: also the search groups the advisor recorded
+    for the session's earlier turns. Nothing here depends on where those messages came from (the caller,
+    a chat memory): the turn reads what it receives."""
 
-    scan: Literal["all", "turn", "last"] = "all"
+    scan: Scan = "all"
     session_record: bool = False
+
+    def __post_init__(self) -> None:
+        if self.scan not in SCANS or not isinstance(self.scan, str):
+            raise ValueError(f"TurnReading.scan must be one of {list(SCANS)}, got {self.scan!r:.40}")
+        if not isinstance(self.session_record, bool):
+            given = f"{self.session_record!r:.40}"
+            raise ValueError(f"TurnReading.session_record must be True or False, got {given}")
+
+    @classmethod
+    def of(cls, source: AccumulationSource, conversation_history: bool = True) -> TurnReading:
+        """The reading an ``accumulation_source`` stands for: "session", the session's record plus the turn's
+        own messages; "history", every message received (or, without ``conversation_history``, the last)."""
+        if source == "session":
+            return cls("turn", session_record=True)
+        return cls("all" if conversation_history else "last")
 
     def scan_from(self, conversation: Sequence[dict[str, Any]]) -> int:
         if self.scan == "last":
@@ -84,6 +112,7 @@ class RunState:
     generation: int = 0  # the session's indexing this run relies on (see IndexedSessions)
     kept: tuple[tuple[str, ...], ...] = ()  # a conversation turn: the session's recorded search groups
     scan_from: int = 0  # a conversation turn: search results are read from conversation[scan_from:]
+    opened: int = 0  # len(conversation) when the run started: the messages after it are the run's own
 
     def fail(self, iteration: Iteration, message: str) -> None:
         iteration.errors.append(message)
@@ -92,7 +121,8 @@ class RunState:
     def finish(self, iteration: Iteration, stop_reason: StopReason, answer: str | None = None) -> RunResult:
         self.trace.stop_reason = stop_reason
         iteration.duration_ms = (time.perf_counter() - self.iteration_started) * 1000
-        return RunResult(self.trace, self.conversation, answer)
+        found = tuple(tuple(g) for g in search_groups(self.conversation[self.opened :]))
+        return RunResult(self.trace, self.conversation, answer, found)
 
 
 def reject_all(run: RunState, iteration: Iteration, turn: AssistantTurn, breach: Breach) -> None:

@@ -14,14 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolsearch_lab.jsonlimits import JsonLimitError, loads_checked, value_depth
-from toolsearch_lab.loop.policy import DestructivePolicy, check_destructive_policy, hidden_tools
-from toolsearch_lab.model import (
-    TOOL_SEARCH_TOOL_NAME,
-    SearchRequest,
-    Tool,
-    ToolIndex,
-    check_positive_int,
-)
+from toolsearch_lab.loop.policy import hidden_tools
+from toolsearch_lab.loop.settings import DEFAULT_SETTINGS, AdvisorSettings
+from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, SearchRequest, Tool, ToolIndex, positive_int_problem
 from toolsearch_lab.trace import SearchHit, SearchRecord, recording_retries
 from toolsearch_lab.wire import encode_search_result, error_result
 
@@ -41,7 +36,7 @@ __all__ = [
 # The tool-context key Spring uses to hand the session id to the meta-tool.
 TOOL_SEARCH_TOOL_SESSION_ID_KEY = "toolSearchToolSessionId"
 # The range Spring's description names (and does not enforce); enforced only with
-# ``enforce_max_results_range=True``.
+# ``AdvisorSettings.enforce_max_results_range``.
 MAX_RESULTS_RANGE = (1, 10)
 # Tool-call arguments longer than this are refused unparsed (real calls are well under 10 KB).
 MAX_ARGUMENT_CHARS = 100_000
@@ -86,57 +81,52 @@ class SearchOutcome:
 
 
 class ToolSearchTool:
-    """The meta-tool. ``max_results`` is the advisor's default; the model's own ``maxResults`` wins over it,
-    and with neither the index's ``default_max_results`` applies (Spring 2.0 precedence). That precedence
-    is resolved here, once: every request the index receives carries a concrete ``max_results``, and the
-    description the model reads, ``SearchRecord.max_results`` in the trace and the number of results all
-    use that one number. An index without a valid ``default_max_results`` gets
-    :data:`FALLBACK_DEFAULT_MAX_RESULTS`.
+    """The meta-tool, with the advisor's ``settings`` (:class:`~toolsearch_lab.loop.settings.AdvisorSettings`,
+    checked when they were made; the defaults when none are given). Three of them are its own:
+
+    ``max_results`` is the advisor's default; the model's own ``maxResults`` wins over it, and with neither
+    the index's ``default_max_results`` applies (Spring 2.0 precedence). That precedence is resolved here,
+    once: every request the index receives carries a concrete ``max_results``, and the description the
+    model reads, ``SearchRecord.max_results`` in the trace and the number of results all use that one
+    number. An index without a valid ``default_max_results`` gets :data:`FALLBACK_DEFAULT_MAX_RESULTS`.
 
     Like Spring, the model's ``maxResults`` is not clamped: 0 gives no results (the index is not asked,
     as ``SearchRequest`` wants at least 1), 20 gives up to 20, and a negative number is an error result.
     ``enforce_max_results_range=True`` refuses values outside :data:`MAX_RESULTS_RANGE` instead and puts
     the range into the schema (a deviation from Spring, which only mentions 1-10 in the description).
 
-    ``index=None`` gives a meta-tool whose definition can be read (to count its tokens) and whose every
-    search is an error result.
-
     ``destructive`` ("include", "exclude" or "ask") is the destructive-tool policy of
     :mod:`toolsearch_lab.loop.policy`; a search under "exclude" or "ask" needs the registered tools
-    (``tools=``) to know which are destructive."""
+    (``tools=``) to know which are destructive.
+
+    ``index=None`` gives a meta-tool whose definition can be read (to count its tokens) and whose every
+    search is an error result."""
 
     name = TOOL_SEARCH_TOOL_NAME
 
-    def __init__(
-        self,
-        index: ToolIndex | None,
-        max_results: int | None = None,
-        *,
-        enforce_max_results_range: bool = False,
-        destructive: DestructivePolicy = "include",
-    ) -> None:
-        if max_results is not None:
-            check_positive_int(max_results, "ToolSearchTool: max_results (or None)")
-        self.destructive = check_destructive_policy(destructive, "ToolSearchTool: destructive")
+    def __init__(self, index: ToolIndex | None, settings: AdvisorSettings = DEFAULT_SETTINGS) -> None:
+        if not isinstance(settings, AdvisorSettings):
+            raise TypeError(
+                "ToolSearchTool: settings must be an AdvisorSettings, e.g. AdvisorSettings(max_results=3), "
+                f"got {type(settings).__name__}"
+            )
         self.index = index
-        self.max_results = max_results
-        self.enforce_max_results_range = bool(enforce_max_results_range)
+        self.settings = settings
 
     @property
     def index_default(self) -> int:
         """The index's ``default_max_results`` (read on every use: it is the index's setting), or
         :data:`FALLBACK_DEFAULT_MAX_RESULTS` for an index without a valid one."""
-        try:
-            return check_positive_int(getattr(self.index, "default_max_results", None), "default_max_results")
-        except ValueError:
-            return FALLBACK_DEFAULT_MAX_RESULTS
+        value: Any = getattr(self.index, "default_max_results", None)
+        return FALLBACK_DEFAULT_MAX_RESULTS if positive_int_problem(value) else int(value)
 
     def resolve_max_results(self, model_max: int | None) -> int:
         """The one place the precedence is decided: the model's value, else the advisor's, else the index's
         default."""
         if model_max is not None:
             return model_max
-        return self.max_results if self.max_results is not None else self.index_default
+        configured = self.settings.max_results
+        return configured if configured is not None else self.index_default
 
     def as_tool(self) -> Tool:
         can_abstain = getattr(self.index, "can_abstain", False) is True
@@ -148,7 +138,7 @@ class ToolSearchTool:
     def parameters(self) -> dict[str, Any]:
         low, high = MAX_RESULTS_RANGE
         max_results: dict[str, Any] = {"type": "integer"}
-        if self.enforce_max_results_range:
+        if self.settings.enforce_max_results_range:
             max_results.update(minimum=low, maximum=high)
         max_results["description"] = f"Maximum number of tool names to return ({low}-{high})."
         return {
@@ -199,7 +189,7 @@ class ToolSearchTool:
             record.duration_ms = (time.perf_counter() - started) * 1000
             return SearchOutcome(error_result(message), record, True)
 
-        checked = problem or _check_search_args(args, self.enforce_max_results_range)
+        checked = problem or _check_search_args(args, self.settings.enforce_max_results_range)
         if checked:
             return fail(f"toolSearchTool: {checked}")
         record.query = args["query"]
@@ -208,11 +198,10 @@ class ToolSearchTool:
         record.max_results = self.resolve_max_results(None if model_max is None else int(model_max))
         if self.index is None:
             return fail("toolSearchTool: this meta-tool has no index to search")
-        if tools is None and self.destructive != "include":
-            return fail(
-                f"toolSearchTool: destructive={self.destructive!r} needs the registered tools (tools=)"
-            )
-        hidden = hidden_tools((tools or {}).values(), self.destructive, record.query)
+        destructive = self.settings.destructive
+        if tools is None and destructive != "include":
+            return fail(f"toolSearchTool: destructive={destructive!r} needs the registered tools (tools=)")
+        hidden = hidden_tools((tools or {}).values(), destructive, record.query)
         if record.max_results > 0:
             try:
                 # Asking for as many more as are hidden keeps max_results results after the filter.

@@ -6,9 +6,10 @@ clears its index and forgets its fingerprint, so the next request indexes it aga
 own lock, so two requests of one session never index it at the same time, while other sessions go on.
 Session ids reach this module already checked (a plain non-blank ``str``).
 
-The session also holds the advisor's record of the search groups its conversation turns found (the
-``"session"`` accumulation source, :mod:`toolsearch_lab.loop.conversation`); evicting the session forgets the
-record with the index and the fingerprint.
+The session also holds the advisor's record of the search groups its turns found (``run(..., turn=...)``
+adds each turn's; the ``"session"`` accumulation source reads them back,
+:mod:`toolsearch_lab.loop.conversation`);
+evicting the session forgets the record with the index and the fingerprint.
 
 Runs pin their session (:meth:`IndexedSessions.pin`) so that eviction strategies that know pins do not
 evict it under them. Each indexing of a session gets a new ``generation`` number: a run remembers the
@@ -22,6 +23,7 @@ import hashlib
 import itertools
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from toolsearch_lab.model import Tool, ToolIndex
@@ -85,7 +87,7 @@ class IndexedSessions:
             state = self._states.get(session_id)
             return list(state.found) if state else []
 
-    def record_found(self, session_id: str, groups: list[list[str]]) -> None:
+    def record_found(self, session_id: str, groups: Sequence[Sequence[str]]) -> None:
         """Add a turn's search groups to the session's record (a session evicted since keeps only these)."""
         state = self._state(session_id)
         with self._lock:

@@ -8,9 +8,10 @@ always the ``tools`` array as sent). The strategies themselves are in :mod:`tool
 
 A strategy is stateless: everything it decides comes from the conversation so far (as Spring derives the
 exposed tools from it), so one strategy object serves many runs and threads. The functions at the end read
-that conversation. In a conversation held with ``ToolSearchAdvisor.chat`` the tools found in earlier turns
-come either from the messages memory kept (``accumulation_source="history"``, Spring's way) or from the
-advisor's record of the session (``"session"``): :meth:`RequestView.found` reads whichever it was given.
+that conversation. In a conversation (a ``Conversation``, each turn ``run(..., turn=...)``) the tools found in
+earlier turns come either from the messages memory kept (``accumulation_source="history"``, Spring's way) or
+from the advisor's record of the session (``"session"``): :meth:`RequestView.found` reads whichever it was
+given.
 """
 
 from __future__ import annotations

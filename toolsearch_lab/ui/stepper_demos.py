@@ -17,7 +17,7 @@ from typing import Any
 from toolsearch_lab.eval.scenarios import load_scenario
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
-from toolsearch_lab.loop.config import PREFIX, ToolSearchConfig
+from toolsearch_lab.loop.config import PREFIX, PROPERTY_OF, ToolSearchConfig
 from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME
 from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall
 from toolsearch_lab.trace import RunTrace
@@ -141,16 +141,9 @@ def max_results_table(cases: list[MaxResultsCase]) -> Table:
 
 
 # ---- Python beside Spring Boot YAML ----------------------------------------------------------------------
-_PROPERTY_OF = {  # ToolSearchConfig field -> Spring Boot property (after the prefix)
-    "enabled": "enabled",
-    "index_type": "tool-index-type",
-    "max_results": "max-results",
-    "reference_tool_name_accumulation": "reference-tool-name-accumulation",
-    "session_id_key": "session-id-key-name",
-    "lru_max_sessions": "eviction.lru-max-sessions",
-    "ttl": "eviction.ttl",
-    "lucene_min_score": "lucene.min-score-threshold",
-}
+# ToolSearchConfig field -> Spring Boot property (after the prefix); the suffix is left to the Python side, as
+# its text (several lines) does not fit the one-line values written here.
+_PROPERTY_OF = {setting: name for setting, name in PROPERTY_OF.items() if setting != "system_message_suffix"}
 
 
 def _duration(value: timedelta) -> str:
@@ -162,12 +155,10 @@ def _duration(value: timedelta) -> str:
 
 
 def _changed(config: ToolSearchConfig) -> dict[str, Any]:
+    """The settings that differ from the defaults: Spring's properties first, in their order, then ours."""
     default = ToolSearchConfig()
-    return {
-        f.name: getattr(config, f.name)
-        for f in fields(config)
-        if getattr(config, f.name) != getattr(default, f.name)
-    }
+    names = [*_PROPERTY_OF, *(f.name for f in fields(config) if f.name not in _PROPERTY_OF)]
+    return {name: getattr(config, name) for name in names if getattr(config, name) != getattr(default, name)}
 
 
 def spring_properties(config: ToolSearchConfig) -> dict[str, str]:

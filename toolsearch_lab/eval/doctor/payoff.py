@@ -40,8 +40,8 @@ from toolsearch_lab.eval.doctor.report import (
     ToolFindability,
     plural,
 )
-from toolsearch_lab.loop.advisor import DEFAULT_SYSTEM_MESSAGE_SUFFIX
 from toolsearch_lab.loop.search_tool import MAX_RESULTS_RANGE, TOOL_SEARCH_TOOL_NAME, ToolSearchTool
+from toolsearch_lab.loop.settings import DEFAULT_SYSTEM_MESSAGE_SUFFIX, AdvisorSettings
 from toolsearch_lab.model import Tool
 from toolsearch_lab.tokens import REPLY_PRIMING, TokenCounter
 
@@ -74,7 +74,7 @@ def payoff(
         raise ValueError("payoff: the cost report has no tools; expected at least one")
     enc = counter.encoding_name
     catalog = cost.total[enc]
-    meta_tool = ToolSearchTool(None, max_results=max_results).as_tool()
+    meta_tool = ToolSearchTool(None, AdvisorSettings(max_results=max_results)).as_tool()
     meta = counter.tool_tokens(meta_tool)
     suffix = counter.count(DEFAULT_SYSTEM_MESSAGE_SUFFIX)
     overhead = meta + suffix + counter.tool_format.func_end

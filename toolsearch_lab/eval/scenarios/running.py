@@ -1,5 +1,5 @@
 """Running scenarios: one through a ToolSearchAdvisor with a model, graded; or all of them as a matrix of
-indexes x simulated agents. A conversation scenario runs through ``ToolSearchAdvisor.chat``, one turn per
+indexes x simulated agents. A conversation scenario runs through a ``Conversation``, one turn per
 user message, with the chat memory and the accumulation source asked for.
 """
 
@@ -14,8 +14,9 @@ from toolsearch_lab.eval.scenarios.format import Scenario, list_scenarios, load_
 from toolsearch_lab.eval.scenarios.grading import Grade, failed_steps, grade
 from toolsearch_lab.index.factory import INDEX_KINDS, make_index, threshold_options
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
-from toolsearch_lab.loop.conversation import AccumulationSource
+from toolsearch_lab.loop.conversation import Conversation
 from toolsearch_lab.loop.memory import ChatMemory
+from toolsearch_lab.loop.settings import AccumulationSource
 from toolsearch_lab.models.base import ChatModel
 from toolsearch_lab.models.factory import make_model
 from toolsearch_lab.models.simulated import AGENT_NAMES
@@ -82,17 +83,18 @@ def run_scenario(
         raise ValueError(
             "index_options configure the index run_scenario makes; the advisor given has its own"
         )
-    elif accumulation_source is not None and accumulation_source != advisor.accumulation_source:
+    elif accumulation_source is not None and accumulation_source != advisor.settings.accumulation_source:
         raise ValueError(
             f"accumulation_source={accumulation_source!r} disagrees with the advisor's "
-            f"{advisor.accumulation_source!r}; set it on the advisor"
+            f"{advisor.settings.accumulation_source!r}; set it on the advisor"
         )
-    context = {advisor.session_id_key: session_id or f"scenario-{sc.name}"}
+    context = {advisor.settings.session_id_key: session_id or f"scenario-{sc.name}"}
     chat_model = scenario_model(model, sc, max_results)
     if sc.turns:
-        result = advisor.chat(
-            chat_model, sc.user_messages(), sc.tools, context, memory=memory, system=sc.system
+        conversation = Conversation(
+            advisor, chat_model, sc.tools, context=context, memory=memory, system=sc.system
         )
+        result = conversation.send_all(sc.user_messages())
     else:
         result = advisor.run(chat_model, sc.messages(), sc.tools, context)
     verdict = grade(sc, result.trace)
