@@ -8,8 +8,9 @@ came from (``RunTrace.source``, and a replay's settings in ``RunTrace.replay``),
 session (:data:`SessionReason`); the words beside them are for people.
 
 Iterations are numbered from 1 (``Iteration.number``), as the CLI, the widgets and the docs show them.
-A conversation (:class:`~toolsearch_lab.loop.conversation.Conversation`) is one trace too: its iterations are numbered across the whole
-conversation and each carries the ``turn`` (user message) it belongs to; ``RunTrace.turns`` says per turn
+A conversation (:class:`~toolsearch_lab.loop.conversation.Conversation`) is one trace too: its iterations
+are numbered across the whole conversation and each carries the ``turn`` (user message) it belongs to;
+``RunTrace.turns`` says per turn
 what the user wrote, what chat memory dropped or rewrote before it, which found tools the turn started with
 and which it had lost. A single request has no turns (``turns == []``, ``Iteration.turn is None``).
 Traces written by earlier versions load in the current shape (:func:`~toolsearch_lab.trace.codec.upgrade`).
