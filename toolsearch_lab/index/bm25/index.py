@@ -86,10 +86,8 @@ from toolsearch_lab.index.bm25.scoring import exact_all, top_k
 from toolsearch_lab.model import (
     DEFAULT_MAX_RESULTS,
     Explanation,
-    SearchMetadata,
     SearchResponse,
     Tool,
-    ToolReference,
     empty_response,
 )
 from toolsearch_lab.text.lucene import analyze, analyze_split
@@ -151,18 +149,20 @@ class _Session:
 class BM25ToolIndex(BaseToolIndex):
     """Spring AI's LuceneToolIndex: per-session BM25 over tool name and description, Lucene-exact scores.
 
-    ``min_score`` is Spring's minScoreThreshold (raw BM25, applied after the top-N cut). The other options
+    ``min_score_threshold`` is Spring's minScoreThreshold (raw BM25; Spring applies it after the top-N
+    cut, which keeps the same tools as applying it before, since the cut is by score). The other options
     (identifier splitting, parameters, the "words" analyzer with stop words and stemming, one "full" text
     field) are described in the module docstring; all are off by default.
     """
 
-    DEFAULT_MIN_SCORE = 0.25
+    DEFAULT_MIN_SCORE_THRESHOLD = 0.25
     search_type = "LuceneToolIndex"  # Spring's metadata value (the wire keeps Spring's name)
     SEARCH_TYPE = search_type  # the earlier spelling
+    min_score_threshold: float = DEFAULT_MIN_SCORE_THRESHOLD
 
     def __init__(
         self,
-        min_score: float = DEFAULT_MIN_SCORE,
+        min_score_threshold: float = DEFAULT_MIN_SCORE_THRESHOLD,
         *,
         split_identifiers: bool = False,
         include_parameters: bool = False,
@@ -174,8 +174,8 @@ class BM25ToolIndex(BaseToolIndex):
         default_max_results: int = DEFAULT_MAX_RESULTS,
     ) -> None:
         super().__init__(default_max_results)
-        _check_options(min_score, parameter_boost, analyzer, fields, stemmer)
-        self.min_score = float(min_score)
+        _check_options(min_score_threshold, parameter_boost, analyzer, fields, stemmer)
+        self.min_score_threshold = float(min_score_threshold)
         self.split_identifiers = bool(split_identifiers)
         self.include_parameters = bool(include_parameters)
         self.parameter_boost = float(parameter_boost)
@@ -341,25 +341,36 @@ class BM25ToolIndex(BaseToolIndex):
         query = self._shape.compile(snap.postings, snap.fields, phrase, terms, ids)
         eligible = self._eligible(snap, request.category_filter)
         docs, scores = top_k(snap.postings, query, eligible, limit)
-        return self._response(request, snap, docs.tolist(), scores.tolist(), started)
+        # top_k kept only eligible docs: ranking its k again keeps them, in its order (score, then doc id)
+        tools = [snap.tools[d] for d in docs.tolist()]
+        return self._response(request, tools, scores, None, limit, started)
 
     def _response(
-        self, request: KeyedRequest, snap: _Snapshot, docs: list[int], scores: list[float], started: float
+        self,
+        request: KeyedRequest,
+        tools: Sequence[Tool],
+        scores: np.ndarray,
+        allowed: np.ndarray | None,
+        limit: int,
+        started: float,
     ) -> SearchResponse:
-        # Java compares float with float and keeps equality: the float32 scores, as Python floats, are
-        # compared with the float32 threshold, as a Python float (the same comparison, no numpy call).
-        threshold = float(_F32(self.min_score))
-        tools = snap.tools
-        refs = [
-            ToolReference(tools[doc].name, score, tools[doc].description)
-            for doc, score in zip(docs, scores, strict=True)
-            if score >= threshold
-        ]
+        # Java compares float with float and keeps equality: the float32 scores against the float32
+        # threshold. Lucene's order, score descending then doc id ascending, is the stable one.
+        threshold = float(_F32(self.min_score_threshold))
+        response = self.ranked(
+            request,
+            tools,
+            scores,
+            limit,
+            min_score_threshold=threshold,
+            matched_only=True,
+            allowed=allowed,
+            started=started,
+        ).response
         if log.isEnabledFor(logging.DEBUG):
-            for ref in refs:
+            for ref in response.tool_references:
                 log.debug("hit %s score %.5f", ref.tool_name, ref.relevance_score)
-        elapsed_ms = (time.perf_counter() - started) * 1000.0
-        return SearchResponse(refs, len(refs), SearchMetadata(self.search_type, request.query, elapsed_ms))
+        return response
 
     # -- batches -----
 
@@ -368,26 +379,31 @@ class BM25ToolIndex(BaseToolIndex):
         the requests of one session are scored together in one sparse matrix product."""
         if self.fields != "full":
             return [self._search(r, k) for r, k in zip(requests, limits, strict=True)]
-        out = [empty_response() for _ in requests]
-        by_session: dict[str, list[int]] = {}
-        for i, r in enumerate(requests):
-            if self._snapshot_of(r.session_id) is not None:
-                by_session.setdefault(r.session_id, []).append(i)
-        for session_id, members in by_session.items():
+
+        def answer(session_id: str, members: list[int]) -> list[SearchResponse] | None:
             started = time.perf_counter()
             snap, scores = self._score_rows(session_id, [requests[i].query for i in members])
-            if snap is None:  # cleared meanwhile
-                continue
-            for i, row in zip(members, scores, strict=True):
-                request = requests[i]
-                if request.query:
-                    docs, top = _top_of_row(row, self._eligible(snap, request.category_filter), limits[i])
-                    out[i] = self._response(request, snap, docs, top, started)
-        return out
+            if snap is None:  # no such session, or cleared meanwhile
+                return None
+            return [
+                self._row_response(requests[i], snap, row, limits[i], started)
+                for i, row in zip(members, scores, strict=True)
+            ]
+
+        return self.answer_by_session(requests, answer, empty_response)
+
+    def _row_response(
+        self, request: KeyedRequest, snap: _Snapshot, row: np.ndarray, limit: int, started: float
+    ) -> SearchResponse:
+        if not request.query:
+            return empty_response()
+        eligible = self._eligible(snap, request.category_filter)
+        allowed = np.ones(len(row), dtype=bool) if eligible is None else eligible
+        return self._response(request, snap.tools, row, allowed, limit, started)
 
     def score_matrix(self, session_id: str, queries: Sequence[str | None]) -> tuple[list[Tool], np.ndarray]:
         """``(tools, scores)``: the exact score ``search`` gives every tool for every query, ``[n_queries,
-        n_tools]`` float32 (0 where a tool does not match), before ``min_score``."""
+        n_tools]`` float32 (0 where a tool does not match), before ``min_score_threshold``."""
         snap, scores = self._score_rows(session_id, queries)
         return (list(snap.tools) if snap else []), scores
 
@@ -445,26 +461,18 @@ class BM25ToolIndex(BaseToolIndex):
             row,
             doc,
             clauses,
-            min_score=self.min_score,
+            min_score_threshold=self.min_score_threshold,
             max_results=self.default_max_results,
         )
 
 
-def _top_of_row(row: np.ndarray, eligible: np.ndarray | None, k: int) -> tuple[list[int], list[float]]:
-    """The top ``k`` matching docs of one score row, score descending then doc ascending (Lucene's order)."""
-    matched = row > 0 if eligible is None else (row > 0) & eligible
-    docs = np.flatnonzero(matched)
-    order = np.lexsort((docs, -row[docs]))[:k]
-    return docs[order].tolist(), row[docs[order]].tolist()
-
-
 def _check_options(
-    min_score: object, parameter_boost: object, analyzer: object, fields: object, stemmer: object
+    floor: object, parameter_boost: object, analyzer: object, fields: object, stemmer: object
 ) -> None:
-    if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not math.isfinite(min_score):
-        raise ValueError(f"min_score must be a finite number >= 0, got {min_score!r}")
-    if min_score < 0:
-        raise ValueError(f"min_score must be >= 0, got {min_score}")
+    if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not math.isfinite(floor):
+        raise ValueError(f"min_score_threshold must be a finite number >= 0, got {floor!r}")
+    if floor < 0:
+        raise ValueError(f"min_score_threshold must be >= 0, got {floor}")
     if not isinstance(parameter_boost, (int, float)) or not parameter_boost > 0:
         raise ValueError(f"parameter_boost must be a number > 0, got {parameter_boost!r}")
     if analyzer not in ANALYZERS:
