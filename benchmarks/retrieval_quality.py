@@ -156,8 +156,8 @@ def bm25_ablation() -> list[tuple[str, BM25ToolIndex]]:
     spring = {"stop_words": True, "split_identifiers": True}
     words = {"analyzer": "words", "fields": "full", "stop_words": True}
     return [
-        ("A Spring's LuceneToolIndex (min_score 0.25)", BM25ToolIndex()),
-        ("B A with min_score 0", BM25ToolIndex(0.0)),
+        ("A Spring's LuceneToolIndex (min_score_threshold 0.25)", BM25ToolIndex()),
+        ("B A with min_score_threshold 0", BM25ToolIndex(0.0)),
         ("C B + English stop words out of the query", BM25ToolIndex(0.0, stop_words=True)),
         ("D C + identifiers split (get_iban -> get iban)", BM25ToolIndex(0.0, **spring)),
         ("E D + parameters as a third field", BM25ToolIndex(0.0, include_parameters=True, **spring)),

@@ -23,10 +23,11 @@ Parts:
   same tokens (our StandardAnalyzer port), so the comparison is about scoring and retrieval, not tokenisers.
   BM25ToolIndex: build = ``index_tools`` + the first search; a query is a full ``search()`` call: analysis,
   Spring's four-clause query (phrases included), Lucene-exact float32 BM25, top 10 with Lucene's tie order,
-  ``ToolReference`` objects, min_score 0.0 so nothing is filtered. bm25s (method="lucene", k1=1.2, b=0.75,
-  its default numpy backend): build = tokenising + ``index``; a query is tokenising + ``retrieve([tokens],
-  k=10)``. It scores one field with one term clause per token; no phrases, no second field. rank_bm25
-  (BM25Okapi): ``get_scores`` + top 10; very slow at 100k, so it gets a subsample of queries there.
+  ``ToolReference`` objects, min_score_threshold 0.0 so nothing is filtered. bm25s (method="lucene",
+  k1=1.2, b=0.75, its default numpy backend): build = tokenising + ``index``; a query is tokenising +
+  ``retrieve([tokens], k=10)``. It scores one field with one term clause per token; no phrases, no second
+  field. rank_bm25 (BM25Okapi): ``get_scores`` + top 10; very slow at 100k, so it gets a subsample of
+  queries there.
 * ``memory`` - the process's resident memory (VmRSS) around a 100k-tool BM25ToolIndex: before indexing,
   after ``index_tools``, after the first search, and after 1,000 searches.
 
@@ -99,7 +100,7 @@ def percentiles(samples_s: list[float]) -> tuple[float, float]:
 
 
 def bench_ours(tools: list[Tool], queries: list[str]) -> tuple[float, list[float], BM25ToolIndex]:
-    index = BM25ToolIndex(min_score=0.0)
+    index = BM25ToolIndex(min_score_threshold=0.0)
     t0 = time.perf_counter()
     index.index_tools("bench", tools)
     index.search(SearchRequest("bench", "warm up"))  # builds the arrays, as the first real search would
@@ -146,7 +147,7 @@ def bench_rank_bm25(texts: list[str], queries: list[str]) -> tuple[float, list[f
 
 def check_against_naive(tools: list[Tool], queries: list[str], sample: int) -> str:
     """Compare our top-10 scores with the loop-based reference implementation on a corpus sample."""
-    small = BM25ToolIndex(min_score=0.0)
+    small = BM25ToolIndex(min_score_threshold=0.0)
     small.index_tools("check", tools[:sample])
     worst, checked = 0.0, 0
     pairs = [(t.name, t.description) for t in tools[:sample]]
@@ -345,7 +346,7 @@ def vm_rss_mb() -> float:
 def print_memory(real: list[tuple[str, str]], queries: list[str], size: int, searches: int) -> None:
     """Resident memory around a BM25ToolIndex of ``size`` tools: does it stay flat across searches?"""
     tools = synthetic_tools(size, real, random.Random(SEED + size))
-    index = BM25ToolIndex(min_score=0.0)
+    index = BM25ToolIndex(min_score_threshold=0.0)
     before = vm_rss_mb()
     index.index_tools("bench", tools)
     indexed = vm_rss_mb()

@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         for label, embedder in compared(dataset):
             for kind, index in (
                 ("hybrid, abstention off", HybridToolIndex(embedder=embedder, abstain=False)),
-                ("vector, no threshold", VectorToolIndex(embedder, similarity_threshold=-1.0)),
+                ("vector, no threshold", VectorToolIndex(embedder, min_score_threshold=-1.0)),
             ):
                 started = time.perf_counter()
                 result = evaluate(index, dataset, K, depth=DEPTH)

@@ -764,7 +764,7 @@ def test_index_default_max_results_is_what_the_model_reads_the_trace_says_and_th
 
     catalog = [Tool(f"weather_tool_{i}", f"Get the weather forecast variant {i}") for i in range(8)]
     embedder = TfidfEmbedder().fit([t.description for t in catalog] + ["weather forecast"])
-    index = VectorToolIndex(embedder, similarity_threshold=0.0, default_max_results=3)
+    index = VectorToolIndex(embedder, min_score_threshold=0.0, default_max_results=3)
     model, result = run(
         ToolSearchAdvisor(index),
         [AssistantTurn(None, [search("weather forecast")]), answer()],

@@ -132,7 +132,7 @@ def test_threshold_hint_only_when_the_threshold_cut_the_results(dataset_file, ca
     data = json.loads(capsys.readouterr().out)
     assert data["toolReferences"] == []
     (hint,) = data["hints"]
-    assert "below the lucene index's min_score 100.0" in hint and "best: get_weather" in hint
+    assert "below the lucene index's min_score_threshold 100.0" in hint and "best: get_weather" in hint
 
 
 def test_options_that_do_not_fit_the_index_are_refused(dataset_file, capsys):

@@ -31,7 +31,7 @@ def test_item76_lucene_selected_case_insensitively_with_threshold():
         props(tool_index_type="LUCENE", lucene__min_score_threshold="0.5")
     )
     index = config.build_index()
-    assert isinstance(index, BM25ToolIndex) and index.min_score == pytest.approx(0.5)
+    assert isinstance(index, BM25ToolIndex) and index.min_score_threshold == pytest.approx(0.5)
 
 
 def test_item77_vector_needs_no_store_here():
@@ -47,7 +47,7 @@ def test_item78_unknown_type_only_warns():
 
 
 def test_item79_user_supplied_index_wins():
-    mine = BM25ToolIndex(min_score=0.0)
+    mine = BM25ToolIndex(min_score_threshold=0.0)
     advisor = ToolSearchConfig(index_type="regex").build_advisor(index=mine)
     assert advisor.index is mine
 

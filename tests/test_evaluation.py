@@ -98,7 +98,7 @@ def test_evaluate_vector_batch_path():
 
 
 def test_evaluate_looping_path_matches_metrics():
-    result = evaluate(BM25ToolIndex(min_score=0), tiny(), k=5)
+    result = evaluate(BM25ToolIndex(min_score_threshold=0), tiny(), k=5)
     assert result.depth == 10
     assert result.per_query[0].ranked[0] == "weatherTool"
     assert result.metrics["recall@5"] == pytest.approx((1 + 1 + 0) / 3)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
+from toolsearch_lab.index.abstention import AbstentionError
 from toolsearch_lab.index.bm25.index import BM25ToolIndex
 from toolsearch_lab.index.factory import INDEX_KINDS, make_index
 from toolsearch_lab.index.hybrid import HybridToolIndex, normalise, strip_stop_words
+from toolsearch_lab.index.hybrid_settings import HybridSettings
 from toolsearch_lab.index.ngram import CharNgramToolIndex
 from toolsearch_lab.index.vector import VectorToolIndex, split_clauses
 from toolsearch_lab.model import SearchRequest, Tool, ToolIndex, empty_response
@@ -169,6 +173,36 @@ def test_invalid_options():
         HybridToolIndex(embedder=AxesEmbedder(), views=("summary",))
     with pytest.raises(ValueError, match="normalisation"):
         HybridToolIndex(embedder=AxesEmbedder(), normalisation="max")
+    with pytest.raises(ValueError, match="min_score_threshold"):
+        HybridToolIndex(embedder=AxesEmbedder(), min_score_threshold=float("nan"))
+    with pytest.raises(TypeError, match="unknown option.* min_score;.*min_score_threshold"):
+        HybridToolIndex(embedder=AxesEmbedder(), min_score=0.5)  # the old name is refused, not ignored
+
+
+def test_settings_are_one_value_the_options_change():
+    tuned = HybridSettings(vector_weight=0.4, char_share=0.0, prerequisites=False)
+    index = HybridToolIndex(embedder=AxesEmbedder(), settings=tuned, min_score_threshold=0.5)
+    assert index.settings == dataclasses.replace(tuned, min_score_threshold=0.5) and index.char_index is None
+    index.index_tools("s", TOOLS)
+    same = hybrid(vector_weight=0.4, char_share=0.0, prerequisites=False, min_score_threshold=0.5)
+    request = SearchRequest("s", "forecast for Oslo or shares of ACME", 5)
+    assert index.search(request) == same.search(request)
+    assert all(r.relevance_score >= 0.5 for r in index.search(request).tool_references)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        index.settings.vector_weight = 0.9  # type: ignore[misc]
+
+
+def test_making_an_index_loads_nothing(tmp_path, monkeypatch):
+    """The embedder and the abstention model are taken on first use: a bad model path fails the first
+    search, naming the file, not the constructor."""
+    import toolsearch_lab.index.vector as vector_module
+
+    monkeypatch.setattr(vector_module, "default_embedder", lambda: pytest.fail("embedder taken too early"))
+    index = HybridToolIndex(abstention=tmp_path / "missing.json")
+    monkeypatch.setattr(vector_module, "default_embedder", AxesEmbedder)
+    index.index_tools("s", TOOLS)
+    with pytest.raises(AbstentionError, match="missing.json"):
+        index.search(SearchRequest("s", "forecast"))
 
 
 def test_search_racing_a_clear_answers_empty():
@@ -290,7 +324,7 @@ def test_keyword_side_follows_later_additions_and_clears():
 
 def test_previous_keyword_index_still_pluggable():
     index = HybridToolIndex(
-        BM25ToolIndex(min_score=0.0, split_identifiers=True),
+        BM25ToolIndex(min_score_threshold=0.0, split_identifiers=True),
         embedder=AxesEmbedder(),
         char_share=0.0,
         vector_weight=0.0,

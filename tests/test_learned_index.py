@@ -70,6 +70,18 @@ def test_search_many_equals_search_and_sessions_are_isolated(index):
     assert index.search(SearchRequest(None, "weather")).tool_names == []
 
 
+def test_min_score_threshold_keeps_only_likely_tools(index):
+    request = SearchRequest("s", "what is the weather forecast in Oslo", 6)
+    first, second = [r.relevance_score for r in index.search(request).tool_references][:2]
+    assert first > second
+    strict = make_index("learned", min_score_threshold=(first + second) / 2)  # the CLI's --min-score
+    strict.index_tools("s", TOOLS)
+    assert strict.search(request).tool_names == ["get_weather"]
+    runner_up = index.search(request).tool_names[1]
+    assert strict.explain("s", request.query, runner_up).rank is None
+    assert index.explain("s", request.query, runner_up).rank == 2
+
+
 def test_explain_parts_add_up_to_the_search_score(index):
     query = "convert 20 dollars to pounds"
     top = index.search(SearchRequest("s", query)).tool_references[0]

@@ -33,8 +33,8 @@ DEMO_TOOLS = [
 ]
 
 
-def make_index(tools, min_score=0.0, session="s", **kw) -> BM25ToolIndex:
-    index = BM25ToolIndex(min_score, **kw)
+def make_index(tools, min_score_threshold=0.0, session="s", **kw) -> BM25ToolIndex:
+    index = BM25ToolIndex(min_score_threshold, **kw)
     index.index_tools(session, [t if isinstance(t, Tool) else Tool(*t) for t in tools])
     return index
 
@@ -133,7 +133,7 @@ def test_item1_tool_reference_fields_and_serialisation():
 
 
 def test_item2_response_shape_and_metadata():
-    index = make_index(DEMO_TOOLS, min_score=0.25)
+    index = make_index(DEMO_TOOLS, min_score_threshold=0.25)
     resp = index.search(SearchRequest("s", "weather", max_results=None, category_filter=None))
     assert isinstance(resp.tool_references, list)
     assert resp.total_matches == len(resp.tool_references) == 1
@@ -185,17 +185,17 @@ def test_item6_blank_or_unknown_session_gives_empty_response(session):
 # --- §15 items 25-34 ----------------------------------------------------------------------------------
 
 
-def test_item25_default_min_score_and_override():
-    assert BM25ToolIndex().min_score == 0.25
-    assert BM25ToolIndex(0.0).min_score == 0.0
-    assert BM25ToolIndex(0.5).min_score == 0.5
+def test_item25_default_min_score_threshold_and_override():
+    assert BM25ToolIndex().min_score_threshold == 0.25
+    assert BM25ToolIndex(0.0).min_score_threshold == 0.0
+    assert BM25ToolIndex(0.5).min_score_threshold == 0.5
     for bad in (-0.1, float("nan"), "0.2", True):
-        with pytest.raises(ValueError, match="min_score"):
+        with pytest.raises(ValueError, match="min_score_threshold"):
             BM25ToolIndex(bad)
 
 
 def test_item26_weather_conditions_only_weather_tool():
-    index = make_index(REFERENCE_CASES[0][0], min_score=0.25)
+    index = make_index(REFERENCE_CASES[0][0], min_score_threshold=0.25)
     got = hits(index, "weather conditions")
     assert [n for n, _ in got] == ["weatherTool"]
     assert got[0][1] == pytest.approx(1.1907, abs=1e-4)

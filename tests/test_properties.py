@@ -55,7 +55,7 @@ class HashEmbedder:
 def _vector_index():
     from toolsearch_lab.index.vector import VectorToolIndex
 
-    return VectorToolIndex(HashEmbedder(), similarity_threshold=-1.0)
+    return VectorToolIndex(HashEmbedder(), min_score_threshold=-1.0)
 
 
 def _hybrid_index():
@@ -67,9 +67,9 @@ def _hybrid_index():
 ISOLATION_INDEXES = {
     "regex-keywords": lambda: RegexToolIndex("keywords"),
     "regex-pattern": lambda: RegexToolIndex("pattern"),
-    "bm25": lambda: BM25ToolIndex(min_score=0.0),
+    "bm25": lambda: BM25ToolIndex(min_score_threshold=0.0),
     "bm25-split-params": lambda: BM25ToolIndex(
-        min_score=0.0, split_identifiers=True, include_parameters=True
+        min_score_threshold=0.0, split_identifiers=True, include_parameters=True
     ),
     "vector-hash": _vector_index,
     "hybrid-hash": _hybrid_index,

@@ -131,7 +131,7 @@ def test_5_the_regex_index_is_a_keyword_index():
 def test_6_a_snake_case_name_is_one_lucene_token():
     claims(6, "keeps `get_weather` as one token", "only the description's `weather` matches")
     assert analyze("get_weather") == ["get_weather"]
-    index = BM25ToolIndex(min_score=0.0)
+    index = BM25ToolIndex(min_score_threshold=0.0)
     index.index_tools("q6", [Tool("get_weather", "Get the weather for a location")])
     parts = index.explain("q6", "weather", "get_weather").parts
     assert parts and all(p.detail.startswith("toolDescription:weather") for p in parts), [

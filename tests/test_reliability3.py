@@ -533,7 +533,7 @@ def test_the_embedders_429_retries_are_in_the_search_record_and_the_trace(httpse
     embedder = OpenAIEmbedder(
         "m", base_url=httpserver.url_for("/v1"), api_key="sk-embed-secret", max_retries=3
     )
-    advisor = ToolSearchAdvisor(VectorToolIndex(embedder, similarity_threshold=0.0))
+    advisor = ToolSearchAdvisor(VectorToolIndex(embedder, min_score_threshold=0.0))
     turns = [AssistantTurn(None, [_search("weather in a city")]), AssistantTurn("done")]
     result = advisor.run(
         ScriptedModel(turns), [{"role": "user", "content": "x"}], _weather_tools(), session_id="s"

@@ -232,14 +232,15 @@ def test_regex_index_also_drives_the_demo_scenario():
     assert grade(scenario, result.trace).success
 
 
-def test_min_score_reaches_the_index_that_has_one():
-    strict = run_scenario("spring-demo", index="lucene", min_score=100.0)
+def test_min_score_threshold_reaches_the_index_that_has_one():
+    strict = run_scenario("spring-demo", index="lucene", min_score_threshold=100.0)
     assert all(s.names == [] for s in strict.trace.searches()) and not strict.grade.success
     for kind in ("vector", "hybrid"):
-        run = run_scenario("spring-demo", index=kind, min_score=1.01)  # no cosine/fused score reaches it
+        # no cosine or fused score reaches 1.01
+        run = run_scenario("spring-demo", index=kind, min_score_threshold=1.01)
         assert all(s.names == [] for s in run.trace.searches()), kind
     with pytest.raises(ValueError, match="'regex' index has no score threshold"):
-        run_scenario("spring-demo", index="regex", min_score=0.5)
+        run_scenario("spring-demo", index="regex", min_score_threshold=0.5)
 
 
 # ---- wordings, step grading ------------------------------------------------------------------------------

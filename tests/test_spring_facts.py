@@ -60,7 +60,7 @@ def test_the_package_behaves_as_the_facts_say():
     drift apart."""
     from toolsearch_lab import BM25ToolIndex, LruEviction, SearchRequest, Tool, ToolSearchTool, TtlEviction
 
-    assert BM25ToolIndex().min_score == float(BY_KEY["lucene-min-score"].words)
+    assert BM25ToolIndex().min_score_threshold == float(BY_KEY["lucene-min-score"].words)
     assert LruEviction().max_sessions == int(BY_KEY["lru-default"].words.split()[0].replace(",", ""))
     # TTL: a session idle exactly the TTL is evicted (Spring's check is now - last >= ttl).
     now = [0.0]
@@ -69,7 +69,7 @@ def test_the_package_behaves_as_the_facts_say():
     now[0] = 10.0
     assert ttl.on_access("b") == {"a"}, "TTL evicts a session idle for exactly the TTL"
     # The search result is a JSON array of the names, in rank order, and nothing else.
-    index = BM25ToolIndex(min_score=0.0)
+    index = BM25ToolIndex(min_score_threshold=0.0)
     index.index_tools("s", [Tool("weather", "weather forecast"), Tool("clothing", "weather clothing shops")])
     result = ToolSearchTool(index).call({"query": "weather", "maxResults": 2}, "s").result
     assert (

@@ -26,7 +26,7 @@ def indexes():
     return {
         "regex": RegexToolIndex(),
         "lucene": BM25ToolIndex(),
-        "vector": VectorToolIndex(emb, similarity_threshold=0.0),
+        "vector": VectorToolIndex(emb, min_score_threshold=0.0),
         "hybrid": HybridToolIndex(embedder=emb),
     }
 

@@ -237,7 +237,7 @@ def test_agent_switch_shows_per_step_grade_on_user_worded_scenario():
     settings = {
         "index": "lucene",
         "max_results": app.max_results.value,
-        "min_score": app.threshold.value,
+        "min_score_threshold": app.threshold.value,
     }
     expected = run_scenario(name, model="semantic", **settings)
     n = len(load_scenario(name).steps)

@@ -111,7 +111,7 @@ def test_item37_top_k_threshold_and_session_filter():
     # Cosine of "weather" with "weather email*i" is 1/sqrt(1+i^2): >= 0.2 keeps i <= 4 (i=5 gives 0.196).
     names = index.search(SearchRequest("s", "weather", max_results=50)).tool_names
     assert names == ["w0", "w1", "w2", "w3", "w4"]
-    exact = VectorToolIndex(KeywordEmbedder(), similarity_threshold=1 / np.sqrt(2))
+    exact = VectorToolIndex(KeywordEmbedder(), min_score_threshold=1 / np.sqrt(2))
     exact.index_tools("s", [Tool("a", "weather email"), Tool("b", "weather email email")])
     assert exact.search(SearchRequest("s", "weather")).tool_names == ["a"]  # equal to threshold is kept
 

@@ -67,9 +67,7 @@ from .index.base import BaseToolIndex as BaseToolIndex
 from .index.bm25.index import BM25ToolIndex as BM25ToolIndex, LuceneToolIndex as LuceneToolIndex
 from .index.factory import (
     INDEX_KINDS as INDEX_KINDS,
-    THRESHOLD_OPTIONS as THRESHOLD_OPTIONS,
     make_index as make_index,
-    threshold_options as threshold_options,
 )
 from .index.hybrid import HybridToolIndex as HybridToolIndex
 from .index.learned import FEATURES as FEATURES, LearnedToolIndex as LearnedToolIndex

@@ -35,7 +35,8 @@ SESSION = "cli"
 KEYWORDS = "keywords"
 # The constructor option that holds each kind's score threshold (the regex index has none), and the value
 # that switches it off.
-NO_THRESHOLD: dict[str, float | None] = {"lucene": 0.0, "vector": -1.0, "hybrid": None}
+# Each floored index kind's min_score_threshold that lets every match through (the threshold hint's re-run)
+NO_THRESHOLD: dict[str, float | None] = {"lucene": 0.0, "vector": -1.0, "hybrid": None, "learned": None}
 _REGEX_SYNTAX = frozenset("\\.*+?^${}[]|()")
 
 
@@ -71,8 +72,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--min-score",
         type=finite_float,
         default=None,
-        help="score threshold: the lucene index's min_score, the vector index's similarity_threshold or the "
-        "hybrid index's min_score; the regex index has none (default: the index's own threshold)",
+        help="score threshold, the index's min_score_threshold (raw BM25 for lucene, a cosine for vector, "
+        "the fused score for hybrid, a probability for learned); the regex index has none (default: the "
+        "index's own threshold)",
     )
     parser.add_argument(
         "--regex-mode",
@@ -86,16 +88,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     return parser
 
 
-def _index_options(index_kind: str, min_score: float | None, regex_mode: str) -> dict[str, Any]:
-    # The index checks the mode and the threshold; their option lists live there.
-    from toolsearch_lab.index.factory import threshold_options
-
+def _index_options(index_kind: str, min_score_threshold: float | None, regex_mode: str) -> dict[str, Any]:
+    # The index checks the mode and make_index the threshold; their option lists live there.
     options: dict[str, Any] = {}
     if regex_mode != KEYWORDS:
         if index_kind != "regex":
             raise ValueError(f"--regex-mode applies to --index regex only, not to {index_kind!r}")
         options["mode"] = regex_mode
-    return {**options, **threshold_options(index_kind, min_score)}
+    if min_score_threshold is not None:
+        options["min_score_threshold"] = min_score_threshold
+    return options
 
 
 def run_search(
@@ -104,7 +106,7 @@ def run_search(
     index_kind: str = "lucene",
     max_results: int | None = None,
     *,
-    min_score: float | None = None,
+    min_score_threshold: float | None = None,
     regex_mode: str = KEYWORDS,
     examples: str | None = None,
     abstention: dict[str, Any] | None = None,
@@ -117,7 +119,7 @@ def run_search(
     from toolsearch_lab.index.factory import make_index
 
     tools = catalog_tools(catalog, examples)
-    options = {**_index_options(index_kind, min_score, regex_mode), **(abstention or {})}
+    options = {**_index_options(index_kind, min_score_threshold, regex_mode), **(abstention or {})}
     index = make_index(index_kind, **options)
     index.index_tools(SESSION, tools)
     request = SearchRequest(SESSION, query, max_results)
@@ -209,21 +211,20 @@ def _threshold_cut(
 ) -> str | None:
     """If the index's score threshold removed every match, say which tool came closest. Found by searching
     again with the threshold switched off, in a second index (the first stays as the user configured it)."""
-    from toolsearch_lab.index.factory import THRESHOLD_OPTIONS, make_index
+    from toolsearch_lab.index.factory import make_index
 
-    option = THRESHOLD_OPTIONS.get(index_kind)
-    if option is None:
+    if index_kind not in NO_THRESHOLD or index.min_score_threshold is None:
         return None
-    unfiltered = make_index(index_kind, **{**options, option: NO_THRESHOLD[index_kind]})
+    unfiltered = make_index(index_kind, **{**options, "min_score_threshold": NO_THRESHOLD[index_kind]})
     unfiltered.index_tools(SESSION, tools)
     refs = unfiltered.search(request).tool_references
     if not refs:
         return None
-    threshold = getattr(index, option)
+    threshold = index.min_score_threshold
     best = refs[0]
     flag = "--min-score" if index_kind != "vector" else "--min-score (cosine, -1 to 1)"
     return (
-        f"tools matched, but every score is below the {index_kind} index's {option} {threshold} "
+        f"tools matched, but every score is below the {index_kind} index's min_score_threshold {threshold} "
         f"(best: {best.tool_name} {best.relevance_score:.4f}); lower it with {flag}"
     )
 
@@ -239,7 +240,7 @@ def run(args: argparse.Namespace) -> int:
                 catalog,
                 args.index,
                 args.max_results,
-                min_score=args.min_score,
+                min_score_threshold=args.min_score,
                 regex_mode=args.regex_mode,
                 examples=args.examples,
                 abstention=abstention_options(args, args.index),

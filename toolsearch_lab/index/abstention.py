@@ -22,6 +22,7 @@ plain JSON (``resources/abstention/hybrid.json``), never pickle.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Mapping
@@ -40,7 +41,7 @@ from toolsearch_lab.index.model_file import (
     read_model_json,
 )
 
-__all__ = ["EVIDENCE", "MODEL_FORMAT", "SHIPPED_MODEL", "AbstentionError", "AbstentionModel"]
+__all__ = ["EVIDENCE", "MODEL_FORMAT", "SHIPPED_MODEL", "Abstention", "AbstentionError", "AbstentionModel"]
 
 MODEL_FORMAT = "toolsearch-lab-abstention-1"
 SHIPPED_MODEL = Path(__file__).resolve().parent.parent / "resources" / "abstention" / "hybrid.json"
@@ -140,3 +141,38 @@ class AbstentionModel:
         where = f"abstention model {path}"
         doc = read_model_json(path, where, AbstentionError, _MAX_DEPTH)
         return cls.from_dict(doc, where=where)
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped() -> AbstentionModel:
+    return AbstentionModel.load()
+
+
+@dataclass(frozen=True)
+class Abstention:
+    """The abstention an index applies: the model (None: the index never abstains), why not, and the
+    confidence below which a search returns no tools."""
+
+    model: AbstentionModel | None
+    note: str | None
+    min_confidence: float | None
+
+    @classmethod
+    def settle(
+        cls,
+        source: AbstentionModel | str | os.PathLike[str] | None,
+        embedder_name: str,
+        views: tuple[str, ...],
+        min_confidence: float | None,
+    ) -> Abstention:
+        """The abstention of an index embedding with ``embedder_name`` over ``views``: ``source`` (a model,
+        the path of one, or None for the shipped one) if it applies (:meth:`AbstentionModel.applies_to`),
+        with ``min_confidence`` or, when None, the model's own threshold."""
+        if isinstance(source, AbstentionModel):
+            model = source
+        else:
+            model = AbstentionModel.load(source) if source is not None else _shipped()
+        note = model.applies_to(embedder_name, views)
+        if note is not None:
+            return cls(None, note, None)
+        return cls(model, None, model.min_confidence if min_confidence is None else min_confidence)

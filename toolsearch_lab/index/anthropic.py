@@ -42,6 +42,9 @@ def anthropic_index(variant: str, max_results: int) -> BaseToolIndex:
         return AnthropicRegexIndex(max_results)
     if variant == "bm25":
         return BM25ToolIndex(
-            min_score=0.0, split_identifiers=True, include_parameters=True, default_max_results=max_results
+            min_score_threshold=0.0,
+            split_identifiers=True,
+            include_parameters=True,
+            default_max_results=max_results,
         )
     raise ValueError(f"anthropic_index: variant must be 'regex' or 'bm25', got {variant!r:.40}")

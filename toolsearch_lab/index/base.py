@@ -6,18 +6,24 @@ this is how every index here meets it."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, final
+from typing import Any, NamedTuple, TypeVar, final
+
+import numpy as np
 
 from toolsearch_lab.jsonlimits import shown
 from toolsearch_lab.model import (
     DEFAULT_MAX_RESULTS,
     Explanation,
     NotIndexedError,
+    SearchConfidence,
+    SearchMetadata,
     SearchRequest,
     SearchResponse,
     Tool,
+    ToolReference,
     check_positive_int,
     empty_response,
     session_key,
@@ -25,7 +31,11 @@ from toolsearch_lab.model import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BaseToolIndex", "KeyedRequest"]
+__all__ = ["BaseToolIndex", "KeyedRequest", "Ranked", "Rerank"]
+
+T = TypeVar("T")
+# (every passing column, best first; limit) -> (the columns answered with, the score each is shown with)
+Rerank = Callable[[np.ndarray, int], tuple[np.ndarray, np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -34,6 +44,15 @@ class KeyedRequest(SearchRequest):
     hook receives (a plain, non-blank ``str`` session)."""
 
     session_id: str
+
+
+class Ranked(NamedTuple):
+    """What :meth:`BaseToolIndex.ranked` answers: the response, and for each of its references, in order,
+    its column (position among the tools ranked) and its score."""
+
+    response: SearchResponse
+    columns: np.ndarray
+    scores: np.ndarray
 
 
 class BaseToolIndex:
@@ -48,6 +67,10 @@ class BaseToolIndex:
     - ``_search(request, limit)`` and/or ``_search_many(requests, limits)``: each defaults to the other;
       ``limit`` is the request's ``max_results`` or the index's ``default_max_results``;
     - ``_explain(session, query, tool_name)`` for an index that explains its scores.
+
+    A search hook scores the session's tools and hands the scores to :meth:`ranked`, the one ranking tail
+    (category filter, score floor, stable top-k, the response); a batching ``_search_many`` answers each
+    session's requests together through :meth:`answer_by_session`.
 
     Hooks receive a plain ``str`` session and a ``request.session_id`` that is one; a search whose session
     id breaks the rule gets Spring's empty response without reaching them. Subclasses call
@@ -143,6 +166,91 @@ class BaseToolIndex:
 
     # -- helpers for subclasses ------------------------------------------------------------------------
 
+    @property
+    def search_type(self) -> str:
+        """The ``searchType`` of this index's responses (an index Spring has keeps Spring's class name)."""
+        return type(self).__name__
+
+    def ranked(
+        self,
+        request: SearchRequest,
+        tools: Sequence[Tool],
+        scores: np.ndarray,
+        limit: int,
+        *,
+        min_score_threshold: float | None = None,
+        matched_only: bool = False,
+        allowed: np.ndarray | None = None,
+        rerank: Rerank | None = None,
+        confidence: SearchConfidence | None = None,
+        started: float | None = None,
+    ) -> Ranked:
+        """The ranking tail of every index: of ``tools`` and their ``scores`` (one per tool), the tools the
+        request's category filter allows (``allowed``: that mask, when the caller has it), that matched
+        (score > 0, with ``matched_only``) and score at least ``min_score_threshold`` (Spring keeps a score
+        equal to it), best first with ties in catalog order (a stable sort, as Java's), the first ``limit``.
+
+        ``scores`` are compared in their own dtype: float32 scores against a float32 threshold, as Spring
+        compares floats. ``rerank`` replaces the cut at ``limit`` (the hybrid's diverse re-ranking). An
+        abstaining ``confidence`` answers no tools; any ``confidence`` goes into the response, and so does
+        the time since ``started`` (a ``time.perf_counter()`` reading), in ms."""
+        if confidence is not None and confidence.abstained:
+            answer = SearchResponse([], 0, self.metadata(request), confidence)
+            return Ranked(answer, np.empty(0, dtype=np.int64), np.empty(0))
+        if allowed is None and request.category_filter:
+            allowed = self.category_mask(tools, request.category_filter)
+        order = _best_first(scores, allowed, min_score_threshold, matched_only)
+        if rerank is None:
+            columns, shown = order[:limit], scores[order[:limit]]
+        else:
+            columns, shown = rerank(order, limit)
+        refs = [
+            ToolReference(tools[j].name, v, tools[j].description)
+            for j, v in zip(columns.tolist(), shown.tolist(), strict=True)
+        ]
+        response = SearchResponse(refs, len(refs), self.metadata(request, started), confidence)
+        return Ranked(response, columns, shown)
+
+    def metadata(self, request: SearchRequest, started: float | None = None) -> SearchMetadata:
+        """A response's metadata: this index's ``search_type``, the query, and the time since ``started``
+        (a ``time.perf_counter()`` reading) in ms, when given."""
+        elapsed_ms = None if started is None else round((time.perf_counter() - started) * 1000.0, 3)
+        return SearchMetadata(self.search_type, request.query, elapsed_ms)
+
+    @staticmethod
+    def rank_of(
+        column: int,
+        scores: np.ndarray,
+        *,
+        min_score_threshold: float | None = None,
+        matched_only: bool = False,
+    ) -> int | None:
+        """The 1-based rank :meth:`ranked` gives the tool at ``column`` of ``scores`` with these options, no
+        category filter and no limit; None when it does not return it (for ``explain``)."""
+        order = _best_first(scores, None, min_score_threshold, matched_only)
+        where = np.flatnonzero(order == column)
+        return int(where[0]) + 1 if len(where) else None
+
+    @staticmethod
+    def answer_by_session(
+        requests: Sequence[KeyedRequest],
+        answer: Callable[[str, list[int]], Sequence[T] | None],
+        empty: Callable[[], T],
+    ) -> list[T]:
+        """A batch answered session by session, so each session's queries are scored together (one
+        embedding or scoring call): ``answer(session, members)`` answers the requests at the positions
+        ``members``, in order, or returns None (a session without tools) to leave them ``empty()``."""
+        out = [empty() for _ in requests]
+        members: dict[str, list[int]] = {}
+        for i, r in enumerate(requests):
+            members.setdefault(r.session_id, []).append(i)
+        for session, positions in members.items():
+            answers = answer(session, positions)
+            if answers is not None:
+                for i, a in zip(positions, answers, strict=True):
+                    out[i] = a
+        return out
+
     def _keyed(self, request: Any) -> KeyedRequest | None:
         """The request with its session keyed, or None when the session id breaks the rule (Spring answers
         such a search with the empty response)."""
@@ -187,6 +295,29 @@ class BaseToolIndex:
         if tool.category is None:
             return True
         return tool.category.casefold() == category_filter.casefold()
+
+    @classmethod
+    def category_mask(cls, tools: Sequence[Tool], category_filter: str | None) -> np.ndarray:
+        """:meth:`category_allows` of each tool, as a boolean mask."""
+        if not category_filter:
+            return np.ones(len(tools), dtype=bool)
+        allowed = (cls.category_allows(t, category_filter) for t in tools)
+        return np.fromiter(allowed, dtype=bool, count=len(tools))
+
+
+def _best_first(
+    scores: np.ndarray, allowed: np.ndarray | None, min_score_threshold: float | None, matched_only: bool
+) -> np.ndarray:
+    """The columns that pass (``allowed``, None: all), best first; ties keep catalog order (a stable sort,
+    as Java's)."""
+    keep = allowed
+    if matched_only:
+        keep = scores > 0 if keep is None else keep & (scores > 0)
+    if min_score_threshold is not None:
+        above = scores >= min_score_threshold
+        keep = above if keep is None else keep & above
+    order = np.arange(len(scores)) if keep is None else keep.nonzero()[0]
+    return order[np.argsort(-scores[order], kind="stable")]
 
 
 def _checked_tool(tool: Any) -> Tool:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolsearch_lab.index.base import BaseToolIndex
+if TYPE_CHECKING:  # the index modules (and numpy with them) load on first use, not with the kinds
+    from toolsearch_lab.index.base import BaseToolIndex
 
 
-class _IndexClasses(Mapping[str, type[BaseToolIndex]]):
+class _IndexClasses(Mapping[str, "type[BaseToolIndex]"]):
     """kind -> index class, each imported on first use: listing the kinds (the CLI's parser, the front door)
     loads no index, and so neither scipy nor scikit-learn."""
 
@@ -42,24 +43,18 @@ INDEX_CLASSES: Mapping[str, type[BaseToolIndex]] = _IndexClasses(
 )
 INDEX_KINDS = tuple(INDEX_CLASSES)
 
-# The constructor argument that holds each kind's score threshold; regex and learned have none to move.
-THRESHOLD_OPTIONS = {"lucene": "min_score", "vector": "similarity_threshold", "hybrid": "min_score"}
 
-
-def threshold_options(kind: str, threshold: float | None) -> dict[str, float]:
-    """Constructor options that set ``kind``'s score threshold (none when ``threshold`` is None)."""
-    if threshold is None:
-        return {}
-    if kind not in THRESHOLD_OPTIONS:
-        raise ValueError(
-            f"the {kind!r} index has no score threshold; "
-            f"a threshold applies to {', '.join(THRESHOLD_OPTIONS)}"
-        )
-    return {THRESHOLD_OPTIONS[kind]: threshold}
+def _has_score_floor(kind: str) -> bool:
+    """Every index with a score floor takes it, and has it, as ``min_score_threshold`` (Spring's name)."""
+    return hasattr(INDEX_CLASSES[kind], "min_score_threshold")
 
 
 def make_index(kind: str, **options: Any) -> BaseToolIndex:
     """A fresh index of ``kind`` (one of :data:`INDEX_KINDS`); ``options`` go to its constructor."""
     if not isinstance(kind, str) or kind.lower() not in INDEX_CLASSES:
         raise ValueError(f"unknown index kind {kind!r}; expected one of: {', '.join(INDEX_KINDS)}")
-    return INDEX_CLASSES[kind.lower()](**options)
+    kind = kind.lower()
+    if "min_score_threshold" in options and not _has_score_floor(kind):
+        floored = ", ".join(k for k in INDEX_KINDS if _has_score_floor(k))
+        raise ValueError(f"the {kind!r} index has no score threshold; a threshold applies to {floored}")
+    return INDEX_CLASSES[kind](**options)

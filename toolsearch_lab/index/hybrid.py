@@ -17,7 +17,8 @@ that tool's score, unless the request already names the thing by number. **Abste
 (:mod:`.abstention`): when a calibrated probability that any tool fits, computed from the raw description
 and full-text similarities, is below ``min_confidence``, the search returns no tools and says so in the
 response's ``confidence``; so does a near-miss, a request for an operation no tool of its object offers
-(:mod:`.operations`).
+(:mod:`.operations`). Every option is a field of one frozen :class:`~.hybrid_settings.HybridSettings`,
+checked once.
 
 The components are real indexes, exposed as attributes: ``keyword_index`` (a configured
 :class:`~toolsearch_lab.index.bm25.index.BM25ToolIndex`), ``char_index`` (a
@@ -35,98 +36,55 @@ import functools
 import os
 import threading
 from collections.abc import Sequence
-from typing import Literal, get_args
+from typing import Any
 
 import numpy as np
 
 from toolsearch_lab.embed.base import Embedder
-from toolsearch_lab.index.abstention import AbstentionModel
-from toolsearch_lab.index.base import BaseToolIndex, KeyedRequest
+from toolsearch_lab.index.abstention import Abstention, AbstentionModel
+from toolsearch_lab.index.base import BaseToolIndex, KeyedRequest, Rerank
 from toolsearch_lab.index.bm25.index import BM25ToolIndex
-from toolsearch_lab.index.diversity import DIVERSITY_BY, DiversityBy, category_codes, diversify
+from toolsearch_lab.index.diversity import category_codes, diversify
 from toolsearch_lab.index.hybrid_evidence import HybridHit, Scores, empty_scores, hits, rank_text
-from toolsearch_lab.index.links import PREREQUISITE_WEIGHT, PrerequisiteLinks, lift, prerequisite_links
+from toolsearch_lab.index.hybrid_settings import DEFAULT_VIEWS, HybridSettings, normalise
+from toolsearch_lab.index.links import PrerequisiteLinks, lift, prerequisite_links
 from toolsearch_lab.index.ngram import CharNgramToolIndex
-from toolsearch_lab.index.operations import NEAR_MISS_GAIN, MissingOperation, OperationIndex, swapped
-from toolsearch_lab.index.vector import TEXT_MODES, TextMode, VectorToolIndex
+from toolsearch_lab.index.operations import MissingOperation, OperationIndex, swapped
+from toolsearch_lab.index.vector import TextMode, VectorToolIndex
 from toolsearch_lab.model import (
     DEFAULT_MAX_RESULTS,
     Contribution,
     Explanation,
     SearchConfidence,
-    SearchMetadata,
     SearchRequest,
     SearchResponse,
     Tool,
-    ToolReference,
     empty_response,
 )
-from toolsearch_lab.text.normalise import STEMMERS, Stemmer
 from toolsearch_lab.text.stopwords import strip_stop_words
-
-DEFAULT_VIEWS: tuple[TextMode, ...] = ("description", "full", "name")
-DEFAULT_VECTOR_WEIGHT = 0.7
-DEFAULT_CHAR_SHARE = 0.5
-DEFAULT_STEMMER: Stemmer = "porter"
-Normalisation = Literal["minmax", "zscore", "rrf"]
-NORMALISATIONS: tuple[Normalisation, ...] = get_args(Normalisation)
-
-
-@functools.lru_cache(maxsize=1)
-def _shipped_abstention() -> AbstentionModel:
-    return AbstentionModel.load()
-
-
-def normalise(scores: np.ndarray, method: Normalisation = "minmax") -> np.ndarray:
-    """Row-wise score normalisation of a ``[n_queries, n_tools]`` matrix.
-
-    ``minmax``: (s - min) / (max - min), a row with no spread becomes 1 where s > 0 else 0.
-    ``zscore``: (s - mean) / std. ``rrf``: 1 / (60 + rank), rank 1-based (scores only order the tools).
-    """
-    scores = np.asarray(scores, dtype=np.float64)
-    if scores.size == 0:
-        return scores
-    if method == "minmax":
-        lo = scores.min(axis=1, keepdims=True)
-        hi = scores.max(axis=1, keepdims=True)
-        spread = hi - lo
-        flat = spread <= 1e-12
-        out = (scores - lo) / np.where(flat, 1.0, spread)
-        return np.where(flat, (scores > 0).astype(np.float64), out)
-    if method == "zscore":
-        std = scores.std(axis=1, keepdims=True)
-        return np.asarray((scores - scores.mean(axis=1, keepdims=True)) / np.where(std <= 1e-12, 1.0, std))
-    if method == "rrf":
-        ranks = np.argsort(np.argsort(-scores, axis=1, kind="stable"), axis=1) + 1
-        return 1.0 / (60.0 + ranks)
-    raise ValueError(f"normalisation must be one of {NORMALISATIONS}, got {method!r}")
 
 
 class HybridToolIndex(BaseToolIndex):
     """Keyword + embedding search fused into one ranking (see the module docstring for the design).
 
-    Components (attributes, each a real index): ``keyword_index`` - by default
-    ``BM25ToolIndex(min_score=0, analyzer="words", fields="full", stemmer=stemmer, stop_words=...)``, or any
-    ``BM25ToolIndex`` you pass (a Spring-layout one gets the query with stop words stripped, as before);
-    ``char_index`` - character n-gram TF-IDF, blended into the keyword side by ``char_share``;
-    ``vector_index`` - a ``VectorToolIndex`` over ``views`` with ``embedder`` (default: the cached MiniLM),
-    or the one you pass. Results: the top ``max_results`` (default ``default_max_results``), optionally
-    only those with fused score >= ``min_score`` (default None: no cut, because fused scores are relative
-    to the query - the best tool scores near 1 whether or not it is any good).
+    ``HybridToolIndex(keyword_index=None, vector_index=None, *, embedder=None, abstention=None,
+    settings=None, default_max_results=10, **options)``: ``options`` are fields of
+    :class:`~.hybrid_settings.HybridSettings` (``vector_weight=0.6``, ``abstain=False``, ...), applied over
+    ``settings`` (default: the defaults); the index keeps the result as ``settings``.
 
-    ``prerequisites`` (default on) raises the tools that look up what the best tool needs to
-    ``prerequisite_weight`` of its score (:mod:`.links`). ``abstain`` (default on) returns no tools when
-    the calibrated confidence that any tool fits is below ``min_confidence`` (None: the model's default,
-    chosen on calibration data); ``abstention`` is that model (default: the shipped one, fitted for the
-    default MiniLM embedder; with another embedder the index does not abstain and ``abstention_note``
-    says why). With abstention on, ``near_miss`` (default on) also returns no tools for a request whose
-    operation no tool named after its object offers, when swapping its verb brings it closer to the tools by
-    more than ``near_miss_gain`` (:mod:`.operations`). Every response carries its ``confidence``.
+    Components (attributes, each a real index): ``keyword_index`` - by default ``BM25ToolIndex(0,
+    analyzer="words", fields="full", stemmer=..., stop_words=...)``, or any ``BM25ToolIndex`` you pass (a
+    Spring-layout one gets the query with stop words stripped, as before); ``char_index`` - character
+    n-gram TF-IDF, blended into the keyword side by ``char_share``; ``vector_index`` - a
+    ``VectorToolIndex`` over the settings' views with ``embedder`` (default: the cached MiniLM, taken on
+    first use), or the one you pass, used as is (its own views, query clauses and threshold). Results: the
+    top ``max_results`` (default ``default_max_results``), optionally only those with fused score >=
+    ``min_score_threshold``.
 
-    ``diversity`` (default 0: off) re-ranks the final ranking greedily so that a tool repeating what is
-    already above it loses ``diversity`` x its redundancy: by ``diversity_by="category"`` a tool of a
-    category (server) already taken, by ``"description"`` the cosine to the most similar description taken
-    (:mod:`.diversity`). Its scores are then the adjusted ones, and ``explain`` shows the penalty.
+    ``abstention`` is the abstention model (an :class:`AbstentionModel` or the path of one; default: the
+    shipped one, fitted for the default MiniLM embedder), loaded on first use; with another embedder the
+    index does not abstain and ``abstention_note`` says why. Every response carries its ``confidence``.
+    With ``diversity``, scores are the re-ranked ones, and ``explain`` shows the penalty.
     """
 
     search_type = "HybridToolIndex"
@@ -135,84 +93,66 @@ class HybridToolIndex(BaseToolIndex):
         self,
         keyword_index: BM25ToolIndex | None = None,
         vector_index: VectorToolIndex | None = None,
-        *,  # a vector_index given is used as is: its own views, query_clauses and threshold
+        *,
         embedder: Embedder | None = None,
-        views: Sequence[TextMode] = DEFAULT_VIEWS,
-        vector_weight: float = DEFAULT_VECTOR_WEIGHT,
-        char_share: float = DEFAULT_CHAR_SHARE,
-        stemmer: Stemmer = DEFAULT_STEMMER,
-        normalisation: Normalisation = "minmax",
-        strip_stopwords: bool = True,
-        query_clauses: bool = True,
-        min_score: float | None = None,
-        default_max_results: int = DEFAULT_MAX_RESULTS,
-        prerequisites: bool = True,
-        prerequisite_weight: float = PREREQUISITE_WEIGHT,
-        abstain: bool = True,
-        min_confidence: float | None = None,
         abstention: AbstentionModel | str | os.PathLike[str] | None = None,
-        near_miss: bool = True,
-        near_miss_gain: float = NEAR_MISS_GAIN,
-        diversity: float = 0.0,
-        diversity_by: DiversityBy = "category",
+        settings: HybridSettings | None = None,
+        default_max_results: int = DEFAULT_MAX_RESULTS,
+        **options: Any,
     ) -> None:
         super().__init__(default_max_results)
-        _check_options(vector_weight, char_share, stemmer, normalisation, views)
-        if not 0.0 <= diversity <= 1.0:
-            raise ValueError(f"diversity must be within [0, 1], got {diversity}")
-        if diversity_by not in DIVERSITY_BY:
-            raise ValueError(f"diversity_by must be one of {DIVERSITY_BY}, got {diversity_by!r}")
-        self.diversity = float(diversity)
-        self.diversity_by = diversity_by
-        if not 0.0 <= prerequisite_weight <= 1.0:
-            raise ValueError(f"prerequisite_weight must be within [0, 1], got {prerequisite_weight}")
-        if min_confidence is not None and not 0.0 <= min_confidence <= 1.0:
-            raise ValueError(f"min_confidence must be a probability within [0, 1], got {min_confidence}")
-        if not 0.0 <= near_miss_gain <= 2.0:
-            raise ValueError(f"near_miss_gain must be a cosine margin within [0, 2], got {near_miss_gain}")
-        self.near_miss = bool(near_miss)
-        self.near_miss_gain = float(near_miss_gain)
-        self.vector_weight = float(vector_weight)
-        self.char_share = float(char_share)
-        self.stemmer = stemmer
-        self.normalisation = normalisation
-        self.strip_stopwords = strip_stopwords
-        self.min_score = None if min_score is None else float(min_score)
+        self.settings = s = HybridSettings.of(settings, options)
         self.keyword_index = keyword_index or BM25ToolIndex(
-            0.0, analyzer="words", fields="full", stemmer=stemmer, stop_words=strip_stopwords
+            0.0, analyzer="words", fields="full", stemmer=s.stemmer, stop_words=s.strip_stopwords
         )
-        self.char_index = CharNgramToolIndex() if char_share > 0 else None
+        self.char_index = CharNgramToolIndex() if s.char_share > 0 else None
         # Threshold -1: the hybrid reads every raw similarity; cutting happens after fusion.
         self.vector_index = vector_index or VectorToolIndex(
-            embedder,
-            text=tuple(views),
-            similarity_threshold=-1.0,
-            query_clauses=query_clauses,
+            embedder, text=s.views, min_score_threshold=-1.0, query_clauses=s.query_clauses
         )
+        self._abstention_source = abstention
+        self._abstention: Abstention | None = None
         self._tools: dict[str, list[Tool]] = {}
         self._links: dict[str, PrerequisiteLinks] = {}
         self._operations: dict[str, OperationIndex] = {}
         self._lock = threading.RLock()
-        self.prerequisite_weight = float(prerequisite_weight) if prerequisites else 0.0
-        self.abstention: AbstentionModel | None = None
-        self.abstention_note: str | None = "abstention is off (abstain=False)"
-        if abstain:
-            if isinstance(abstention, AbstentionModel):
-                model = abstention
-            else:
-                model = AbstentionModel.load(abstention) if abstention is not None else _shipped_abstention()
-            used = self.vector_index.embedder
-            self.abstention_note = model.applies_to(
-                str(getattr(used, "name", type(used).__name__)), self.views
-            )
-            self.abstention = model if self.abstention_note is None else None
-        self.min_confidence = None
-        if self.abstention is not None:
-            self.min_confidence = self.abstention.min_confidence if min_confidence is None else min_confidence
 
     @property
     def views(self) -> tuple[TextMode, ...]:
         return self.vector_index.views
+
+    @property
+    def min_score_threshold(self) -> float | None:
+        """The fused score a result needs (None: no cut)."""
+        return self.settings.min_score_threshold
+
+    def _abstention_state(self) -> Abstention:
+        """The abstention model, loaded on first use; it applies only to the embedder it was fitted for."""
+        with self._lock:
+            if self._abstention is None:
+                if not self.settings.abstain:
+                    self._abstention = Abstention(None, "abstention is off (abstain=False)", None)
+                else:
+                    used = self.vector_index.embedder
+                    name = str(getattr(used, "name", type(used).__name__))
+                    source, chosen = self._abstention_source, self.settings.min_confidence
+                    self._abstention = Abstention.settle(source, name, self.views, chosen)
+            return self._abstention
+
+    @property
+    def abstention(self) -> AbstentionModel | None:
+        """The abstention model the index applies (None: it never abstains)."""
+        return self._abstention_state().model
+
+    @property
+    def abstention_note(self) -> str | None:
+        """Why the index does not abstain (None: it does)."""
+        return self._abstention_state().note
+
+    @property
+    def min_confidence(self) -> float | None:
+        """The confidence below which a search returns no tools (None: the index never abstains)."""
+        return self._abstention_state().min_confidence
 
     @property
     def can_abstain(self) -> bool:
@@ -224,9 +164,8 @@ class HybridToolIndex(BaseToolIndex):
         """When a search returns no tools because none fits, in words (a run's config records it)."""
         if self.abstention is None:
             return "off"
-        return (
-            f"below confidence {self.min_confidence:.3f}; near-miss check {'on' if self.near_miss else 'off'}"
-        )
+        near_miss = "on" if self.settings.near_miss else "off"
+        return f"below confidence {self.min_confidence:.3f}; near-miss check {near_miss}"
 
     @property
     def components(self) -> dict[str, BaseToolIndex]:
@@ -237,10 +176,11 @@ class HybridToolIndex(BaseToolIndex):
         return out
 
     def __repr__(self) -> str:
+        s = self.settings
         return (
-            f"HybridToolIndex(views={list(self.views)}, vector_weight={self.vector_weight}, "
-            f"char_share={self.char_share}, stemmer={self.stemmer!r}, "
-            f"normalisation={self.normalisation!r}, strip_stopwords={self.strip_stopwords}, "
+            f"HybridToolIndex(views={list(self.views)}, vector_weight={s.vector_weight}, "
+            f"char_share={s.char_share}, stemmer={s.stemmer!r}, "
+            f"normalisation={s.normalisation!r}, strip_stopwords={s.strip_stopwords}, "
             f"keyword_index={self.keyword_index!r})"
         )
 
@@ -291,13 +231,14 @@ class HybridToolIndex(BaseToolIndex):
 
     # ------------------------------------------------------------------ scoring
     def _keyword_queries(self, queries: list[str]) -> list[str]:
-        if self.strip_stopwords and self.keyword_index.analyzer == "standard":
+        if self.settings.strip_stopwords and self.keyword_index.analyzer == "standard":
             return [strip_stop_words(q) for q in queries]
         return queries
 
     def score_matrix(self, session_id: str, queries: Sequence[str | None]) -> Scores:
         """Every component score of every query x tool, raw and normalised, and the fused score. Empty
         (no tools) for an unknown session, or when a concurrent change left the components apart."""
+        s = self.settings
         texts = [q or "" for q in queries]
         tools = self.tools(session_id)
         _, views = self.vector_index.view_similarities(session_id, texts)
@@ -310,20 +251,20 @@ class HybridToolIndex(BaseToolIndex):
             return empty_scores(len(texts), self.views)
         vector = np.mean(np.stack(list(views.values())), axis=0).astype(np.float64)
         keyword = keyword.astype(np.float64)
-        vector_n = normalise(vector, self.normalisation)
-        word_n = normalise(keyword, self.normalisation)
-        char_n = normalise(char, self.normalisation) if self.char_share > 0 else np.zeros_like(char)
+        vector_n = normalise(vector, s.normalisation)
+        word_n = normalise(keyword, s.normalisation)
+        char_n = normalise(char, s.normalisation) if s.char_share > 0 else np.zeros_like(char)
         keyword_n = word_n
-        if self.char_share > 0:
-            keyword_n = (1.0 - self.char_share) * word_n + self.char_share * char_n
-        fused = self.vector_weight * vector_n + (1.0 - self.vector_weight) * keyword_n
+        if s.char_share > 0:
+            keyword_n = (1.0 - s.char_share) * word_n + s.char_share * char_n
+        fused = s.vector_weight * vector_n + (1.0 - s.vector_weight) * keyword_n
         score = fused
         raised: list[dict[int, int]] = [{} for _ in texts]
-        if self.prerequisite_weight > 0:
+        if s.prerequisite_lift > 0:
             links = self.prerequisite_links(session_id)
             if len(links):
                 lifted = [
-                    lift(row, text, links, self.prerequisite_weight)
+                    lift(row, text, links, s.prerequisite_lift)
                     for row, text in zip(fused, texts, strict=True)
                 ]
                 score, raised = np.stack([r for r, _ in lifted]), [d for _, d in lifted]
@@ -343,17 +284,59 @@ class HybridToolIndex(BaseToolIndex):
     def _searchhits(
         self, requests: list[KeyedRequest], limits: list[int]
     ) -> list[tuple[SearchResponse, list[HybridHit]]]:
-        out: list[tuple[SearchResponse, list[HybridHit]]] = [(empty_response(), []) for _ in requests]
-        by_session: dict[str, list[int]] = {}
-        for i, r in enumerate(requests):
-            by_session.setdefault(r.session_id, []).append(i)
-        for session_id, members in by_session.items():
+        def answer(
+            session_id: str, members: list[int]
+        ) -> list[tuple[SearchResponse, list[HybridHit]]] | None:
             m = self.score_matrix(session_id, [requests[i].query for i in members])
             if not m.tools:  # unknown session, or cleared while this search started
-                continue
-            for row, i in enumerate(members):
-                out[i] = self._ranked(requests[i], m, row, limits[i])
-        return out
+                return None
+            return [self._answer(requests[i], m, row, limits[i]) for row, i in enumerate(members)]
+
+        return self.answer_by_session(requests, answer, lambda: (empty_response(), []))
+
+    def _answer(
+        self, request: KeyedRequest, m: Scores, i: int, limit: int
+    ) -> tuple[SearchResponse, list[HybridHit]]:
+        allowed = self.category_mask(m.tools, request.category_filter)
+        ranked = self.ranked(
+            request,
+            m.tools,
+            m.score[i],
+            limit,
+            min_score_threshold=self.settings.min_score_threshold,
+            allowed=allowed,
+            rerank=self._reranker(request.session_id, m, i),
+            confidence=self.confidence_at(request.session_id, request.query or "", m, i, allowed),
+        )
+        found = hits(m, i, ranked.columns, self.vector_index.min_score_threshold)
+        if self.settings.diversity > 0:
+            found = [
+                dataclasses.replace(h, score=float(v), diversity_penalty=float(m.score[i, j] - v))
+                for h, j, v in zip(found, ranked.columns.tolist(), ranked.scores.tolist(), strict=True)
+            ]
+        return ranked.response, found
+
+    def _reranker(self, session_id: str, m: Scores, i: int) -> Rerank | None:
+        """With ``diversity``, the greedy re-ranking of :func:`.diversify` (None: by score alone)."""
+        return functools.partial(self._diversified, session_id, m, i) if self.settings.diversity > 0 else None
+
+    def _diversified(
+        self, session_id: str, m: Scores, i: int, order: np.ndarray, limit: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The first ``limit`` of the candidate columns ``order`` (best first) re-ranked by
+        :func:`.diversify`, with the score each is returned with."""
+        score = m.score[i]
+        groups = vectors = None
+        if self.settings.diversity_by == "category":
+            groups = category_codes(m.tools)
+        else:
+            view = "description" if "description" in self.views else self.views[0]
+            tools, vectors = self.vector_index.tool_matrix(session_id, view)
+            if len(tools) != len(m.tools):  # changed while this search ran: rank by score alone
+                return order[:limit], score[order[:limit]]
+        exempt = list(m.raised[i]) if m.raised else []
+        weight = self.settings.diversity
+        return diversify(score, order, weight, limit, groups=groups, vectors=vectors, exempt=exempt)
 
     def confidence(self, request: SearchRequest) -> SearchConfidence | None:
         """How sure the index is that some tool fits ``request`` (None when it does not abstain)."""
@@ -363,18 +346,14 @@ class HybridToolIndex(BaseToolIndex):
         m = self.score_matrix(keyed.session_id, [keyed.query])
         if not m.tools:
             return None
-        allowed = self.allowed_tools(m.tools, keyed.category_filter)
+        allowed = self.category_mask(m.tools, keyed.category_filter)
         return self.confidence_at(keyed.session_id, keyed.query or "", m, 0, allowed)
-
-    def allowed_tools(self, tools: list[Tool], category_filter: str | None) -> np.ndarray:
-        """A mask of the tools a request with ``category_filter`` may return."""
-        return np.array([self.category_allows(t, category_filter) for t in tools], dtype=bool)
 
     def confidence_at(
         self, session_id: str, query: str, m: Scores, i: int, allowed: np.ndarray
     ) -> SearchConfidence | None:
         """How sure the index is that some tool fits ``query``, row ``i`` of :meth:`score_matrix` ``m``,
-        over the tools ``allowed`` (:meth:`allowed_tools`): the abstention model's confidence, and with
+        over the tools ``allowed`` (:meth:`category_mask`): the abstention model's confidence, and with
         ``near_miss`` the operation it asks for when no tool offers it. None when the index does not
         abstain."""
         model = self.abstention
@@ -385,7 +364,7 @@ class HybridToolIndex(BaseToolIndex):
         }
         x = model.evidence(best)
         confidence = SearchConfidence(float(model.confidence(x)[0]), self.min_confidence, model.reason(x[0]))
-        if confidence.abstained or not self.near_miss or not allowed.any():
+        if confidence.abstained or not self.settings.near_miss or not allowed.any():
             return confidence
         missing = self.missing_operation(session_id, query, m, i, allowed)
         return (
@@ -399,7 +378,7 @@ class HybridToolIndex(BaseToolIndex):
         after its object offers it, and swapping its verb brings it closer to the tools by more than
         ``near_miss_gain``."""
         found = self.operation_gain(session_id, query, m, i, allowed)
-        return found[0] if found is not None and found[1] > self.near_miss_gain else None
+        return found[0] if found is not None and found[1] > self.settings.near_miss_gain else None
 
     def operation_gain(
         self, session_id: str, query: str, m: Scores, i: int, allowed: np.ndarray
@@ -416,50 +395,6 @@ class HybridToolIndex(BaseToolIndex):
         other = np.mean([s[:, allowed].max(axis=1) for s in views.values()], axis=0).max()
         return missing, float(other - own)
 
-    def _ranked(
-        self, request: KeyedRequest, m: Scores, i: int, limit: int
-    ) -> tuple[SearchResponse, list[HybridHit]]:
-        score = m.score[i]
-        allowed = self.allowed_tools(m.tools, request.category_filter)
-        meta = SearchMetadata(self.search_type, request.query, None)
-        confidence = self.confidence_at(request.session_id, request.query or "", m, i, allowed)
-        if confidence is not None and confidence.abstained:
-            return SearchResponse([], 0, meta, confidence), []
-        passing = allowed if self.min_score is None else allowed & (score >= self.min_score)
-        keep = np.flatnonzero(passing)
-        ranked, shown = self._order(request.session_id, m, i, keep, limit)
-        found = hits(m, i, ranked, self.vector_index.similarity_threshold)
-        if self.diversity > 0:
-            found = [
-                dataclasses.replace(h, score=float(v), diversity_penalty=float(score[j] - v))
-                for h, j, v in zip(found, ranked.tolist(), shown.tolist(), strict=True)
-            ]
-        refs = [
-            ToolReference(m.tools[j].name, float(v), m.tools[j].description)
-            for j, v in zip(ranked.tolist(), shown.tolist(), strict=True)
-        ]
-        return SearchResponse(refs, len(refs), meta, confidence), found
-
-    def _order(
-        self, session_id: str, m: Scores, i: int, keep: np.ndarray, limit: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The first ``limit`` of the candidate columns ``keep`` in result order, with the score each is
-        returned with: by score, or with ``diversity`` the greedy re-ranking of :func:`.diversify`."""
-        score = m.score[i]
-        order = keep[np.argsort(-score[keep], kind="stable")]
-        if self.diversity <= 0:
-            return order[:limit], score[order[:limit]]
-        groups = vectors = None
-        if self.diversity_by == "category":
-            groups = category_codes(m.tools)
-        else:
-            view = "description" if "description" in self.views else self.views[0]
-            tools, vectors = self.vector_index.tool_matrix(session_id, view)
-            if len(tools) != len(m.tools):  # changed while this search ran: rank by score alone
-                return order[:limit], score[order[:limit]]
-        exempt = list(m.raised[i]) if m.raised else []
-        return diversify(score, order, self.diversity, limit, groups=groups, vectors=vectors, exempt=exempt)
-
     # ------------------------------------------------------------------ explanation
     def _explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
         """The fused score of ``tool_name`` as its three weighted, normalised parts; ``details`` is the
@@ -468,19 +403,24 @@ class HybridToolIndex(BaseToolIndex):
         candidates = self.positions_of(m.tools, session_id, tool_name)
         score = m.score[0]
         j = max(candidates, key=lambda c: score[c])
-        hit = hits(m, 0, np.array([j]), self.vector_index.similarity_threshold)[0]
-        passing = np.ones(len(m.tools), dtype=bool)
-        if self.min_score is not None and score[j] >= self.min_score:
-            passing = score >= self.min_score  # as search ranks: among the tools it may return
-        order, shown = self._order(session_id, m, 0, np.flatnonzero(passing), len(m.tools))
-        rank = int(np.flatnonzero(order == j)[0]) + 1
-        value = float(shown[rank - 1])
-        if self.diversity > 0:
+        hit = hits(m, 0, np.array([j]), self.vector_index.min_score_threshold)[0]
+        floor = self.settings.min_score_threshold
+        above = floor is None or bool(score[j] >= floor)
+        # Ranked as search ranks: among the tools it may return (all of them, when this one is below)
+        ranked = self.ranked(
+            SearchRequest(session_id, query),
+            m.tools,
+            score,
+            len(m.tools),
+            min_score_threshold=floor if above else None,
+            rerank=self._reranker(session_id, m, 0),
+        )
+        rank = int(np.flatnonzero(ranked.columns == j)[0]) + 1
+        value = float(ranked.scores[rank - 1])
+        if self.settings.diversity > 0:
             hit = dataclasses.replace(hit, score=value, diversity_penalty=float(score[j]) - value)
         confidence = self.confidence_at(session_id, query, m, 0, np.ones(len(m.tools), dtype=bool))
-        kept = (self.min_score is None or score[j] >= self.min_score) and not (
-            confidence and confidence.abstained
-        )
+        kept = above and not (confidence and confidence.abstained)
         return Explanation(
             index="hybrid",
             tool_name=tool_name,
@@ -493,7 +433,8 @@ class HybridToolIndex(BaseToolIndex):
         )
 
     def _parts(self, hit: HybridHit) -> tuple[Contribution, ...]:
-        w, c = self.vector_weight, self.char_share
+        s = self.settings
+        w, c = s.vector_weight, s.char_share
         parts = [
             Contribution(
                 f"{w:.2f} x vector (normalised)",
@@ -517,7 +458,7 @@ class HybridToolIndex(BaseToolIndex):
         if hit.prerequisite_of is not None and hit.fused is not None:
             parts.append(
                 Contribution(
-                    f"raised to {self.prerequisite_weight:.2f} x the score of {hit.prerequisite_of}",
+                    f"raised to {s.prerequisite_lift:.2f} x the score of {hit.prerequisite_of}",
                     hit.score + hit.diversity_penalty - hit.fused,
                     f"{hit.prerequisite_of} needs what this tool looks up",
                 )
@@ -525,7 +466,7 @@ class HybridToolIndex(BaseToolIndex):
         if hit.diversity_penalty:
             parts.append(
                 Contribution(
-                    f"diversity penalty ({self.diversity:.2f} x redundancy by {self.diversity_by})",
+                    f"diversity penalty ({s.diversity:.2f} x redundancy by {s.diversity_by})",
                     -hit.diversity_penalty,
                     "repeats a tool ranked above it",
                 )
@@ -533,19 +474,4 @@ class HybridToolIndex(BaseToolIndex):
         return tuple(parts)
 
 
-def _check_options(
-    vector_weight: float, char_share: float, stemmer: object, normalisation: object, views: Sequence[object]
-) -> None:
-    if not 0.0 <= vector_weight <= 1.0:
-        raise ValueError(f"vector_weight must be within [0, 1], got {vector_weight}")
-    if not 0.0 <= char_share <= 1.0:
-        raise ValueError(f"char_share must be within [0, 1], got {char_share}")
-    if stemmer not in STEMMERS:
-        raise ValueError(f"stemmer must be one of {list(STEMMERS)}, got {stemmer!r}")
-    if normalisation not in NORMALISATIONS:
-        raise ValueError(f"normalisation must be one of {NORMALISATIONS}, got {normalisation!r}")
-    if isinstance(views, str) or not views or any(v not in TEXT_MODES for v in views):
-        raise ValueError(f"views must be a non-empty subset of {TEXT_MODES}, got {views!r}")
-
-
-__all__ = ["DEFAULT_VIEWS", "HybridHit", "HybridToolIndex", "normalise", "strip_stop_words"]
+__all__ = ["DEFAULT_VIEWS", "HybridHit", "HybridSettings", "HybridToolIndex", "normalise", "strip_stop_words"]

@@ -31,7 +31,7 @@ import math
 import os
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,11 +49,8 @@ from toolsearch_lab.index.model_file import (
 from toolsearch_lab.model import (
     Contribution,
     Explanation,
-    SearchMetadata,
-    SearchRequest,
     SearchResponse,
     Tool,
-    ToolReference,
     empty_response,
 )
 from toolsearch_lab.text.normalise import keyword_tokens, stem_tokens
@@ -263,12 +260,13 @@ class LearnedToolIndex(BaseToolIndex):
     ``model``: a :class:`RankerModel`, a path to a model JSON file, or None for the shipped model.
     ``hybrid``: the :class:`HybridToolIndex` that computes the signals (default: one with its defaults
     over ``embedder``, the cached MiniLM unless given). Results: the top ``max_results`` (default 10) by
-    score, optionally only those scoring at least ``min_score`` (a probability, 0-1). The hybrid's
+    score, optionally only those scoring at least ``min_score_threshold`` (a probability, 0-1). The hybrid's
     abstention applies (``abstain``, ``min_confidence`` and ``near_miss`` go to the default hybrid): no
     tools when it judges that none fits, and every response carries the confidence.
     """
 
     search_type = "LearnedToolIndex"
+    min_score_threshold: float | None = None
 
     def __init__(
         self,
@@ -276,7 +274,7 @@ class LearnedToolIndex(BaseToolIndex):
         *,
         embedder: Any = None,
         hybrid: HybridToolIndex | None = None,
-        min_score: float | None = None,
+        min_score_threshold: float | None = None,
         default_max_results: int = 10,
         abstain: bool = True,
         min_confidence: float | None = None,
@@ -289,7 +287,7 @@ class LearnedToolIndex(BaseToolIndex):
                 embedder=embedder, abstain=abstain, min_confidence=min_confidence, near_miss=near_miss
             )
         self.signals = RankingSignals(hybrid)
-        self.min_score = None if min_score is None else float(min_score)
+        self.min_score_threshold = None if min_score_threshold is None else float(min_score_threshold)
 
     @property
     def can_abstain(self) -> bool:
@@ -323,44 +321,30 @@ class LearnedToolIndex(BaseToolIndex):
 
     def _search_many(self, requests: list[KeyedRequest], limits: list[int]) -> list[SearchResponse]:
         """Many searches; those of one session are scored in one batch."""
-        out = [empty_response() for _ in requests]
-        groups: dict[str, list[int]] = {}
-        for i, r in enumerate(requests):
-            groups.setdefault(r.session_id, []).append(i)
         hybrid = self.signals.hybrid
-        for session_id, members in groups.items():
-            tools, x, m = self.signals.features_and_scores(
-                session_id, [requests[i].query or "" for i in members]
-            )
-            scores = self.model.scores(x) if tools else None
-            for row, i in enumerate(members):
-                allowed = hybrid.allowed_tools(tools, requests[i].category_filter) if tools else None
-                query = requests[i].query or ""
-                confidence = None
-                if allowed is not None:
-                    confidence = hybrid.confidence_at(session_id, query, m, row, allowed)
-                if confidence is not None and confidence.abstained:
-                    meta = SearchMetadata(self.search_type, requests[i].query, None)
-                    out[i] = SearchResponse([], 0, meta, confidence)
-                    continue
-                response = self._respond(
-                    requests[i], tools, None if scores is None else scores[row], limits[i]
-                )
-                out[i] = replace(response, confidence=confidence) if response.metadata else response
-        return out
 
-    def _respond(
-        self, request: SearchRequest, tools: list[Tool], scores: np.ndarray | None, limit: int
-    ) -> SearchResponse:
-        if scores is None or not tools:
-            return empty_response()
-        allowed = np.array([self.category_allows(t, request.category_filter) for t in tools], dtype=bool)
-        if self.min_score is not None:
-            allowed &= scores >= self.min_score
-        keep = np.flatnonzero(allowed)
-        ranked = keep[np.argsort(-scores[keep], kind="stable")][:limit]
-        refs = [ToolReference(tools[j].name, float(scores[j]), tools[j].description) for j in ranked]
-        return SearchResponse(refs, len(refs), SearchMetadata(self.search_type, request.query, None))
+        def answer(session_id: str, members: list[int]) -> list[SearchResponse] | None:
+            queries = [requests[i].query or "" for i in members]
+            tools, x, m = self.signals.features_and_scores(session_id, queries)
+            if not tools:
+                return None
+            scores = self.model.scores(x)
+            out = []
+            for row, (i, query) in enumerate(zip(members, queries, strict=True)):
+                allowed = self.category_mask(tools, requests[i].category_filter)
+                ranked = self.ranked(
+                    requests[i],
+                    tools,
+                    scores[row],
+                    limits[i],
+                    min_score_threshold=self.min_score_threshold,
+                    allowed=allowed,
+                    confidence=hybrid.confidence_at(session_id, query, m, row, allowed),
+                )
+                out.append(ranked.response)
+            return out
+
+        return self.answer_by_session(requests, answer, empty_response)
 
     def _explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
         """Why ``tool_name`` scored what it did: each feature's share of the logit (weight x standardised
@@ -377,9 +361,7 @@ class LearnedToolIndex(BaseToolIndex):
             parts.append(Contribution(name, float(w * zi), f"value {raw:.4g}, weight {w:+.3f} per sd"))
         score = float(scores[j])
         parts.append(Contribution("logistic squash", score - logit, f"sigmoid({logit:.4g}) = {score:.4g}"))
-        response = self._respond(SearchRequest(session_id, query), tools, scores, max(len(tools), 1))
-        names = response.tool_names  # the whole ranking: the rank counts even beyond default_max_results
-        rank = names.index(tool_name) + 1 if tool_name in names else None
+        rank = self.rank_of(j, scores, min_score_threshold=self.min_score_threshold)
         details = {"logit": logit, "features": dict(zip(FEATURES, x[0, j].tolist(), strict=True))}
         return Explanation(
             self.search_type,

@@ -27,10 +27,8 @@ from toolsearch_lab.model import (
     DEFAULT_MAX_RESULTS,
     Contribution,
     Explanation,
-    SearchMetadata,
     SearchResponse,
     Tool,
-    ToolReference,
     empty_response,
 )
 from toolsearch_lab.text.tool_text import tool_text
@@ -64,13 +62,17 @@ def _snapshot(tools: tuple[Tool, ...], raw: Any) -> _Snapshot:
 
 
 class CharNgramToolIndex(BaseToolIndex):
-    """Character n-gram TF-IDF cosine per session. ``min_score`` (default 0) drops weaker matches."""
+    """Character n-gram TF-IDF cosine per session. ``min_score_threshold`` (default 0) drops weaker
+    matches."""
 
     search_type = "CharNgramToolIndex"
+    min_score_threshold: float = 0.0
 
-    def __init__(self, min_score: float = 0.0, default_max_results: int = DEFAULT_MAX_RESULTS) -> None:
+    def __init__(
+        self, min_score_threshold: float = 0.0, default_max_results: int = DEFAULT_MAX_RESULTS
+    ) -> None:
         super().__init__(default_max_results)
-        self.min_score = float(min_score)
+        self.min_score_threshold = float(min_score_threshold)
         self._sessions: dict[str, _Snapshot] = {}
         self._lock = threading.Lock()
 
@@ -101,25 +103,22 @@ class CharNgramToolIndex(BaseToolIndex):
         return list(snap.tools), (q @ snap.matrix).toarray().astype(np.float64)
 
     def _search_many(self, requests: list[KeyedRequest], limits: list[int]) -> list[SearchResponse]:
-        out = [empty_response() for _ in requests]
-        by_session: dict[str, list[int]] = {}
-        for i, r in enumerate(requests):
-            if r.session_id in self._sessions:
-                by_session.setdefault(r.session_id, []).append(i)
-        for session_id, members in by_session.items():
-            tools, scores = self.score_matrix(session_id, [requests[i].query for i in members])
-            for i, row in zip(members, scores, strict=True):
-                out[i] = self._response(requests[i], tools, row, limits[i])
-        return out
+        """Many searches; those of one session are scored in one sparse product. A tool is returned when
+        it shares an n-gram with the query (score > 0) and scores at least ``min_score_threshold``."""
+        floor = self.min_score_threshold
 
-    def _response(
-        self, request: KeyedRequest, tools: list[Tool], row: np.ndarray, limit: int
-    ) -> SearchResponse:
-        allowed = np.array([self.category_allows(t, request.category_filter) for t in tools], dtype=bool)
-        keep = np.flatnonzero(allowed & (row > 0) & (row >= self.min_score))
-        ranked = keep[np.argsort(-row[keep], kind="stable")][:limit]
-        refs = [ToolReference(tools[j].name, float(row[j]), tools[j].description) for j in ranked]
-        return SearchResponse(refs, len(refs), SearchMetadata(self.search_type, request.query, None))
+        def answer(session_id: str, members: list[int]) -> list[SearchResponse] | None:
+            tools, scores = self.score_matrix(session_id, [requests[i].query for i in members])
+            if not tools:
+                return None
+            return [
+                self.ranked(
+                    requests[i], tools, row, limits[i], min_score_threshold=floor, matched_only=True
+                ).response
+                for i, row in zip(members, scores, strict=True)
+            ]
+
+        return self.answer_by_session(requests, answer, empty_response)
 
     def _explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
         """The cosine as one part; ``details`` lists the query's n-grams the tool shares (up to 20)."""
@@ -127,9 +126,7 @@ class CharNgramToolIndex(BaseToolIndex):
         candidates = self.positions_of(tools, session_id, tool_name)
         row = scores[0]
         j = max(candidates, key=lambda c: row[c])
-        kept = (row > 0) & (row >= self.min_score)
-        order = np.argsort(-row, kind="stable")
-        rank = int(np.count_nonzero(kept[order[: int(np.flatnonzero(order == j)[0])]])) + 1
+        rank = self.rank_of(j, row, min_score_threshold=self.min_score_threshold, matched_only=True)
         shared = _shared_ngrams(query, tool_text(tools[j], "full"))
         return Explanation(
             index="char n-grams",
@@ -137,8 +134,8 @@ class CharNgramToolIndex(BaseToolIndex):
             query=query,
             score=float(row[j]),
             parts=(Contribution("character 3-5-gram TF-IDF cosine", float(row[j]), ", ".join(shared[:20])),),
-            returned=bool(kept[j]) and rank <= self.default_max_results,
-            rank=rank if kept[j] else None,
+            returned=rank is not None and rank <= self.default_max_results,
+            rank=rank,
             details={"shared_ngrams": shared},
         )
 

@@ -5,7 +5,8 @@ Spring behaviour kept:
 * the embedded text is the tool **description** only (``text="description"``, the default);
 * ``index_tools`` embeds the whole batch in ONE embedder call; an empty batch makes no call;
 * every document gets a fresh UUID, tracked per session; ``clear_index`` forgets exactly those ids;
-* search: top-k = ``max_results`` (default 10), keep cosine similarity >= 0.2, best first, ties in insertion
+* search: top-k = ``max_results`` (default 10), keep cosine similarity >= 0.2 (Spring's
+  ``similarityThreshold``, here ``min_score_threshold`` as in every index), best first, ties in insertion
   order; ``total_matches`` = number returned; ``search_type`` "VectorToolIndex"; ``search_time_ms`` None.
 
 Documented deviations:
@@ -40,10 +41,8 @@ from toolsearch_lab.model import (
     DEFAULT_MAX_RESULTS,
     Contribution,
     Explanation,
-    SearchMetadata,
     SearchResponse,
     Tool,
-    ToolReference,
     empty_response,
 )
 from toolsearch_lab.text.tool_text import TEXT_MODES, TextMode, tool_text
@@ -95,12 +94,13 @@ class VectorToolIndex(BaseToolIndex):
 
     DEFAULT_SIMILARITY_THRESHOLD = 0.2
     search_type = "VectorToolIndex"
+    min_score_threshold: float = DEFAULT_SIMILARITY_THRESHOLD
 
     def __init__(
         self,
         embedder: Embedder | None = None,
         text: TextMode | Sequence[TextMode] = "description",
-        similarity_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
+        min_score_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
         default_max_results: int = DEFAULT_MAX_RESULTS,
         *,
         query_clauses: bool = False,
@@ -111,18 +111,25 @@ class VectorToolIndex(BaseToolIndex):
             raise ValueError(
                 f"VectorToolIndex: text must be one of {TEXT_MODES} or a tuple of them, got {text!r}"
             )
-        self.embedder = embedder if embedder is not None else default_embedder()
+        self._embedder = embedder
         self.text = text
         self.views = views
-        self.similarity_threshold = float(similarity_threshold)
+        self.min_score_threshold = float(min_score_threshold)
         self.query_clauses = bool(query_clauses)
         self._sessions: dict[str, _Snapshot] = {}
         self._lock = threading.RLock()
 
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder given, or the process-wide cached MiniLM, taken on first use (indexing or search)."""
+        if self._embedder is None:
+            self._embedder = default_embedder()
+        return self._embedder
+
     def __repr__(self) -> str:
         return (
             f"VectorToolIndex(embedder={self.embedder!r}, text={self.text!r}, "
-            f"similarity_threshold={self.similarity_threshold})"
+            f"min_score_threshold={self.min_score_threshold})"
         )
 
     # ------------------------------------------------------------------ indexing
@@ -227,26 +234,18 @@ class VectorToolIndex(BaseToolIndex):
     # ------------------------------------------------------------------ search
     def _search_many(self, requests: list[KeyedRequest], limits: list[int]) -> list[SearchResponse]:
         """Many searches with the results of one each; one embedder call per session."""
-        out: list[SearchResponse] = [empty_response() for _ in requests]
-        by_session: dict[str, list[int]] = {}
-        for i, r in enumerate(requests):
-            if self._snapshot(r.session_id) is not None:
-                by_session.setdefault(r.session_id, []).append(i)
-        for session_id, members in by_session.items():
-            tools, sims = self.similarity_matrix(session_id, [requests[i].query or "" for i in members])
-            for i, row in zip(members, sims, strict=True):
-                out[i] = self._response(requests[i], tools, row, limits[i])
-        return out
 
-    def _response(
-        self, request: KeyedRequest, tools: list[Tool], row: np.ndarray, limit: int
-    ) -> SearchResponse:
-        allowed = np.array([self.category_allows(t, request.category_filter) for t in tools], dtype=bool)
-        keep = np.flatnonzero(allowed & (row >= self.similarity_threshold))
-        # Stable sort on -score: equal scores keep insertion order, as a Java stable sort would.
-        ranked = keep[np.argsort(-row[keep], kind="stable")][:limit]
-        refs = [ToolReference(tools[i].name, float(row[i]), tools[i].description) for i in ranked]
-        return SearchResponse(refs, len(refs), SearchMetadata(self.search_type, request.query, None))
+        def answer(session_id: str, members: list[int]) -> list[SearchResponse] | None:
+            tools, sims = self.similarity_matrix(session_id, [requests[i].query or "" for i in members])
+            if not tools:
+                return None
+            floor = self.min_score_threshold
+            return [
+                self.ranked(requests[i], tools, row, limits[i], min_score_threshold=floor).response
+                for i, row in zip(members, sims, strict=True)
+            ]
+
+        return self.answer_by_session(requests, answer, empty_response)
 
     # ------------------------------------------------------------------ explanation
     def _explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
@@ -256,10 +255,7 @@ class VectorToolIndex(BaseToolIndex):
         candidates = self.positions_of(tools, session_id, tool_name)
         row = np.mean(np.stack(list(views.values())), axis=0)[0]
         j = max(candidates, key=lambda c: row[c])  # max keeps the first of equals
-        order = np.argsort(-row, kind="stable")
-        rank = int(np.flatnonzero(order == j)[0]) + 1
-        kept = row >= self.similarity_threshold
-        rank_kept = int(np.count_nonzero(kept[order[: rank - 1]])) + 1
+        rank = self.rank_of(j, row, min_score_threshold=self.min_score_threshold)
         n = len(self.views)
         detail = " (mean of whole query and best sentence)" if self.query_clauses else ""
         parts = tuple(
@@ -274,7 +270,7 @@ class VectorToolIndex(BaseToolIndex):
             query=query,
             score=float(row[j]),
             parts=parts,
-            returned=bool(kept[j]) and rank_kept <= self.default_max_results,
-            rank=rank_kept if kept[j] else None,
+            returned=rank is not None and rank <= self.default_max_results,
+            rank=rank,
             details={view: float(s[0, j]) for view, s in views.items()},
         )

@@ -83,7 +83,7 @@ class ToolSearchConfig(AdvisorSettings):
             )
         options = dict(self.index_options)
         if self.index_type == "lucene":
-            options.setdefault("min_score", self.lucene_min_score)
+            options.setdefault("min_score_threshold", self.lucene_min_score)
         return make_index(self.index_type, **options)
 
     def build_advisor(

@@ -116,7 +116,7 @@ def default_runner(
         accumulation=accumulation,
         model=chat_model,
         max_results=max_results,
-        min_score=threshold,
+        min_score_threshold=threshold,
         memory=memory if sc.turns else None,
         accumulation_source=accumulation_source if sc.turns else None,  # type: ignore[arg-type]
     )

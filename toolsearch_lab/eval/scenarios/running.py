@@ -12,7 +12,7 @@ from typing import Any
 
 from toolsearch_lab.eval.scenarios.format import Scenario, list_scenarios, load_scenario
 from toolsearch_lab.eval.scenarios.grading import Grade, failed_steps, grade
-from toolsearch_lab.index.factory import INDEX_KINDS, make_index, threshold_options
+from toolsearch_lab.index.factory import INDEX_KINDS, make_index
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.loop.conversation import Conversation
 from toolsearch_lab.loop.memory import ChatMemory
@@ -49,7 +49,7 @@ def run_scenario(
     accumulation: bool = True,
     model: str | ChatModel = "simulated",
     max_results: int | None = None,
-    min_score: float | None = None,
+    min_score_threshold: float | None = None,
     encoding: str = "o200k_base",
     session_id: str | None = None,
     advisor: ToolSearchAdvisor | None = None,
@@ -71,8 +71,9 @@ def run_scenario(
             "conversation scenarios (several user turns)"
         )
     if advisor is None:
+        floor = {} if min_score_threshold is None else {"min_score_threshold": min_score_threshold}
         advisor = ToolSearchAdvisor(
-            make_index(index, **threshold_options(index, min_score), **(index_options or {})),
+            make_index(index, **floor, **(index_options or {})),
             max_results=max_results,
             reference_tool_name_accumulation=accumulation,
             token_counter=TokenCounter(encoding),

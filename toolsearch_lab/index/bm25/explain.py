@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from toolsearch_lab.index.base import BaseToolIndex
 from toolsearch_lab.index.bm25.postings import LENGTH_TABLE, FieldIndex, bm25, idf, idf_array
 from toolsearch_lab.model import Contribution, Explanation
 
@@ -26,7 +27,6 @@ __all__ = [
     "TermContribution",
     "build_explanation",
     "explain_doc",
-    "rank_of",
 ]
 
 _F32 = np.float32
@@ -96,7 +96,7 @@ class BM25Details:
     query: str
     tokens: tuple[str, ...]
     score: float
-    min_score: float
+    min_score_threshold: float
     clauses: tuple[BM25Clause, ...]
 
     @property
@@ -105,7 +105,7 @@ class BM25Details:
 
     @property
     def above_threshold(self) -> bool:
-        return self.matched and _F32(self.score) >= _F32(self.min_score)
+        return self.matched and _F32(self.score) >= _F32(self.min_score_threshold)
 
     def rows(self) -> list[dict[str, Any]]:
         """One dict per matching leaf, ready for a DataFrame or an HTML table."""
@@ -114,7 +114,7 @@ class BM25Details:
     def _status(self) -> str:
         if self.above_threshold:
             return "(kept)"
-        return f"(below min_score {self.min_score})" if self.matched else "(no match)"
+        return f"(below min_score_threshold {self.min_score_threshold})" if self.matched else "(no match)"
 
     def to_text(self) -> str:
         lines = [
@@ -143,20 +143,21 @@ def build_explanation(
     doc: int,
     clauses: list[BM25Clause],
     *,
-    min_score: float,
+    min_score_threshold: float,
     max_results: int,
 ) -> Explanation:
     """The shared :class:`Explanation` of ``doc``: its score in ``row`` (every tool's exact score), one part
     per matching clause, its rank among the tools a search keeps, and the :class:`BM25Details`."""
     score = float(row[doc])
-    details = BM25Details(tool_name, query, tuple(terms), score, min_score, tuple(clauses))
+    details = BM25Details(tool_name, query, tuple(terms), score, min_score_threshold, tuple(clauses))
     parts = tuple(
         Contribution(
             c.clause, c.score, ", ".join(f"{t.field}:{t.term} {t.contribution:.4f}" for t in c.terms)
         )
         for c in clauses
     )
-    rank = rank_of(row, doc, float(_F32(min_score)))
+    floor = float(_F32(min_score_threshold))
+    rank = BaseToolIndex.rank_of(doc, row, min_score_threshold=floor, matched_only=True)
     return Explanation(
         index="lucene",
         tool_name=tool_name,
@@ -167,15 +168,6 @@ def build_explanation(
         rank=rank,
         details=details,
     )
-
-
-def rank_of(row: np.ndarray, doc: int, threshold: float) -> int | None:
-    """1-based rank of ``doc`` among the docs ``search`` would keep (matching, >= threshold), or None."""
-    score = row[doc]
-    if not score > 0 or float(score) < threshold:
-        return None
-    better = np.count_nonzero(row > score) + np.count_nonzero(row[:doc] == score)
-    return int(better) + 1
 
 
 def explain_doc(

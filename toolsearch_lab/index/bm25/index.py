@@ -13,7 +13,7 @@ scored with Lucene's BM25 (k1 = 1.2, b = 0.75), including its lossy one-byte doc
 32-bit float arithmetic. Lucene rewrites identical SHOULD clauses into one clause with the summed boost
 (``BooleanQuery.rewrite``), so a one-token query scores as ``desc x2 + name x6``; we do the same.
 
-Per session the index keeps a snapshot (:mod:`toolsearch_lab.index.bm25.postings`): every field's posting
+Per session the index keeps a snapshot (:mod:`.session`, :mod:`.postings`): every field's posting
 lists in one CSC over (field, term) keys with each posting's exact BM25 denominator and score, dense score
 rows for the most frequent keys, Lucene-encoded lengths and the positions for phrase matching. A search
 turns the query into arrays in one go (one row per TermQuery leaf) and ranks with MaxScore pruning and an
@@ -50,7 +50,6 @@ import math
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 import numpy as np
@@ -66,9 +65,6 @@ from toolsearch_lab.index.bm25.explain import (
 )
 from toolsearch_lab.index.bm25.postings import (
     LENGTH_TABLE,
-    FieldBuilder,
-    FieldIndex,
-    Postings,
     byte4_to_int,
     encode_lengths,
     int_to_byte4,
@@ -83,13 +79,12 @@ from toolsearch_lab.index.bm25.query import (
     QueryShape,
 )
 from toolsearch_lab.index.bm25.scoring import exact_all, top_k
+from toolsearch_lab.index.bm25.session import Session, Snapshot, build_snapshot
 from toolsearch_lab.model import (
     DEFAULT_MAX_RESULTS,
     Explanation,
-    SearchMetadata,
     SearchResponse,
     Tool,
-    ToolReference,
     empty_response,
 )
 from toolsearch_lab.text.lucene import analyze, analyze_split
@@ -116,53 +111,26 @@ def _analyze_query_cached(query: str, split: bool) -> tuple[tuple[str, ...], tup
     return tuple(analyze(query)), ()
 
 
-@dataclass(frozen=True)
-class _Snapshot:
-    tools: tuple[Tool, ...]
-    fields: dict[str, FieldIndex]
-    postings: Postings
-    category_codes: np.ndarray  # int32 per doc, -1 = no category
-    category_lookup: dict[str, int]
-    vocab: dict[str, int]
-    # keys x docs, the posting scores for each field's base boost: a batch of terms-only queries
-    # (fields="full") is one sparse product; None for Spring's layout, which never uses it
-    by_key: sp.csr_matrix | None = field(repr=False)
-
-
-class _Session:
-    def __init__(self, field_names: Sequence[str]) -> None:
-        self.lock = threading.RLock()
-        self.tools: list[Tool] = []
-        self.vocab: dict[str, int] = {}
-        self.builders = {name: FieldBuilder() for name in field_names}
-        self.snapshot: _Snapshot | None = None
-
-    def term_id(self, term: str) -> int:
-        tid = self.vocab.get(term)
-        if tid is None:
-            tid = len(self.vocab)
-            self.vocab[term] = tid
-        return tid
-
-
 # --- the index -----
 
 
 class BM25ToolIndex(BaseToolIndex):
     """Spring AI's LuceneToolIndex: per-session BM25 over tool name and description, Lucene-exact scores.
 
-    ``min_score`` is Spring's minScoreThreshold (raw BM25, applied after the top-N cut). The other options
+    ``min_score_threshold`` is Spring's minScoreThreshold (raw BM25; Spring applies it after the top-N
+    cut, which keeps the same tools as applying it before, since the cut is by score). The other options
     (identifier splitting, parameters, the "words" analyzer with stop words and stemming, one "full" text
     field) are described in the module docstring; all are off by default.
     """
 
-    DEFAULT_MIN_SCORE = 0.25
+    DEFAULT_MIN_SCORE_THRESHOLD = 0.25
     search_type = "LuceneToolIndex"  # Spring's metadata value (the wire keeps Spring's name)
     SEARCH_TYPE = search_type  # the earlier spelling
+    min_score_threshold: float = DEFAULT_MIN_SCORE_THRESHOLD
 
     def __init__(
         self,
-        min_score: float = DEFAULT_MIN_SCORE,
+        min_score_threshold: float = DEFAULT_MIN_SCORE_THRESHOLD,
         *,
         split_identifiers: bool = False,
         include_parameters: bool = False,
@@ -174,8 +142,8 @@ class BM25ToolIndex(BaseToolIndex):
         default_max_results: int = DEFAULT_MAX_RESULTS,
     ) -> None:
         super().__init__(default_max_results)
-        _check_options(min_score, parameter_boost, analyzer, fields, stemmer)
-        self.min_score = float(min_score)
+        _check_options(min_score_threshold, parameter_boost, analyzer, fields, stemmer)
+        self.min_score_threshold = float(min_score_threshold)
         self.split_identifiers = bool(split_identifiers)
         self.include_parameters = bool(include_parameters)
         self.parameter_boost = float(parameter_boost)
@@ -197,7 +165,7 @@ class BM25ToolIndex(BaseToolIndex):
         self._shape = QueryShape(tuple(self._clauses), self._field_pos, terms_once=fields == "full")
         # The terms boost of each field: the posting arrays keep each posting's score for it (for bounds).
         self._base_boost = {f: tb for f, _, tb in self._clauses}
-        self._sessions: dict[str, _Session] = {}
+        self._sessions: dict[str, Session] = {}
         self._sessions_lock = threading.Lock()
 
     # -- analysis -----
@@ -219,11 +187,11 @@ class BM25ToolIndex(BaseToolIndex):
 
     # -- indexing -----
 
-    def _session(self, session_id: str, create: bool) -> _Session | None:
+    def _session(self, session_id: str, create: bool) -> Session | None:
         with self._sessions_lock:
             session = self._sessions.get(session_id)
             if session is None and create:
-                session = self._sessions[session_id] = _Session(self._field_names)
+                session = self._sessions[session_id] = Session(self._field_names)
             return session
 
     def _index_tool(self, session: str, tool: Tool) -> None:
@@ -276,7 +244,7 @@ class BM25ToolIndex(BaseToolIndex):
 
     # -- snapshots -----
 
-    def _snapshot_of(self, session_id: str | None) -> _Snapshot | None:
+    def _snapshot_of(self, session_id: str | None) -> Snapshot | None:
         """The session's current search structures (built now if single tools were added since)."""
         key = self._session_or_none(session_id)
         session = self._session(key, create=False) if key is not None else None
@@ -287,28 +255,12 @@ class BM25ToolIndex(BaseToolIndex):
                 session.snapshot = self._build_snapshot(session)
             return session.snapshot
 
-    def _build_snapshot(self, session: _Session) -> _Snapshot:
-        n_terms = len(session.vocab)
-        fields = {
-            name: FieldIndex(session.builders[name], n_terms, self._base_boost[name])
-            for name in self._field_names
-        }
-        postings = Postings([fields[name] for name in self._field_names], len(session.tools), n_terms)
-        lookup: dict[str, int] = {}
-        codes = np.full(len(session.tools), -1, dtype=np.int32)
-        for i, tool in enumerate(session.tools):
-            if tool.category is not None:
-                codes[i] = lookup.setdefault(tool.category.casefold(), len(lookup))
-        by_key = None
-        if self.fields == "full":
-            shape = (len(postings.indptr) - 1, postings.n_docs)
-            by_key = sp.csr_matrix((postings.base, postings.docs, postings.indptr), shape=shape)
-        # The vocabulary is copied: later additions must not change what this snapshot's queries resolve to.
-        return _Snapshot(tuple(session.tools), fields, postings, codes, lookup, dict(session.vocab), by_key)
+    def _build_snapshot(self, session: Session) -> Snapshot:
+        return build_snapshot(session, self._field_names, self._base_boost, self.fields == "full")
 
     # -- query -----
 
-    def _query_tokens(self, query: str | None, snap: _Snapshot) -> tuple[list[str], list[str]]:
+    def _query_tokens(self, query: str | None, snap: Snapshot) -> tuple[list[str], list[str]]:
         """(phrase tokens, term tokens). Without identifier splitting both are the analysed query; a "words"
         query made only of stop words (or of stop words and unknown words) keeps its stop words."""
         if not isinstance(query, str) or not query:
@@ -323,12 +275,6 @@ class BM25ToolIndex(BaseToolIndex):
         positional, extra = _analyze_query_cached(query, self.split_identifiers)
         return list(positional), list(positional + extra)
 
-    def _eligible(self, snap: _Snapshot, category_filter: str | None) -> np.ndarray | None:
-        if not category_filter or not len(snap.category_lookup):
-            return None
-        code = snap.category_lookup.get(category_filter.casefold(), -2)
-        return np.asarray((snap.category_codes == -1) | (snap.category_codes == code))
-
     def _search(self, request: KeyedRequest, limit: int) -> SearchResponse:
         started = time.perf_counter()
         snap = self._snapshot_of(request.session_id)
@@ -339,27 +285,38 @@ class BM25ToolIndex(BaseToolIndex):
             return empty_response()  # Spring: buildQuery returns null
         ids = {t: snap.vocab.get(t, -1) for t in terms}
         query = self._shape.compile(snap.postings, snap.fields, phrase, terms, ids)
-        eligible = self._eligible(snap, request.category_filter)
+        eligible = snap.eligible(request.category_filter)
         docs, scores = top_k(snap.postings, query, eligible, limit)
-        return self._response(request, snap, docs.tolist(), scores.tolist(), started)
+        # top_k kept only eligible docs: ranking its k again keeps them, in its order (score, then doc id)
+        tools = [snap.tools[d] for d in docs.tolist()]
+        return self._response(request, tools, scores, None, limit, started)
 
     def _response(
-        self, request: KeyedRequest, snap: _Snapshot, docs: list[int], scores: list[float], started: float
+        self,
+        request: KeyedRequest,
+        tools: Sequence[Tool],
+        scores: np.ndarray,
+        allowed: np.ndarray | None,
+        limit: int,
+        started: float,
     ) -> SearchResponse:
-        # Java compares float with float and keeps equality: the float32 scores, as Python floats, are
-        # compared with the float32 threshold, as a Python float (the same comparison, no numpy call).
-        threshold = float(_F32(self.min_score))
-        tools = snap.tools
-        refs = [
-            ToolReference(tools[doc].name, score, tools[doc].description)
-            for doc, score in zip(docs, scores, strict=True)
-            if score >= threshold
-        ]
+        # Java compares float with float and keeps equality: the float32 scores against the float32
+        # threshold. Lucene's order, score descending then doc id ascending, is the stable one.
+        threshold = float(_F32(self.min_score_threshold))
+        response = self.ranked(
+            request,
+            tools,
+            scores,
+            limit,
+            min_score_threshold=threshold,
+            matched_only=True,
+            allowed=allowed,
+            started=started,
+        ).response
         if log.isEnabledFor(logging.DEBUG):
-            for ref in refs:
+            for ref in response.tool_references:
                 log.debug("hit %s score %.5f", ref.tool_name, ref.relevance_score)
-        elapsed_ms = (time.perf_counter() - started) * 1000.0
-        return SearchResponse(refs, len(refs), SearchMetadata(self.search_type, request.query, elapsed_ms))
+        return response
 
     # -- batches -----
 
@@ -368,32 +325,37 @@ class BM25ToolIndex(BaseToolIndex):
         the requests of one session are scored together in one sparse matrix product."""
         if self.fields != "full":
             return [self._search(r, k) for r, k in zip(requests, limits, strict=True)]
-        out = [empty_response() for _ in requests]
-        by_session: dict[str, list[int]] = {}
-        for i, r in enumerate(requests):
-            if self._snapshot_of(r.session_id) is not None:
-                by_session.setdefault(r.session_id, []).append(i)
-        for session_id, members in by_session.items():
+
+        def answer(session_id: str, members: list[int]) -> list[SearchResponse] | None:
             started = time.perf_counter()
             snap, scores = self._score_rows(session_id, [requests[i].query for i in members])
-            if snap is None:  # cleared meanwhile
-                continue
-            for i, row in zip(members, scores, strict=True):
-                request = requests[i]
-                if request.query:
-                    docs, top = _top_of_row(row, self._eligible(snap, request.category_filter), limits[i])
-                    out[i] = self._response(request, snap, docs, top, started)
-        return out
+            if snap is None:  # no such session, or cleared meanwhile
+                return None
+            return [
+                self._row_response(requests[i], snap, row, limits[i], started)
+                for i, row in zip(members, scores, strict=True)
+            ]
+
+        return self.answer_by_session(requests, answer, empty_response)
+
+    def _row_response(
+        self, request: KeyedRequest, snap: Snapshot, row: np.ndarray, limit: int, started: float
+    ) -> SearchResponse:
+        if not request.query:
+            return empty_response()
+        eligible = snap.eligible(request.category_filter)
+        allowed = np.ones(len(row), dtype=bool) if eligible is None else eligible
+        return self._response(request, snap.tools, row, allowed, limit, started)
 
     def score_matrix(self, session_id: str, queries: Sequence[str | None]) -> tuple[list[Tool], np.ndarray]:
         """``(tools, scores)``: the exact score ``search`` gives every tool for every query, ``[n_queries,
-        n_tools]`` float32 (0 where a tool does not match), before ``min_score``."""
+        n_tools]`` float32 (0 where a tool does not match), before ``min_score_threshold``."""
         snap, scores = self._score_rows(session_id, queries)
         return (list(snap.tools) if snap else []), scores
 
     def _score_rows(
         self, session_id: str | None, queries: Sequence[str | None]
-    ) -> tuple[_Snapshot | None, np.ndarray]:
+    ) -> tuple[Snapshot | None, np.ndarray]:
         snap = self._snapshot_of(session_id)
         if snap is None:
             return None, np.zeros((len(queries), 0), dtype=_F32)
@@ -411,7 +373,7 @@ class BM25ToolIndex(BaseToolIndex):
         q = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(queries), snap.by_key.shape[0]))
         return snap, (q @ snap.by_key).toarray().astype(_F32)
 
-    def _score_row(self, snap: _Snapshot, phrase: list[str], terms: list[str]) -> np.ndarray:
+    def _score_row(self, snap: Snapshot, phrase: list[str], terms: list[str]) -> np.ndarray:
         row = np.zeros(len(snap.tools), dtype=_F32)
         if terms:
             query = self._shape.compile(
@@ -445,26 +407,18 @@ class BM25ToolIndex(BaseToolIndex):
             row,
             doc,
             clauses,
-            min_score=self.min_score,
+            min_score_threshold=self.min_score_threshold,
             max_results=self.default_max_results,
         )
 
 
-def _top_of_row(row: np.ndarray, eligible: np.ndarray | None, k: int) -> tuple[list[int], list[float]]:
-    """The top ``k`` matching docs of one score row, score descending then doc ascending (Lucene's order)."""
-    matched = row > 0 if eligible is None else (row > 0) & eligible
-    docs = np.flatnonzero(matched)
-    order = np.lexsort((docs, -row[docs]))[:k]
-    return docs[order].tolist(), row[docs[order]].tolist()
-
-
 def _check_options(
-    min_score: object, parameter_boost: object, analyzer: object, fields: object, stemmer: object
+    floor: object, parameter_boost: object, analyzer: object, fields: object, stemmer: object
 ) -> None:
-    if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not math.isfinite(min_score):
-        raise ValueError(f"min_score must be a finite number >= 0, got {min_score!r}")
-    if min_score < 0:
-        raise ValueError(f"min_score must be >= 0, got {min_score}")
+    if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not math.isfinite(floor):
+        raise ValueError(f"min_score_threshold must be a finite number >= 0, got {floor!r}")
+    if floor < 0:
+        raise ValueError(f"min_score_threshold must be >= 0, got {floor}")
     if not isinstance(parameter_boost, (int, float)) or not parameter_boost > 0:
         raise ValueError(f"parameter_boost must be a number > 0, got {parameter_boost!r}")
     if analyzer not in ANALYZERS:

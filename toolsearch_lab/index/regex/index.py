@@ -7,7 +7,6 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, get_args
 
@@ -31,11 +30,8 @@ from toolsearch_lab.model import (
     DEFAULT_MAX_RESULTS,
     Contribution,
     Explanation,
-    SearchMetadata,
-    SearchRequest,
     SearchResponse,
     Tool,
-    ToolReference,
     empty_response,
 )
 from toolsearch_lab.text.java import compile_java
@@ -160,13 +156,9 @@ class RegexToolIndex(BaseToolIndex):
             re.error
         ) as exc:  # keyword mode only, and only via an overridden convert_query_to_regex_pattern
             log.error("RegexToolIndex.search: pattern does not compile (%s), returning no results", exc)
-            return SearchResponse([], None, self._metadata(request, started))
-        top = _ranked(scores, session.entries, request.category_filter)[:limit]
-        tools = [session.entries[i].tool for i in top]
-        refs = [
-            ToolReference(t.name, float(scores[i]), t.description) for i, t in zip(top, tools, strict=True)
-        ]
-        return SearchResponse(refs, len(refs), self._metadata(request, started))
+            return SearchResponse([], None, self.metadata(request, started))
+        tools = [e.tool for e in session.entries]
+        return self.ranked(request, tools, scores, limit, matched_only=True, started=started).response
 
     def _explain(self, session_id: str, query: str, tool_name: str) -> Explanation:
         """Why the first tool named ``tool_name`` in the session scores what it does for ``query``: the
@@ -177,8 +169,7 @@ class RegexToolIndex(BaseToolIndex):
         entries = session.entries
         position = self.positions_of([e.tool for e in entries], session_id, tool_name)[0]
         details = self._details(entries[position], query)
-        ranking = _ranked(self._scores(session, query), entries, None)
-        rank = ranking.index(position) + 1 if position in ranking else None
+        rank = self.rank_of(position, self._scores(session, query), matched_only=True)
         return Explanation(
             index=type(self).__name__,
             tool_name=tool_name,
@@ -191,10 +182,6 @@ class RegexToolIndex(BaseToolIndex):
         )
 
     # -- internals ------------------------------------------------------------------------------------
-
-    def _metadata(self, request: SearchRequest, started: float) -> SearchMetadata:
-        elapsed_ms = round((time.perf_counter() - started) * 1000.0, 3)
-        return SearchMetadata(type(self).__name__, request.query, elapsed_ms)
 
     def _scores(self, session: Session, query: str | None) -> np.ndarray:
         """Every tool's score, in insertion order (0.0 for no match)."""
@@ -220,16 +207,6 @@ class RegexToolIndex(BaseToolIndex):
         return RegexDetails(
             entry.tool.name, query, pattern, spans, parts[0][0], parts[1][0], parts[2][0], fields
         )
-
-
-def _ranked(scores: np.ndarray, entries: Sequence[Entry], category_filter: str | None) -> list[int]:
-    """Tools with a score > 0 that the category filter keeps, best first; ties keep insertion order."""
-    matched = np.flatnonzero(scores > 0)
-    if category_filter:
-        keep = [BaseToolIndex.category_allows(entries[i].tool, category_filter) for i in matched.tolist()]
-        matched = matched[np.array(keep, bool)]
-    ranked: list[int] = matched[np.argsort(-scores[matched], kind="stable")].tolist()
-    return ranked
 
 
 def _contributions(details: RegexDetails, with_parameters: bool) -> tuple[Contribution, ...]:
