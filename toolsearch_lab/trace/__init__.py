@@ -11,7 +11,8 @@ Iterations are numbered from 1 (``Iteration.number``), as the CLI, the widgets a
 A conversation (:class:`~toolsearch_lab.loop.conversation.Conversation`) is one trace too: its iterations
 are numbered across the whole conversation and each carries the ``turn`` (user message) it belongs to;
 ``RunTrace.turns`` says per turn what the user wrote, what chat memory dropped or rewrote before it, which
-found tools the turn started with and which it had lost. A single request has no turns (``turns == []``, ``Iteration.turn is None``).
+found tools the turn started with and which it had lost. A single request has no turns (``turns == []``,
+``Iteration.turn is None``).
 Traces written by earlier versions load in the current shape (:func:`~toolsearch_lab.trace.codec.upgrade`).
 
 The parts: :mod:`.records` (one request: tokens, searches, tool calls, retries), :mod:`.turns` (stop
