@@ -74,6 +74,13 @@ def test_metatool_has_199_tools_and_renames_the_invalid_name():
     assert note.kind is NoteKind.RENAMED
 
 
+def test_a_name_the_tool_refuses_is_named_once_whatever_it_holds():
+    with pytest.raises(CatalogError) as info:
+        tool_from_record({"name": "get: weather", "description": "Get the weather"}, "mcp")
+    assert info.value.problem.startswith("field 'name' must match")  # not cut at the name's own ": "
+    assert str(info.value).startswith("tool 'get: weather': field 'name' must match")
+
+
 def test_merge_notes_are_told_apart_by_kind_whatever_the_server_names_spell(capsys):
     from toolsearch_lab.catalog.merge import merge_catalogs
     from toolsearch_lab.cli.live_servers import report_dropped
