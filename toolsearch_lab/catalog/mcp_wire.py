@@ -38,6 +38,7 @@ __all__ = [
     "MAX_LIST_PAGES",
     "MAX_LIST_TOOLS",
     "MAX_WIRE_DEPTH",
+    "SDK_JSON_DEPTH",
     "ToolListing",
     "WireLog",
     "install_stdio_hook",
@@ -53,6 +54,10 @@ _MAX_CHECKED_CHARS = 20_000_000
 # Deepest answer parsed here when the SDK's parser gives up (Python's own parser recurses once per level
 # and fails near 1,000); the catalog loader then refuses records deeper than its MAX_CATALOG_DEPTH by name.
 MAX_WIRE_DEPTH = 600
+# Deepest nesting (jsonlimits.text_depth) the SDK's JSON parser, pydantic-core's, takes: 200 levels of
+# objects, 201 of arrays in pydantic-core 2.50 (tests/test_mcp_isolation.py checks it). Its error names no
+# cause by type, so a refused line is taken as too deep by its measured depth, never by the error's words.
+SDK_JSON_DEPTH = 200
 _ID = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 _HTTP_REASONS = {
     401: "401 Unauthorized: the server wants credentials it did not get or did not accept; check the "
@@ -134,29 +139,29 @@ class WireLog:
         return message
 
     def _unparsable(self, text: str, exc: ValueError) -> Any:
-        """A JSON-looking line the SDK's parser refused. Nested deeper than that parser goes (about 250
-        levels) but within :data:`MAX_WIRE_DEPTH`, it is parsed here instead, so the one deep record is
-        refused by name later and the rest of the page loads. Otherwise its request is answered with a
-        named error now, when its id can be read, instead of being left to time out."""
+        """A JSON-looking line the SDK's parser refused. Nested deeper than that parser goes
+        (:data:`SDK_JSON_DEPTH`) but within :data:`MAX_WIRE_DEPTH`, it is parsed here instead, so the one
+        deep record is refused by name later and the rest of the page loads. Otherwise its request is
+        answered with a named error now, when its id can be read, instead of being left to time out."""
         from mcp.shared.message import SessionMessage
         from mcp.types import ErrorData, JSONRPCError, jsonrpc_message_adapter
 
-        deep = "recursion limit" in str(exc)
-        depth = text_depth(text) if deep else 0
-        if deep and depth <= MAX_WIRE_DEPTH:
+        depth = text_depth(text)
+        refused: BaseException = exc
+        if SDK_JSON_DEPTH < depth <= MAX_WIRE_DEPTH:
             try:
                 value = json.loads(text)
                 return SessionMessage(jsonrpc_message_adapter.validate_python(value, by_name=False))
-            except (ValueError, RecursionError):
-                pass
+            except (ValueError, RecursionError) as own:
+                refused = own  # what is wrong with it, now that depth is not
         found = _ID.search(text[:500])
         if found is None:
             return exc
         why = (
             f"the server's answer is nested {depth} levels deep, more than the {MAX_WIRE_DEPTH} this client "
             "parses (MAX_WIRE_DEPTH)"
-            if deep
-            else f"the server's answer is not valid JSON-RPC ({_first_line(exc)})"
+            if depth > MAX_WIRE_DEPTH
+            else f"the server's answer is not valid JSON-RPC ({_first_line(refused)})"
         )
         error = ErrorData(code=-32700, message=why)
         return SessionMessage(JSONRPCError(jsonrpc="2.0", id=json.loads(found.group(1)), error=error))
