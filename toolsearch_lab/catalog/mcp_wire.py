@@ -29,7 +29,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolsearch_lab.compat import patch_mcp_stdio_parser
+from toolsearch_lab.compat import (
+    mcp_request_sender,
+    patch_mcp_stdio_parser,
+    set_mcp_output_schemas,
+    stamp_mcp_request,
+)
 from toolsearch_lab.jsonlimits import duplicate_key_path, text_depth
 from toolsearch_lab.secrets import scrub
 
@@ -258,19 +263,15 @@ def quiet_sdk_logs() -> None:
 async def raw_request(session: Any, method: str, params: dict[str, Any] | None) -> Any:
     """A request's result as the server sent it (parsed JSON, not validated by the SDK). ``send_request``
     would validate the whole result against the protocol's types first, so one bad tool record would cost
-    every tool; this uses the session's dispatcher (the SDK's own next step) with the session's headers.
-    Timeouts: the caller's ``anyio.fail_after``."""
-    dispatcher = getattr(session, "_dispatcher", None)
-    send = getattr(dispatcher, "send_raw_request", None)
+    every tool; this stamps the request as ``send_request`` does and hands it to the session's dispatcher
+    (the SDK's own next step; both seams in :mod:`toolsearch_lab.compat`). Timeouts: the caller's
+    ``anyio.fail_after``."""
+    send = mcp_request_sender(session)
     if send is None:  # an SDK without the seam: its validated listing (all or nothing) is what we get
         result = await session.list_tools(params=None if params is None else _paginated(params))
         return result.model_dump(by_alias=True, mode="json", exclude_none=True)
-    data: dict[str, Any] = {"method": method, **({"params": params} if params else {})}
-    options: dict[str, Any] = {}
-    stamp = getattr(session, "_stamp", None)
-    if callable(stamp):
-        stamp(data, options)
-    return await send(method, params, options)
+    stamped, options = stamp_mcp_request(session, method, params)
+    return await send(method, stamped, options)
 
 
 def _paginated(params: dict[str, Any]) -> Any:
@@ -291,12 +292,12 @@ def listing_bound(listing: ToolListing, chars: int) -> str | None:
 
 
 def remember_output_schemas(session: Any, records: list[Any]) -> None:
-    """Tell the session each tool's output schema, as its own ``list_tools`` would (it checks structured
-    results against it, and without it would list the tools again, all or nothing, on the first call)."""
-    schemas = getattr(session, "_tool_output_schemas", None)
-    if not isinstance(schemas, dict):
-        return
+    """Tell the session each listed tool's output schema, as its own ``list_tools`` would (it checks
+    structured results against it, and without it would list the tools again, all or nothing, on the first
+    call): :func:`~toolsearch_lab.compat.set_mcp_output_schemas`."""
+    schemas: dict[str, dict[str, Any] | None] = {}
     for record in records:
         if isinstance(record, dict) and isinstance(record.get("name"), str):
             schema = record.get("outputSchema")
             schemas[record["name"]] = schema if isinstance(schema, dict) else None
+    set_mcp_output_schemas(session, schemas)
