@@ -12,6 +12,7 @@ import pytest
 from toolsearch_lab.eval.compare import compare, run_strategy
 from toolsearch_lab.eval.cost import load_prices
 from toolsearch_lab.index.anthropic import AnthropicRegexIndex
+from toolsearch_lab.index.regex import PatternProblem
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.loop.anthropic_native import MAX_RESULTS, AnthropicNative, RegexQueries
 from toolsearch_lab.loop.strategies import STRATEGY_NAMES, Unload, make_strategy
@@ -52,10 +53,13 @@ def test_it_matches_argument_names_and_descriptions_and_returns_at_most_five():
 
 
 def test_a_pattern_over_200_characters_or_invalid_is_an_error_with_anthropics_code():
-    with pytest.raises(ValueError, match=r"invalid_tool_input \(pattern_too_long\).*201 characters long"):
+    too_long = r"invalid_tool_input \(pattern_too_long\).*201 characters long"
+    with pytest.raises(ValueError, match=too_long) as info:
         searched(AnthropicRegexIndex(MAX_RESULTS), "a" * 201)
-    with pytest.raises(ValueError, match=r"invalid_tool_input \(invalid_pattern\)"):
+    assert info.value.kind is PatternProblem.TOO_LONG  # the code is chosen by kind, not by the words
+    with pytest.raises(ValueError, match=r"invalid_tool_input \(invalid_pattern\)") as info:
         searched(AnthropicRegexIndex(MAX_RESULTS), "(unclosed")
+    assert info.value.kind is PatternProblem.INVALID
     assert searched(AnthropicRegexIndex(MAX_RESULTS), "Weather|" + "x" * 192)  # exactly 200 is allowed
 
 

@@ -18,6 +18,7 @@ from toolsearch_lab.catalog.container import (
     tools_from_json,
     validate_schema_refs,
 )
+from toolsearch_lab.catalog.errors import NoteKind
 from toolsearch_lab.datafiles import data_path
 from toolsearch_lab.model import Tool
 
@@ -59,6 +60,8 @@ def test_livemcpbench_keeps_first_occurrence_and_records_every_duplicate_and_nul
     assert len(dup_notes) == 527 - 510
     assert len({n.tool for n in dup_notes}) == 13
     assert len(null_notes) == 15
+    assert {n.kind for n in dup_notes} == {NoteKind.KEPT_FIRST}  # what the doctor reads them by
+    assert {n.kind for n in null_notes} == {NoteKind.NORMALISED}
     assert catalog.report.ok  # notes only, no problems
 
 
@@ -67,7 +70,42 @@ def test_metatool_has_199_tools_and_renames_the_invalid_name():
     assert len(catalog) == 199
     assert catalog.renames == {"PDF&URLTool": "PDF_URLTool"}
     assert "PDF_URLTool" in catalog
-    assert any("renamed from 'PDF&URLTool'" in n.message for n in catalog.report.notes)
+    (note,) = [n for n in catalog.report.notes if "renamed from 'PDF&URLTool'" in n.message]
+    assert note.kind is NoteKind.RENAMED
+
+
+def test_a_name_the_tool_refuses_is_named_once_whatever_it_holds():
+    with pytest.raises(CatalogError) as info:
+        tool_from_record({"name": "get: weather", "description": "Get the weather"}, "mcp")
+    assert info.value.problem.startswith("field 'name' must match")  # not cut at the name's own ": "
+    assert str(info.value).startswith("tool 'get: weather': field 'name' must match")
+
+
+def test_merge_notes_are_told_apart_by_kind_whatever_the_server_names_spell(capsys):
+    from toolsearch_lab.catalog.merge import merge_catalogs
+    from toolsearch_lab.cli.live_servers import report_dropped
+    from toolsearch_lab.eval.doctor.inputs import resolve
+
+    shared = Tool("status", "Show the status")
+    # Server names that spell the words of other notes: "was taken", "renamed".
+    parts = {
+        "was taken": ToolCatalog([shared]),
+        "x renamed": ToolCatalog([shared]),
+        "git alpha": ToolCatalog([Tool("log", "Show the log")]),
+        "git_alpha": ToolCatalog([Tool("diff", "Show a diff")]),
+    }
+    merged = merge_catalogs(parts)
+    kinds = [n.kind for n in merged.report.notes]
+    assert sorted(kinds) == sorted([NoteKind.SERVER, NoteKind.SHARED, NoteKind.SHARED])
+    report_dropped(merged.report, "tokens")
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == (
+        "toolsearch-lab tokens: 2 tool name(s) several servers share are qualified as <server>__<tool> "
+        "(--namespace)"
+    )
+    assert len(err) == 2 and "qualifies its tools as 'git_alpha_2'" in err[1]  # the server's own note
+    findings = resolve(merged).findings
+    assert sorted(f.kind for f in findings) == ["load-note", "name-collision"]
 
 
 def test_a_catalog_is_a_value_its_constructor_sets_whole():

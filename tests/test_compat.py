@@ -1,5 +1,5 @@
-"""The four patches of other libraries' internals (toolsearch_lab.compat), one test each, against the
-versions installed: each fails when the patched library changes the shape the patch relies on."""
+"""The patches of other libraries' internals (toolsearch_lab.compat), one test each, against the versions
+installed: each fails when the patched library changes the shape the patch relies on."""
 
 from __future__ import annotations
 
@@ -7,11 +7,19 @@ import inspect
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import anyio
 import pytest
+from hostile_support import HOSTILE, PY
 
-from toolsearch_lab.compat import patch_mcp_stdio_parser, resync_figure_widget
+from toolsearch_lab.compat import (
+    mcp_request_sender,
+    patch_mcp_stdio_parser,
+    resync_figure_widget,
+    set_mcp_output_schemas,
+    stamp_mcp_request,
+)
 
 NOTIFICATION = {
     "jsonrpc": "2.0",
@@ -55,6 +63,86 @@ def test_the_mcp_sdks_stdio_reader_passes_on_whatever_the_patched_parser_returns
     assert seen == ["Loading configuration", json.dumps(NOTIFICATION)]
     assert str(noise) == "noise: Loading configuration"
     assert message.message.model_dump(exclude_none=True) == NOTIFICATION
+
+
+TEST_SERVER = str(Path(__file__).resolve().parent / "mcp_test_server.py")
+
+
+def _with_session(args: list[str], body, env: dict | None = None):
+    """``await body(session, sent)`` on an initialized MCP ``ClientSession`` of the stdio server ``PY args``;
+    ``sent`` lists each ``(method, params, options)`` the session hands its dispatcher from then on."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    async def run():
+        with anyio.fail_after(60):
+            async with (
+                stdio_client(StdioServerParameters(command=PY, args=args, env=env)) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                sent: list[tuple] = []
+                dispatcher = session._dispatcher
+                original = dispatcher.send_raw_request
+
+                async def recording(method, params, opts, **kw):
+                    sent.append((method, params, dict(opts)))
+                    return await original(method, params, opts, **kw)
+
+                dispatcher.send_raw_request = recording
+                return await body(session, sent)
+
+    return anyio.run(run)
+
+
+def test_the_mcp_sessions_dispatcher_hands_back_a_listing_the_sdk_would_refuse_whole():
+    async def body(session, sent):
+        with pytest.raises(ValueError):  # the SDK's own listing: one malformed record fails them all
+            await session.list_tools()
+        send = mcp_request_sender(session)
+        assert send is not None
+        params, options = stamp_mcp_request(session, "tools/list", None)
+        return await send("tools/list", params, options)
+
+    raw = _with_session([HOSTILE, "ok,bad-record"], body)
+    names = [t.get("name") for t in raw["tools"]]
+    assert names[:2] == ["echo_env", "ping"] and "broken_schema" in names  # every record, as sent
+    assert any(not isinstance(n, str) for n in names)  # the record the SDK's validation refuses
+
+
+@pytest.mark.slow  # an SDK-built server: the SDK's import alone takes seconds under load
+def test_the_mcp_sessions_stamp_gives_what_send_request_hands_its_dispatcher():
+    async def body(session, sent):
+        await session.list_tools()
+        first = sent[-1]
+        return first, stamp_mcp_request(session, "tools/list", None), session._negotiated_version
+
+    (method, sdk_params, sdk_options), (params, options), version = _with_session([TEST_SERVER], body)
+    assert method == "tools/list" and params == sdk_params
+    assert options and options.items() <= sdk_options.items()  # send_request adds only empty headers after
+    assert version in json.dumps(options)  # the stamp names the negotiated protocol version
+    given = {"cursor": "c"}
+    params, _ = stamp_mcp_request(None, "tools/list", given)  # a session without a stamp: as given
+    assert params is given
+
+
+@pytest.mark.slow  # an SDK-built server: the SDK's import alone takes seconds under load
+def test_the_mcp_sessions_output_schemas_decide_how_it_checks_a_result_without_listing_again():
+    as_sent = {"type": "object", "properties": {"dropped": {"type": "string"}}, "required": ["dropped"]}
+    needs_more = {"type": "object", "required": ["dropped", "rows"]}
+
+    async def body(session, sent):
+        assert set_mcp_output_schemas(session, {"drop_table": as_sent})
+        first = await session.call_tool("drop_table", {"table": "t"})
+        assert set_mcp_output_schemas(session, {"drop_table": needs_more})  # a schema that changed
+        with pytest.raises(RuntimeError, match="Invalid structured content"):
+            await session.call_tool("drop_table", {"table": "t"})
+        return first, [method for method, _, _ in sent]
+
+    first, methods = _with_session([TEST_SERVER], body, env={"TOOLSEARCH_LAB_TEST_ANNOTATED": "1"})
+    assert first.structured_content == {"dropped": "t"}
+    assert methods == ["tools/call", "tools/call"]  # the session trusted the table: no tools/list
+    assert not set_mcp_output_schemas(object(), {"t": None})
 
 
 def test_plotly_figure_widgets_late_views_read_the_fields_the_resync_writes():

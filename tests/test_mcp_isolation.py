@@ -15,9 +15,10 @@ from toolsearch_lab.catalog.errors import ServerFailure
 from toolsearch_lab.catalog.export import to_mcp_tools
 from toolsearch_lab.catalog.live import connect_mcp_config, connect_mcp_stdio
 from toolsearch_lab.catalog.mcp import MAX_LIST_PAGES, McpConnection, McpToolError
-from toolsearch_lab.catalog.mcp_wire import MAX_WIRE_DEPTH
+from toolsearch_lab.catalog.mcp_wire import MAX_WIRE_DEPTH, SDK_JSON_DEPTH
 from toolsearch_lab.eval.doctor import diagnose
 from toolsearch_lab.index.regex import RegexToolIndex
+from toolsearch_lab.jsonlimits import text_depth
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.model import PROVIDER_NAME_PATTERN
 from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall
@@ -71,6 +72,22 @@ def test_an_answer_deeper_than_any_parser_here_fails_its_server_at_once_naming_t
     # the page cannot be parsed at all: the listing fails with the reason, not after a timeout
     with pytest.raises(McpToolError, match=rf"nested \d+ levels deep, more than the {MAX_WIRE_DEPTH}"):
         McpConnection(PY, [HOSTILE, "ok,deep=400"], timeout=30).tool_records()
+
+
+@pytest.mark.parametrize("opener, leaf, closer", [('{"x":', "1", "}"), ("[", "", "]")])
+def test_the_sdks_json_parser_takes_sdk_json_depth_levels_and_refuses_deeper(opener, leaf, closer):
+    # An answer the SDK refuses is parsed here when it is deeper than SDK_JSON_DEPTH: the SDK's error names
+    # no cause by type, so the measured depth decides, and it must match what the SDK's parser takes.
+    from mcp.types import jsonrpc_message_adapter
+
+    def answer(depth: int) -> str:
+        inner = depth - 2  # the message's object and its result's
+        return '{"jsonrpc": "2.0", "id": 1, "result": {"a": ' + opener * inner + leaf + closer * inner + "}}"
+
+    assert text_depth(answer(SDK_JSON_DEPTH)) == SDK_JSON_DEPTH
+    jsonrpc_message_adapter.validate_json(answer(SDK_JSON_DEPTH), by_name=False)
+    with pytest.raises(ValueError):
+        jsonrpc_message_adapter.validate_json(answer(SDK_JSON_DEPTH + 2), by_name=False)
 
 
 def test_a_bad_server_in_a_config_costs_only_that_server(tmp_path):

@@ -342,3 +342,21 @@ def test_turns_table_and_turn_view_say_what_memory_took_in_text_too():
     assert "Lost" in view._repr_html_()
     with pytest.raises(ValueError, match="has no turn 7"):
         turn_view(run.trace, 7)
+
+
+def test_each_error_of_a_step_is_shown_once_with_its_call_or_on_its_own():
+    from toolsearch_lab.trace import FailureKind, Iteration, RunTrace, ToolCallRecord
+
+    timed_out = ToolCallRecord("c1", "get_x", "{}", "tool", error="timeout", failure=FailureKind.TOOL_TIMEOUT)
+    limit = "limit reached: max_total_tool_calls (1)"
+    refused = ToolCallRecord("c2", "get_y", "{}", "rejected", error=limit, failure=FailureKind.LIMIT_REACHED)
+    model_failed = "test: the model request failed: timeout"  # its words end as the call's error does
+    step = Iteration(
+        1, [], [], [], tool_calls=[timed_out, refused], errors=["get_x: timeout", limit, model_failed]
+    )
+    # What the loop records: a call's failure on the call and the step; the run's failures on the run too.
+    trace = RunTrace("s", "test", "lucene", "q", 2, iterations=[step], errors=[limit, model_failed])
+    html = details_html(trace, 0)
+    assert html.count("get_x: timeout") == 0 and html.count(">timeout<") == 1  # with its call only
+    assert html.count(limit) == 1  # on the call it refused, not again below
+    assert html.count(model_failed) == 1  # the model's failure, on its own

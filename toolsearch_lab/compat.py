@@ -1,4 +1,4 @@
-"""The places where toolsearch_lab changes another library's internals, all four in one module.
+"""The places where toolsearch_lab reads or changes another library's internals, all in one module.
 
 Each patch is one function saying which internal it relies on, the versions it was checked against and why
 it is needed; tests/test_compat.py has one test per patch that fails when the library changes that shape.
@@ -6,6 +6,10 @@ Nothing heavy is imported here: each function imports its library when called, o
 arguments, so this module sits on the ground floor and costs nothing to import.
 
 * :func:`patch_mcp_stdio_parser`: the MCP SDK's stdio line parser (``mcp.client.stdio._parse_line``).
+* :func:`mcp_request_sender`: an MCP ``ClientSession``'s dispatcher (``session._dispatcher``).
+* :func:`stamp_mcp_request`: an MCP ``ClientSession``'s request stamp (``session._stamp``).
+* :func:`set_mcp_output_schemas`: an MCP ``ClientSession``'s table of output schemas
+  (``session._tool_output_schemas``).
 * :func:`defer_iri_grammar`: a stand-in for ``rfc3987_syntax`` in ``sys.modules``.
 * :func:`resync_figure_widget`: plotly ``FigureWidget``'s synced fields ``_widget_data``/``_widget_layout``.
 * :func:`wrapped_std_streams`: ``sys.stdout`` and ``sys.stderr`` replaced for the length of a block.
@@ -19,13 +23,23 @@ import importlib
 import importlib.util
 import sys
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from copy import deepcopy
 from typing import Any, TextIO
 
-__all__ = ["defer_iri_grammar", "patch_mcp_stdio_parser", "resync_figure_widget", "wrapped_std_streams"]
+__all__ = [
+    "defer_iri_grammar",
+    "mcp_request_sender",
+    "patch_mcp_stdio_parser",
+    "resync_figure_widget",
+    "set_mcp_output_schemas",
+    "stamp_mcp_request",
+    "wrapped_std_streams",
+]
 
 LineParser = Callable[[str], Any]
+# send(method, params, options) -> the result as the server sent it (parsed JSON, not validated)
+RawSender = Callable[[str, "dict[str, Any] | None", "dict[str, Any]"], Awaitable[Any]]
 
 
 def patch_mcp_stdio_parser(route: Callable[[str, LineParser], Any]) -> bool:
@@ -51,6 +65,65 @@ def patch_mcp_stdio_parser(route: Callable[[str, LineParser], Any]) -> bool:
         return route(line, original)
 
     stdio._parse_line = parse_line  # type: ignore[attr-defined]  # private: the SDK's stub does not export it
+    return True
+
+
+def mcp_request_sender(session: Any) -> RawSender | None:
+    """The function an MCP ``ClientSession`` hands a request to once it is stamped:
+    ``send(method, params, options)`` returns the result as the server sent it, parsed JSON not yet
+    validated against the protocol's types. None when the session has no such seam.
+
+    Relies on: ``ClientSession._dispatcher.send_raw_request(method, params, opts)``, the step
+    ``send_request`` takes after stamping the request (:func:`stamp_mcp_request`) and before validating
+    the result. Checked: mcp 2.3.0.
+    Why: ``send_request``, and so ``list_tools``, validates the whole result first: one malformed tool
+    record costs every tool of the page. The catalog reads a ``tools/list`` page unvalidated and names
+    the malformed record (:func:`toolsearch_lab.catalog.mcp_wire.raw_request`)."""
+    send = getattr(getattr(session, "_dispatcher", None), "send_raw_request", None)
+    return send if callable(send) else None
+
+
+def stamp_mcp_request(
+    session: Any, method: str, params: dict[str, Any] | None
+) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """``(params, options)`` of a ``method`` request as an MCP ``ClientSession``'s ``send_request`` hands
+    them to its dispatcher: stamped with what the negotiated protocol version asks for (its header,
+    ``_meta``, whether an abandoned request is cancelled). ``params`` as given, and no options, when the
+    session has no stamp.
+
+    Relies on: ``ClientSession._stamp(data, opts)``, which ``send_request`` calls on the request's
+    ``{"method": ..., "params": ...}`` and an empty options dict, changing both in place, before sending
+    ``data["params"]`` with ``opts``; the handshake replaces it. Checked: mcp 2.3.0.
+    Why: a request sent through :func:`mcp_request_sender` skips ``send_request``, and with it the stamp
+    that a server of a newer protocol version expects on every request."""
+    data: dict[str, Any] = {"method": method, **({"params": params} if params else {})}
+    options: dict[str, Any] = {}
+    stamp = getattr(session, "_stamp", None)
+    if not callable(stamp):
+        return params, options
+    stamp(data, options)
+    return data.get("params"), options
+
+
+def set_mcp_output_schemas(session: Any, schemas: Mapping[str, dict[str, Any] | None]) -> bool:
+    """Tell an MCP ``ClientSession`` the output schema of each tool (``{name: outputSchema or None}``), as
+    its own ``list_tools`` does. False, and nothing changed, when the session keeps no such table.
+
+    Relies on: ``ClientSession._tool_output_schemas``, the ``{name: schema}`` table ``call_tool`` checks a
+    structured result against (a name missing from it makes ``call_tool`` list the tools again first),
+    and ``_tool_output_validators``, the validators compiled from it, one of which must go when its
+    schema changes. Checked: mcp 2.3.0.
+    Why: the catalog lists tools without ``list_tools`` (:func:`mcp_request_sender`); without the table the
+    session would list them again on the first call, validated all or nothing, so one malformed record
+    would fail every call."""
+    table = getattr(session, "_tool_output_schemas", None)
+    if not isinstance(table, dict):
+        return False
+    compiled = getattr(session, "_tool_output_validators", None)
+    for name, schema in schemas.items():
+        if isinstance(compiled, dict) and name in compiled and table.get(name) != schema:
+            del compiled[name]
+        table[name] = schema
     return True
 
 

@@ -52,6 +52,15 @@ def annotations_problem(annotations: Any) -> str | None:
     return None
 
 
+class ToolDefinitionError(ValueError):
+    """A :class:`Tool` refused one of its fields. The message names the tool (``tool 'x': ...``);
+    ``problem`` holds what is wrong on its own, for a caller that names the tool its own way."""
+
+    def __init__(self, label: str, problem: str) -> None:
+        super().__init__(f"tool {label}: {problem}")
+        self.problem = problem
+
+
 @dataclass(frozen=True)
 class Tool:
     """One tool definition as a model sees it: a name, a description and a JSON Schema for its arguments.
@@ -96,36 +105,37 @@ class Tool:
     def __post_init__(self) -> None:
         label = repr(self.name) if isinstance(self.name, str) else "<unnamed>"
         if not isinstance(self.name, str) or not TOOL_NAME_PATTERN.match(self.name):
-            raise ValueError(
-                f"tool {label}: field 'name' must match {TOOL_NAME_PATTERN.pattern} "
+            raise ToolDefinitionError(
+                label,
+                f"field 'name' must match {TOOL_NAME_PATTERN.pattern} "
                 f"(1-128 letters, digits, '_', '.', ':' or '-'), "
-                f"got {label if isinstance(self.name, str) else type(self.name).__name__:.80}"
+                f"got {label if isinstance(self.name, str) else type(self.name).__name__:.80}",
             )
         if not isinstance(self.description, str):
-            raise ValueError(
-                f"tool {label}: field 'description' must be a string, got {type(self.description).__name__}"
+            raise ToolDefinitionError(
+                label, f"field 'description' must be a string, got {type(self.description).__name__}"
             )
         if not isinstance(self.parameters, dict):
-            raise ValueError(
-                f"tool {label}: field 'parameters' must be a JSON Schema object (dict), "
-                f"got {type(self.parameters).__name__}"
+            raise ToolDefinitionError(
+                label,
+                f"field 'parameters' must be a JSON Schema object (dict), "
+                f"got {type(self.parameters).__name__}",
             )
         if self.parameters.get("type") != "object":
-            raise ValueError(
-                f'tool {label}: field \'parameters\' must have "type": "object", '
-                f"got {self.parameters.get('type')!r}"
+            raise ToolDefinitionError(
+                label, f'field \'parameters\' must have "type": "object", got {self.parameters.get("type")!r}'
             )
         if self.category is not None and not isinstance(self.category, str):
-            raise ValueError(
-                f"tool {label}: field 'category' must be a string or None, got {type(self.category).__name__}"
+            raise ToolDefinitionError(
+                label, f"field 'category' must be a string or None, got {type(self.category).__name__}"
             )
         if self.title is not None and not isinstance(self.title, str):
-            raise ValueError(
-                f"tool {label}: field 'title' must be a string or None, got {type(self.title).__name__}"
+            raise ToolDefinitionError(
+                label, f"field 'title' must be a string or None, got {type(self.title).__name__}"
             )
         problem = annotations_problem(self.annotations)
         if problem:
-            raise ValueError(f"tool {label}: field 'annotations': {problem}")
+            raise ToolDefinitionError(label, f"field 'annotations': {problem}")
         if self.output_schema is not None and (
             not isinstance(self.output_schema, dict) or self.output_schema.get("type") != "object"
         ):
@@ -134,14 +144,14 @@ class Tool:
                 if isinstance(self.output_schema, dict)
                 else type(self.output_schema).__name__
             )
-            raise ValueError(
-                f"tool {label}: field 'output_schema' must be None or a JSON Schema object with "
-                f'"type": "object" (MCP outputSchema), got {got}'
+            raise ToolDefinitionError(
+                label,
+                f"field 'output_schema' must be None or a JSON Schema object with "
+                f'"type": "object" (MCP outputSchema), got {got}',
             )
         if self.meta is not None and not isinstance(self.meta, dict):
-            raise ValueError(
-                f"tool {label}: field 'meta' must be a JSON object (dict) or None, "
-                f"got {type(self.meta).__name__}"
+            raise ToolDefinitionError(
+                label, f"field 'meta' must be a JSON object (dict) or None, got {type(self.meta).__name__}"
             )
         self._check_json_numbers(label)
 
@@ -159,7 +169,7 @@ class Tool:
             except JsonLimitError as exc:
                 problem = f"{where}: {exc}"
             if problem:
-                raise ValueError(f"tool {label}: {problem} (JSON has no NaN or Infinity)")
+                raise ToolDefinitionError(label, f"{problem} (JSON has no NaN or Infinity)")
 
     def definition(self) -> dict[str, Any]:
         """The OpenAI chat-completions ``tools`` entry for this tool."""

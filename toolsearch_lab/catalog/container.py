@@ -33,7 +33,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar, overload
 
-from toolsearch_lab.catalog.errors import CatalogError, CatalogProblem, CatalogReport
+from toolsearch_lab.catalog.errors import CatalogError, CatalogProblem, CatalogReport, NoteKind
 from toolsearch_lab.catalog.formats import (
     EMPTY_PARAMETERS,
     FORMATS,
@@ -278,6 +278,7 @@ def _load_livemcpbench(strict: bool) -> ToolCatalog:
                         repr(name),
                         f"also on server {server['name']!r}; kept the first occurrence "
                         f"(server {first_server[name]!r})",
+                        NoteKind.KEPT_FIRST,
                     )
                     continue
                 first_server[name] = server["name"]
@@ -289,7 +290,9 @@ def _load_livemcpbench(strict: bool) -> ToolCatalog:
                 }
                 if record["description"] is None:
                     record["description"] = ""
-                    report.add_note(repr(name), 'description is null in the raw data; using ""')
+                    report.add_note(
+                        repr(name), 'description is null in the raw data; using ""', NoteKind.NORMALISED
+                    )
                 records.append(record)
     tools, found = read_tools(records, format="dataset", strict=strict, source="livemcpbench")
     report = CatalogReport(report.problems + found.problems, report.notes + found.notes)
@@ -308,7 +311,8 @@ def _load_metatool(strict: bool) -> ToolCatalog:
         if isinstance(name, str) and not TOOL_NAME_PATTERN.fullmatch(name):
             fixed = _INVALID_NAME_CHARS.sub("_", name)[:128]
             renames[name] = fixed
-            report.add_note(repr(fixed), f"renamed from {name!r}: the original name is not a valid tool name")
+            why = f"renamed from {name!r}: the original name is not a valid tool name"
+            report.add_note(repr(fixed), why, NoteKind.RENAMED)
             record = {**record, "name": fixed}
         records.append(record)
     tools, found = read_tools(records, format="dataset", strict=strict, source="metatool")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-__all__ = ["CatalogError", "CatalogProblem", "CatalogReport", "ServerFailure"]
+__all__ = ["CatalogError", "CatalogProblem", "CatalogReport", "NoteKind", "ServerFailure"]
 
 
 class CatalogError(ValueError):
@@ -26,16 +26,32 @@ class ServerFailure(str, Enum):
     LISTING = "listing"  # it started, but listing its tools failed
 
 
+class NoteKind(str, Enum):
+    """What a note of a :class:`CatalogReport` is about, set where the note is made: the CLI's lines on
+    stderr and the doctor's findings branch on it, never on the note's words."""
+
+    NORMALISED = "normalised"  # a value was normalised: a null or missing description, control characters
+    RENAMED = "renamed"  # a name providers refuse was renamed (``catalog.origins`` keeps the server's name)
+    SHARED = "shared"  # merge_catalogs qualified a name several servers define as <server>__<tool>
+    # merge_catalogs qualified a name otherwise: every name (namespace="always"), or with a hash suffix
+    # because <server>__<tool> was taken
+    QUALIFIED = "qualified"
+    KEPT_FIRST = "kept-first"  # a name on several servers of a dataset: the first kept, the others left out
+    SERVER = "server"  # about a server itself: its slug, a config key ignored, lines it printed on stdout
+
+
 @dataclass(frozen=True)
 class CatalogProblem:
     """One line of a :class:`CatalogReport`. ``tool`` is ``"'name' (#index)"`` or ``"#index"`` when the
     record has no usable name, ``"server 'name'"`` for a server, or ``""`` for problems about the whole
-    document. ``failure`` says how a server failed (None: the line is not about a failed server)."""
+    document. ``failure`` says how a server failed (None: the line is not about a failed server); ``kind``
+    what a note is about (None for a problem)."""
 
     tool: str
     message: str
     level: str = "error"  # "error": the tool was left out; "note": kept, but something was normalised
     failure: ServerFailure | None = None
+    kind: NoteKind | None = None
 
     def __str__(self) -> str:
         where = f"tool {self.tool}: " if self.tool else ""
@@ -59,8 +75,8 @@ class CatalogReport:
     def add_problem(self, tool: str, message: str, failure: ServerFailure | None = None) -> None:
         self.problems.append(CatalogProblem(tool, message, "error", failure))
 
-    def add_note(self, tool: str, message: str) -> None:
-        self.notes.append(CatalogProblem(tool, message, "note"))
+    def add_note(self, tool: str, message: str, kind: NoteKind) -> None:
+        self.notes.append(CatalogProblem(tool, message, "note", kind=kind))
 
     def __str__(self) -> str:
         lines = [f"{len(self.problems)} problem(s), {len(self.notes)} note(s)"]

@@ -24,7 +24,7 @@ from toolsearch_lab.jsonlimits import (
     text_depth,
     value_depth,
 )
-from toolsearch_lab.model import Tool, annotations_problem
+from toolsearch_lab.model import Tool, ToolDefinitionError, annotations_problem
 from toolsearch_lab.schema import MAX_CATALOG_DEPTH, schema_problems, validate_schema_refs
 
 __all__ = [
@@ -192,10 +192,8 @@ def tool_from_record(
         extra = _mcp_fields(record) if fmt == "mcp" else {}
         try:
             return Tool(name, description, schema, category, function, **extra)
-        except ValueError as exc:
-            # Tool's own message already starts with "tool 'x': "; keep only the problem.
-            msg = str(exc)
-            raise CatalogError(msg.split(": ", 1)[1] if msg.startswith("tool ") else msg) from None
+        except ValueError as exc:  # Tool's message names the tool; the label below does that here
+            raise CatalogError(exc.problem if isinstance(exc, ToolDefinitionError) else str(exc)) from None
     except CatalogError as exc:
         raise CatalogError(f"tool {label}: {exc}", tool=label, problem=str(exc)) from None
 

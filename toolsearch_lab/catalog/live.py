@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from toolsearch_lab.catalog.container import ToolCatalog
-from toolsearch_lab.catalog.errors import CatalogError, CatalogReport, ServerFailure
+from toolsearch_lab.catalog.errors import CatalogError, CatalogReport, NoteKind, ServerFailure
 from toolsearch_lab.catalog.formats import read_tools
 from toolsearch_lab.catalog.mcp_config import McpConfig, connect_servers, load_mcp_config
 from toolsearch_lab.catalog.merge import Namespace, merge_catalogs
@@ -111,12 +111,13 @@ def catalog_from_connection(
             raise CatalogError(f"{source}: {why}")
         report.add_problem("", why)
     for note in listing.notes:
-        report.add_note("", note)
+        report.add_note("", note, NoteKind.SERVER)
     for name in listing.undescribed:
-        report.add_note(repr(name), 'the server gives no description; using ""')
+        report.add_note(repr(name), 'the server gives no description; using ""', NoteKind.NORMALISED)
     for t in tools:
         if any(_is_control(c) for c in t.description):
-            report.add_note(repr(t.name), "the description holds control characters (shown neutralised)")
+            why = "the description holds control characters (shown neutralised)"
+            report.add_note(repr(t.name), why, NoteKind.NORMALISED)
     live = [
         dataclasses.replace(
             t, category=category, function=connection.tool_function(origins.get(t.name, t.name))
@@ -149,7 +150,7 @@ def _renamed(records: list[Any], server: str, report: CatalogReport) -> tuple[li
             continue
         new = qualified_name(server, name)
         origins[new] = name
-        report.add_note(repr(new), f"renamed from {name!r} (server {server!r}): {why}")
+        report.add_note(repr(new), f"renamed from {name!r} (server {server!r}): {why}", NoteKind.RENAMED)
         out.append({**record, "name": new})
     return out, origins
 
@@ -266,7 +267,8 @@ def connect_mcp_config(
     report = CatalogReport(list(merged.report.problems), list(merged.report.notes), dict(failures))
     for item in loaded.ignored:
         server, _, key = item.partition(": ")
-        report.add_note(f"server {server!r}", f"config key {key!r} is not used by this loader (ignored)")
+        why = f"config key {key!r} is not used by this loader (ignored)"
+        report.add_note(f"server {server!r}", why, NoteKind.SERVER)
     for name, why in failures.items():
         if name in unlisted:
             report.add_problem(f"server {name!r}", why, ServerFailure.LISTING)

@@ -29,7 +29,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolsearch_lab.compat import patch_mcp_stdio_parser
+from toolsearch_lab.compat import (
+    mcp_request_sender,
+    patch_mcp_stdio_parser,
+    set_mcp_output_schemas,
+    stamp_mcp_request,
+)
 from toolsearch_lab.jsonlimits import duplicate_key_path, text_depth
 from toolsearch_lab.secrets import scrub
 
@@ -38,6 +43,7 @@ __all__ = [
     "MAX_LIST_PAGES",
     "MAX_LIST_TOOLS",
     "MAX_WIRE_DEPTH",
+    "SDK_JSON_DEPTH",
     "ToolListing",
     "WireLog",
     "install_stdio_hook",
@@ -53,6 +59,10 @@ _MAX_CHECKED_CHARS = 20_000_000
 # Deepest answer parsed here when the SDK's parser gives up (Python's own parser recurses once per level
 # and fails near 1,000); the catalog loader then refuses records deeper than its MAX_CATALOG_DEPTH by name.
 MAX_WIRE_DEPTH = 600
+# Deepest nesting (jsonlimits.text_depth) the SDK's JSON parser, pydantic-core's, takes: 200 levels of
+# objects, 201 of arrays in pydantic-core 2.50 (tests/test_mcp_isolation.py checks it). Its error names no
+# cause by type, so a refused line is taken as too deep by its measured depth, never by the error's words.
+SDK_JSON_DEPTH = 200
 _ID = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 _HTTP_REASONS = {
     401: "401 Unauthorized: the server wants credentials it did not get or did not accept; check the "
@@ -134,29 +144,29 @@ class WireLog:
         return message
 
     def _unparsable(self, text: str, exc: ValueError) -> Any:
-        """A JSON-looking line the SDK's parser refused. Nested deeper than that parser goes (about 250
-        levels) but within :data:`MAX_WIRE_DEPTH`, it is parsed here instead, so the one deep record is
-        refused by name later and the rest of the page loads. Otherwise its request is answered with a
-        named error now, when its id can be read, instead of being left to time out."""
+        """A JSON-looking line the SDK's parser refused. Nested deeper than that parser goes
+        (:data:`SDK_JSON_DEPTH`) but within :data:`MAX_WIRE_DEPTH`, it is parsed here instead, so the one
+        deep record is refused by name later and the rest of the page loads. Otherwise its request is
+        answered with a named error now, when its id can be read, instead of being left to time out."""
         from mcp.shared.message import SessionMessage
         from mcp.types import ErrorData, JSONRPCError, jsonrpc_message_adapter
 
-        deep = "recursion limit" in str(exc)
-        depth = text_depth(text) if deep else 0
-        if deep and depth <= MAX_WIRE_DEPTH:
+        depth = text_depth(text)
+        refused: BaseException = exc
+        if SDK_JSON_DEPTH < depth <= MAX_WIRE_DEPTH:
             try:
                 value = json.loads(text)
                 return SessionMessage(jsonrpc_message_adapter.validate_python(value, by_name=False))
-            except (ValueError, RecursionError):
-                pass
+            except (ValueError, RecursionError) as own:
+                refused = own  # what is wrong with it, now that depth is not
         found = _ID.search(text[:500])
         if found is None:
             return exc
         why = (
             f"the server's answer is nested {depth} levels deep, more than the {MAX_WIRE_DEPTH} this client "
             "parses (MAX_WIRE_DEPTH)"
-            if deep
-            else f"the server's answer is not valid JSON-RPC ({_first_line(exc)})"
+            if depth > MAX_WIRE_DEPTH
+            else f"the server's answer is not valid JSON-RPC ({_first_line(refused)})"
         )
         error = ErrorData(code=-32700, message=why)
         return SessionMessage(JSONRPCError(jsonrpc="2.0", id=json.loads(found.group(1)), error=error))
@@ -253,19 +263,15 @@ def quiet_sdk_logs() -> None:
 async def raw_request(session: Any, method: str, params: dict[str, Any] | None) -> Any:
     """A request's result as the server sent it (parsed JSON, not validated by the SDK). ``send_request``
     would validate the whole result against the protocol's types first, so one bad tool record would cost
-    every tool; this uses the session's dispatcher (the SDK's own next step) with the session's headers.
-    Timeouts: the caller's ``anyio.fail_after``."""
-    dispatcher = getattr(session, "_dispatcher", None)
-    send = getattr(dispatcher, "send_raw_request", None)
+    every tool; this stamps the request as ``send_request`` does and hands it to the session's dispatcher
+    (the SDK's own next step; both seams in :mod:`toolsearch_lab.compat`). Timeouts: the caller's
+    ``anyio.fail_after``."""
+    send = mcp_request_sender(session)
     if send is None:  # an SDK without the seam: its validated listing (all or nothing) is what we get
         result = await session.list_tools(params=None if params is None else _paginated(params))
         return result.model_dump(by_alias=True, mode="json", exclude_none=True)
-    data: dict[str, Any] = {"method": method, **({"params": params} if params else {})}
-    options: dict[str, Any] = {}
-    stamp = getattr(session, "_stamp", None)
-    if callable(stamp):
-        stamp(data, options)
-    return await send(method, params, options)
+    stamped, options = stamp_mcp_request(session, method, params)
+    return await send(method, stamped, options)
 
 
 def _paginated(params: dict[str, Any]) -> Any:
@@ -286,12 +292,12 @@ def listing_bound(listing: ToolListing, chars: int) -> str | None:
 
 
 def remember_output_schemas(session: Any, records: list[Any]) -> None:
-    """Tell the session each tool's output schema, as its own ``list_tools`` would (it checks structured
-    results against it, and without it would list the tools again, all or nothing, on the first call)."""
-    schemas = getattr(session, "_tool_output_schemas", None)
-    if not isinstance(schemas, dict):
-        return
+    """Tell the session each listed tool's output schema, as its own ``list_tools`` would (it checks
+    structured results against it, and without it would list the tools again, all or nothing, on the first
+    call): :func:`~toolsearch_lab.compat.set_mcp_output_schemas`."""
+    schemas: dict[str, dict[str, Any] | None] = {}
     for record in records:
         if isinstance(record, dict) and isinstance(record.get("name"), str):
             schema = record.get("outputSchema")
             schemas[record["name"]] = schema if isinstance(schema, dict) else None
+    set_mcp_output_schemas(session, schemas)

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Literal, get_args
 
 from toolsearch_lab.catalog.container import ToolCatalog
-from toolsearch_lab.catalog.errors import CatalogError, CatalogReport
+from toolsearch_lab.catalog.errors import CatalogError, CatalogReport, NoteKind
 from toolsearch_lab.model import PROVIDER_NAME_PATTERN, Tool
 
 __all__ = [
@@ -77,7 +77,7 @@ def _unique_slugs(servers: list[str], report: CatalogReport) -> dict[str, str]:
         if slug != _slug(server):
             first = next(s for s in servers if _slug(s) == _slug(server))
             why = f"qualifies its tools as {slug!r}: {first!r} reduces to {_slug(server)!r}"
-            report.add_note(f"server {server!r}", why)
+            report.add_note(f"server {server!r}", why, NoteKind.SERVER)
         taken.add(slug)
         slugs[server] = slug
     return slugs
@@ -123,6 +123,7 @@ def merge_catalogs(
             name = t.name
             if namespace == "always" or t.name in clashes:
                 name = qualified_name(server, t.name, slug=slugs[server])
+                kind = NoteKind.QUALIFIED if namespace == "always" else NoteKind.SHARED
                 why = (
                     "every tool is qualified"
                     if namespace == "always"
@@ -131,7 +132,8 @@ def merge_catalogs(
                 if name in origins or (name in plain and name != t.name):
                     name = qualified_name(server, t.name, hashed=True, slug=slugs[server])
                     why += f"; {qualified_name(server, t.name, slug=slugs[server])!r} was taken"
-                report.add_note(repr(t.name), f"on server {server!r} renamed {name!r} ({why})")
+                    kind = NoteKind.QUALIFIED
+                report.add_note(repr(t.name), f"on server {server!r} renamed {name!r} ({why})", kind)
             if name in origins:  # cannot happen after the hash suffix unless a server names its tool so
                 raise CatalogError(
                     f"tool {name!r} from server {server!r} clashes with a tool of server "

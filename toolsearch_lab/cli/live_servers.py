@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolsearch_lab.catalog.container import CatalogError, CatalogReport, ToolCatalog, load_catalog
+from toolsearch_lab.catalog.errors import NoteKind
 from toolsearch_lab.cli.options import positive_float
 from toolsearch_lab.model import Tool
 
@@ -264,6 +265,8 @@ def open_servers(
 
 
 _NOTES_SHOWN = 10
+# The notes named on stderr one by one: what changed a name a model sees, and what a server itself did.
+_NOTES_NAMED = frozenset({NoteKind.RENAMED, NoteKind.QUALIFIED, NoteKind.SERVER})
 
 
 def report_dropped(report: CatalogReport, command: str) -> None:
@@ -278,18 +281,14 @@ def report_dropped(report: CatalogReport, command: str) -> None:
         )
         for problem in problems:
             print(f"  {one_line(str(problem))}", file=sys.stderr)
-    shared = [n for n in report.notes if "(also defined by" in n.message and "was taken" not in n.message]
+    shared = [n for n in report.notes if n.kind is NoteKind.SHARED]
     if shared:  # the ordinary case of several servers: one line, the doctor lists each
         print(
             f"toolsearch-lab {command}: {len(shared)} tool name(s) several servers share are qualified as "
             "<server>__<tool> (--namespace)",
             file=sys.stderr,
         )
-    notes = [
-        n
-        for n in report.notes
-        if n not in shared and ("renamed" in n.message or not n.tool or n.tool.startswith("server "))
-    ]
+    notes = [n for n in report.notes if n.kind in _NOTES_NAMED]
     for note in notes[:_NOTES_SHOWN]:
         print(f"toolsearch-lab {command}: {one_line(str(note))}", file=sys.stderr)
     if len(notes) > _NOTES_SHOWN:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from toolsearch_lab.index.base import BaseToolIndex, KeyedRequest
 from toolsearch_lab.index.bm25.index import BM25ToolIndex
-from toolsearch_lab.index.regex import MAX_PATTERN_LENGTH, PatternError, RegexToolIndex
+from toolsearch_lab.index.regex import MAX_PATTERN_LENGTH, PatternError, PatternProblem, RegexToolIndex
 from toolsearch_lab.model import SearchResponse
 
 __all__ = ["MAX_PATTERN_CHARS", "AnthropicRegexIndex", "anthropic_index"]
@@ -32,8 +32,9 @@ class AnthropicRegexIndex(RegexToolIndex):
         try:
             return super()._search(request, min(limit, self.default_max_results))
         except PatternError as exc:
-            code = "pattern_too_long" if "characters long" in exc.problem else "invalid_pattern"
-            raise PatternError(exc.pattern, f"invalid_tool_input ({code}): {exc.problem}") from None
+            code = "pattern_too_long" if exc.kind is PatternProblem.TOO_LONG else "invalid_pattern"
+            problem = f"invalid_tool_input ({code}): {exc.problem}"
+            raise PatternError(exc.pattern, problem, exc.kind) from None
 
 
 def anthropic_index(variant: str, max_results: int) -> BaseToolIndex:

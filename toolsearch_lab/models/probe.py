@@ -125,7 +125,7 @@ def check_endpoint(
         check.answers = True
     except Exception as exc:  # noqa: BLE001 - every failure is an outcome to report
         check.problem = _listing_problem(exc, client)
-        check.answers = "nothing listening" not in check.problem
+        check.answers = not _nothing_listening(exc)
         if not check.answers:
             return _timed(check, started)
     check.model = model or (check.listed[0] if check.listed else None)
@@ -173,10 +173,16 @@ def _probe_tools(check: ModelCheck, client: ChatModel) -> None:
     check.round_trip = "ok" if second is not None else "no answer"
 
 
+def _nothing_listening(exc: Exception) -> bool:
+    import openai
+
+    return isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError)
+
+
 def _listing_problem(exc: Exception, client: Any) -> str:
     import openai
 
-    if isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError):
+    if _nothing_listening(exc):
         return "nothing listening"
     if isinstance(exc, openai.APIStatusError):
         return f"GET /models: HTTP {exc.status_code} (not an OpenAI-compatible /v1 URL?)"

@@ -52,9 +52,8 @@ def details_html(trace: RunTrace, selected: int) -> str:
         parts.append(
             f"<div style='color:{t.GOOD};font-weight:700'>No tool calls: this is the final answer.</div>"
         )
-    for e in it.errors:
-        if not any(e.endswith(c.error or "\0") for c in it.tool_calls):
-            parts.append(f"<div style='color:{t.BAD}'>{t.esc(t.clip(e, 300))}</div>")
+    for e in _run_errors(trace, it):
+        parts.append(f"<div style='color:{t.BAD}'>{t.esc(t.clip(e, 300))}</div>")
     tk = it.tokens
     parts.append(
         f"<div style='margin-top:8px;color:{t.MUTED}'>Prompt tokens of this request: "
@@ -126,6 +125,14 @@ def _search_html(s: SearchRecord, it: Iteration, next_it: Iteration | None) -> l
         for rank, h in enumerate(s.hits, 1)
     )
     return [head, f"<table style='border-collapse:collapse'>{rows}</table>"]
+
+
+def _run_errors(trace: RunTrace, it: Iteration) -> list[str]:
+    """The iteration's errors that are not shown with a tool call. A call's failure is kept on its record
+    and in the iteration's errors only; what went wrong with the run (a model request failed, a call limit
+    was reached) is also in the run's errors, and a limit's message on each call it rejected."""
+    on_calls = {c.error for c in it.tool_calls if c.error}
+    return [e for e in it.errors if e in trace.errors and e not in on_calls]
 
 
 def _calls_html(it: Iteration) -> list[str]:

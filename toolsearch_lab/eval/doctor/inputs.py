@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from toolsearch_lab.catalog.container import CatalogProblem, ToolCatalog, load_catalog, tools_from_json
+from toolsearch_lab.catalog.errors import NoteKind
 from toolsearch_lab.catalog.live import McpServers, connect_mcp_config
 from toolsearch_lab.catalog.mcp_config import McpConfig
 from toolsearch_lab.catalog.merge import merge_catalogs
@@ -19,10 +20,6 @@ from toolsearch_lab.model import Tool
 # ToolCatalog | McpServers | McpConfig | str | PathLike | Iterable[Tool | Callable] | Mapping[str, ...]
 CatalogLike = Any
 
-# The loaders say "also on server 'X'; kept the first occurrence" when one name exists on several servers.
-_ALSO_ON_SERVER = re.compile(r"^also on server (?P<server>'.*?'|\".*?\")")
-# merge_catalogs says "on server 'X' renamed 'X__t' (...)"; the collision finding reports those renames.
-_RENAMED = re.compile(r"^on server .* renamed ")
 _QUOTED_NAME = re.compile(r"^'(?P<name>.*)'")
 # Keys that make a mapping a tool JSON document rather than {server name: catalog}.
 _JSON_KEYS = frozenset({"tools", "name", "function", "jsonrpc", "input_schema", "inputSchema"})
@@ -163,11 +160,11 @@ def _collision_findings(catalog: ToolCatalog) -> list[Finding]:
 
 def _loader_findings(catalog: ToolCatalog) -> list[Finding]:
     """Problems (tools the loader left out) are errors; a note about a name on several servers is a
-    collision; other notes are information."""
+    collision; other notes are information, except the merge's qualified names, which
+    :func:`_collision_findings` reports."""
     out = [_from_problem(p, "error", "load-error") for p in catalog.report.problems]
     for note in catalog.report.notes:
-        match = _ALSO_ON_SERVER.match(note.message)
-        if match:
+        if note.kind is NoteKind.KEPT_FIRST:
             name = _tool_name(note)
             out.append(
                 Finding(
@@ -181,7 +178,7 @@ def _loader_findings(catalog: ToolCatalog) -> list[Finding]:
                     {"loader_note": note.message},
                 )
             )
-        elif not _RENAMED.match(note.message):
+        elif note.kind not in (NoteKind.SHARED, NoteKind.QUALIFIED):
             out.append(_from_problem(note, "info", "load-note"))
     return out
 

@@ -49,7 +49,8 @@ text (``^\\w+$``) is matched against every text, which at 100,000 tools takes lo
 error then says whether the catalog's size or the pattern is the cost. Patterns whose counted repeats would
 expand to more than 10,000 elements (``(((a{999}){999}){999})`` exhausts memory inside ``regex.compile``) are
 refused before compiling. Problems are raised as ``PatternError`` (a ``ValueError``; timeouts as its subclass
-``PatternTimeoutError``) with a message naming the problem, for the meta-tool to hand back to the model.
+``PatternTimeoutError``) with a message naming the problem, for the meta-tool to hand back to the model, and
+its ``kind`` (``PatternProblem``: empty, too long, invalid, too complex, timeout) for code to branch on.
 Scoring reuses the formula above plus a parameter part counted like description hits, ``1*count + 0.5/(1 +
 0.1*p)``, with ``count`` summed over all parameter texts and ``p`` the smallest first-hit offset among them.
 
@@ -69,7 +70,7 @@ lower-casing, ``.``, the ``find()`` loop, Spring's escaping) is :mod:`toolsearch
 
 from toolsearch_lab.index.regex.index import MODES, MatchSpan, RegexDetails, RegexToolIndex
 from toolsearch_lab.index.regex.keywords import MATCH_ALL, MAX_PATTERN_LENGTH, STOP_WORDS
-from toolsearch_lab.index.regex.pattern import PatternError, PatternTimeoutError
+from toolsearch_lab.index.regex.pattern import PatternError, PatternProblem, PatternTimeoutError
 from toolsearch_lab.text.java import java_root_lower, spring_escape
 
 __all__ = [
@@ -79,6 +80,7 @@ __all__ = [
     "STOP_WORDS",
     "MatchSpan",
     "PatternError",
+    "PatternProblem",
     "PatternTimeoutError",
     "RegexDetails",
     "RegexToolIndex",

@@ -13,6 +13,7 @@ import importlib
 import re
 import sys
 import time
+from enum import Enum
 from typing import Any, Protocol
 
 import numpy as np
@@ -44,18 +45,33 @@ _SLOW_TEXT_SHARE = 0.1
 _RETRY_FACTORS = (2, 4)
 
 
-class PatternError(ValueError):
-    """The search pattern is unusable: empty, too long, invalid, too complex or too slow."""
+class PatternProblem(str, Enum):
+    """Why a search pattern is unusable, set where the problem is found (Anthropic's error codes tell a
+    pattern too long from any other problem)."""
 
-    def __init__(self, pattern: Any, problem: str):
+    EMPTY = "empty"
+    TOO_LONG = "too-long"
+    INVALID = "invalid"  # not a regular expression Python's ``re`` (or ``regex``) accepts
+    TOO_COMPLEX = "too-complex"  # nested too deeply, or counted repeats that expand too far
+    TIMEOUT = "timeout"  # matching ran out of time (:class:`PatternTimeoutError`)
+
+
+class PatternError(ValueError):
+    """The search pattern is unusable: empty, too long, invalid, too complex or too slow (``kind``)."""
+
+    def __init__(self, pattern: Any, problem: str, kind: PatternProblem):
         self.pattern = pattern
         self.problem = problem
+        self.kind = kind
         shown = repr(pattern) if len(str(pattern)) <= 80 else repr(str(pattern)[:77]) + "..."
         super().__init__(f"search pattern {shown}: {problem}")
 
 
 class PatternTimeoutError(PatternError):
     """Matching exceeded the time budget: one text took too long (the pattern), or all of them did."""
+
+    def __init__(self, pattern: Any, problem: str):
+        super().__init__(pattern, problem, PatternProblem.TIMEOUT)
 
 
 # ------------------------------------------------------------------------------------ checking a pattern
@@ -73,29 +89,36 @@ def compile_user_pattern(pattern: Any, case_sensitive: bool = False) -> tuple[re
         )
     if pattern is None or not pattern.strip():
         raise PatternError(
-            pattern, "the pattern is empty; pass a regular expression such as 'weather|forecast'"
+            pattern,
+            "the pattern is empty; pass a regular expression such as 'weather|forecast'",
+            PatternProblem.EMPTY,
         )
     if len(pattern) > MAX_PATTERN_LENGTH:
         raise PatternError(
-            pattern, f"the pattern is {len(pattern)} characters long; the limit is {MAX_PATTERN_LENGTH}"
+            pattern,
+            f"the pattern is {len(pattern)} characters long; the limit is {MAX_PATTERN_LENGTH}",
+            PatternProblem.TOO_LONG,
         )
     try:
         tree = _sre_parser.parse(pattern, flags)
     except re.error as exc:
-        raise PatternError(pattern, f"not a valid regular expression: {exc}") from None
+        problem = f"not a valid regular expression: {exc}"
+        raise PatternError(pattern, problem, PatternProblem.INVALID) from None
     except RecursionError:
-        raise PatternError(pattern, "the pattern nests too deeply") from None
+        raise PatternError(pattern, "the pattern nests too deeply", PatternProblem.TOO_COMPLEX) from None
     size = _expanded_size(tree)
     if size > _MAX_EXPANDED_SIZE:
         raise PatternError(
             pattern,
             f"too complex: its counted repeats expand to about {size:,} elements "
             f"(limit {_MAX_EXPANDED_SIZE:,}); use smaller {{m,n}} counts",
+            PatternProblem.TOO_COMPLEX,
         )
     try:
         return regex.compile(pattern, (0 if case_sensitive else regex.IGNORECASE) | regex.V0), tree
     except (regex.error, RecursionError, MemoryError, OverflowError) as exc:
-        raise PatternError(pattern, f"not a valid regular expression: {exc}") from None
+        problem = f"not a valid regular expression: {exc}"
+        raise PatternError(pattern, problem, PatternProblem.INVALID) from None
 
 
 def _expanded_size(items: Any) -> int:
