@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test check lab demo app bench clean
+.PHONY: test test-slow check lab demo app bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,14 @@ check: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/mypy --strict toolsearch_lab/model.py toolsearch_lab/loop toolsearch_lab/index
 
+# Two tiers, and CI (.ci/run) runs both: `make test` is the checks and every test not marked slow;
+# `make test-slow` the slow tier (notebooks executed, browsers, real MCP servers, wheel builds, long generated
+# runs; docs/install.md lists it). Extra pytest arguments: make test PYTEST_ARGS="-k bm25 -x"
 test: check
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -m slow $(PYTEST_ARGS)
 
 # Jupyter refuses to start as root without --allow-root (containers, dev boxes): pass it only then.
 ROOT_FLAG = $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)

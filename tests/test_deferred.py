@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow  # each test starts fresh interpreters that import the UI
+
 pytest.importorskip("rfc3987_syntax")
 
 CHECKS = ["http://example.com/ä", "not an iri", "urn:isbn:0451450523", "http://[::1", ""]

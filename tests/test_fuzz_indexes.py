@@ -27,6 +27,9 @@ from toolsearch_lab.index.regex import PatternError, PatternTimeoutError, RegexT
 from toolsearch_lab.loop.search_tool import ToolSearchTool
 from toolsearch_lab.model import SearchRequest, SearchResponse, Tool
 
+# The slow tier (`make test-slow`): long generated runs, whose total the last test checks.
+pytestmark = pytest.mark.slow
+
 HANG_GUARD_S = 5.0  # generous: only catches hangs, not slowness
 SESSION = "fuzz"
 CASES: dict[str, int] = defaultdict(int)

@@ -119,6 +119,7 @@ def test_bad_timeouts_are_rejected():
         McpConnection(sys.executable, [SERVER], timeout=0)
 
 
+@pytest.mark.slow
 def test_slow_starting_server_gets_the_startup_timeout_not_the_request_timeout():
     """A cold server on a busy machine needs seconds to start; the per-request timeout must not apply to
     the handshake (it did: timeout=0.5 failed every server that took longer than that to import its SDK)."""

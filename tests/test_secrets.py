@@ -250,6 +250,7 @@ def _outputs_text(nb) -> str:
     return "\n".join(parts)
 
 
+@pytest.mark.slow
 def test_notebook_outputs_hold_no_key(server):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
