@@ -12,10 +12,14 @@ import tempfile
 
 import pytest
 
+from toolsearch_lab.compat import defer_iri_grammar
 from toolsearch_lab.secrets import isolated_registry
 
 _SESSION_CACHE = tempfile.mkdtemp(prefix="toolsearch-lab-test-cache-")
 os.environ["TOOLSEARCH_LAB_CACHE"] = _SESSION_CACHE
+# As toolsearch_lab.ui does: the test modules that import nbformat would otherwise compile jsonschema's IRI
+# grammar while being collected (seconds of CPU), for a check no test makes in this process.
+defer_iri_grammar()
 
 
 def pytest_unconfigure(config):

@@ -38,7 +38,7 @@ from browser_support import (
     widget_failures,
 )
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 UI_WAIT_MS = (
     90_000  # generous: on a loaded 2-core machine a redraw can take seconds; a broken one never comes
 )

@@ -197,6 +197,7 @@ def test_model_error_exits_1_with_the_message_and_partial_figures(server, capsys
     assert "PARTIAL" in out and "saved" not in out
 
 
+@pytest.mark.slow
 def test_a_run_stopped_by_a_limit_also_exits_1(server, capsys):
     server.default = lambda request: chat_response(
         tool_calls=[tool_call("toolSearchTool", {"query": "time"})]

@@ -20,6 +20,9 @@ from test_mcp_real_servers import GIT_TOOLS, _repository, _server
 from toolsearch_lab.catalog.container import load_catalog
 from toolsearch_lab.cli.main import main
 
+# The slow tier (`make test-slow`): every test starts MCP servers (PyPI's real ones too) and CLI processes.
+pytestmark = pytest.mark.slow
+
 SERVER = str(Path(__file__).with_name("mcp_test_server.py"))
 REPO = Path(__file__).resolve().parents[1]
 TEST_TOOLS = {"add", "get_weather", "fail", "slow", "crash"}

@@ -185,6 +185,7 @@ def test_abstention_flags_that_cannot_apply_are_refused(dataset_file, capsys, fl
         assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_eval_reads_your_own_off_catalog_requests(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("TOOLSEARCH_LAB_CACHE", str(tmp_path / "cache"))
     mine = tmp_path / "off.txt"

@@ -184,6 +184,7 @@ def _run(code: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow  # starts fresh interpreters that import the UI
 def test_the_iri_stand_in_waits_for_the_first_check_and_answers_as_the_real_package():
     pytest.importorskip("rfc3987_syntax")
     real = json.loads(_run(IRI_PROBE.replace("{setup}", "")))
@@ -200,6 +201,7 @@ def test_the_iri_stand_in_waits_for_the_first_check_and_answers_as_the_real_pack
     assert deferred["one_module"] is True  # once loaded, later checks use that one real module
 
 
+@pytest.mark.slow  # starts fresh interpreters that import the UI
 def test_the_ui_front_door_puts_the_stand_in_before_plotly_loads():
     pytest.importorskip("rfc3987_syntax")
     out = _run(

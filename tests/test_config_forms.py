@@ -130,6 +130,7 @@ SCENARIO = {
 
 @pytest.mark.parametrize("command", ["demo", "compare"])
 @pytest.mark.parametrize("policy, writes", [(None, 0), ("exclude", 0), ("include", 1), ("ask", 0)])
+@pytest.mark.slow
 def test_commands_that_call_live_tools_never_write_without_saying_so_first(tmp_path, command, policy, writes):
     scenario = tmp_path / "scenario.json"
     scenario.write_text(json.dumps(SCENARIO), encoding="utf-8")

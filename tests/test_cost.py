@@ -141,6 +141,7 @@ def test_bad_price_tables_name_what_is_wrong(tmp_path):
 
 
 @pytest.mark.parametrize("strategy", STRATEGY_NAMES)
+@pytest.mark.slow
 def test_every_strategy_runs_through_the_real_openai_client_and_reconciles_reported_cached_tokens(strategy):
     """SimulatedAgent decides behind a loopback OpenAI-compatible server that reports cached tokens."""
     from toolsearch_lab.eval.scenarios import load_scenario
@@ -180,6 +181,7 @@ def test_every_strategy_runs_through_the_real_openai_client_and_reconciles_repor
     assert run.row()["reported_cached_tokens"] == 1024 * len(run.costs)
 
 
+@pytest.mark.slow
 def test_compare_cli_json_lists_one_row_per_strategy(capsys):
     code = main(
         [

@@ -127,6 +127,7 @@ def test_the_printed_solution_is_plain_cell_code_for_the_answer_cell(key):
 
 
 @pytest.mark.parametrize("key", sorted(EXERCISES))
+@pytest.mark.slow
 def test_the_solution_shown_is_the_solution_run(key):
     exercise = EXERCISES[key]
     objects = context(key) if key in CONTEXTS else {}
@@ -147,6 +148,7 @@ def _comparable(answer: Any) -> Any:
 
 
 @pytest.mark.parametrize("key", sorted(CONTEXTS))
+@pytest.mark.slow
 def test_a_pasted_solution_is_judged_right(key):
     exercise = EXERCISES[key]
     answers = pasted(exercise, context(key))
@@ -156,6 +158,7 @@ def test_a_pasted_solution_is_judged_right(key):
 
 
 @pytest.mark.parametrize("key", sorted(CONTEXTS))
+@pytest.mark.slow
 def test_the_solutions_flag_runs_the_solution_and_shows_its_code(key):
     blanks = [...] * len(EXERCISES[key].names)
     objects = {n: (... if n in EXERCISES["02"].names else v) for n, v in context(key).items()}

@@ -33,6 +33,7 @@ def write(tmp_path, doc, name="tiny.json"):
     return path
 
 
+@pytest.mark.slow
 def test_shipped_datasets():
     meta = load_dataset("metatool")
     assert (len(meta.tools), len(meta.queries), meta.name) == (199, 21111, "metatool")

@@ -113,6 +113,7 @@ def _matches(shown: list[str], printed: list[str]) -> list[str]:
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+@pytest.mark.slow
 def test_console_blocks_show_what_the_commands_print(page: Path, tmp_path: Path) -> None:
     servers = _servers_path() if page.name in FIXTURES else ""  # the pages that start MCP servers
     walk = tmp_path / "walk"

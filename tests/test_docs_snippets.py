@@ -125,6 +125,7 @@ FILES_WITH_SNIPPETS = [path for path in DOC_FILES if any(b.runs for b in fenced_
 
 
 @pytest.mark.parametrize("path", FILES_WITH_SNIPPETS, ids=lambda p: p.relative_to(ROOT).as_posix())
+@pytest.mark.slow
 def test_python_snippets_run(path: Path, tmp_path: Path) -> None:
     blocks = [
         {"file": path.relative_to(ROOT).as_posix(), "line": b.line, "source": b.source}

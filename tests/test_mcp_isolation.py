@@ -128,6 +128,7 @@ def test_a_server_that_pages_forever_with_fresh_cursors_is_stopped_at_the_page_b
 
 # ---- stdout noise ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode, lines", [("stdout-noise", 1), ("noise-each", 2)])
+@pytest.mark.slow
 def test_stdout_noise_is_counted_and_named_never_a_traceback(mode, lines):
     code, out, err = cli("search", "environment variable", "--mcp", f"{PY} {HOSTILE} ok,{mode}")
     assert code == 0, err
@@ -240,6 +241,7 @@ def test_meta_is_kept_as_sent_and_exported_only_to_mcp():
 
 # ---- every command that loads servers names what it left out ----------------------------------------------
 @pytest.mark.parametrize("command", ["search", "tokens", "snapshot"])
+@pytest.mark.slow
 def test_every_command_that_loads_servers_names_the_tools_it_left_out(command, tmp_path):
     extra = {"search": ["number limits"], "tokens": [], "snapshot": ["-o", str(tmp_path / "s.json")]}[command]
     code, out, err = cli(command, *extra, "--mcp", f"{PY} {HOSTILE} ok,infinity,bad-record")

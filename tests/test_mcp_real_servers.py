@@ -17,6 +17,8 @@ import pytest
 
 from toolsearch_lab.catalog.live import connect_mcp_config
 
+pytestmark = pytest.mark.slow  # PyPI's servers, installed by .ci/run: the slow tier
+
 GIT_TOOLS = 12
 
 

@@ -318,6 +318,7 @@ def test_lesson_structure(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+@pytest.mark.slow
 def test_notebook_executes_offline(name):
     seconds, outcome = RUNS[name]
     if isinstance(outcome, Exception):
@@ -364,6 +365,7 @@ def _plain_texts(nb) -> list[tuple[int, str]]:
 
 
 @pytest.mark.parametrize("name", NAMES)
+@pytest.mark.slow
 def test_outputs_are_readable(name):
     """No wall of text and no raw repr: a learner reads tables, widgets and plots."""
     seconds, outcome = RUNS[name]
@@ -413,6 +415,7 @@ def _output_text(nb) -> str:
 
 
 @pytest.mark.parametrize("name", LESSONS)
+@pytest.mark.slow
 def test_numbers_in_prose_match_the_outputs(name):
     """A number written in a Markdown cell is one the notebook's own run shows (or it is computed: Markdown
     displayed from code is an output, so it never drifts)."""
@@ -448,12 +451,14 @@ def _executed(key: str):
 
 
 @pytest.mark.parametrize("key", sorted(EXERCISES))
+@pytest.mark.slow
 def test_exercise_is_blank_as_shipped(key):
     verdicts = _verdicts(_executed(EXERCISES[key].notebook + ".ipynb"), key)
     assert len(verdicts) == 1 and NOT_ANSWERED in verdicts[0], verdicts
 
 
 @pytest.mark.parametrize("key", sorted(EXERCISES))
+@pytest.mark.slow
 def test_exercise_solution_passes_and_wrong_answer_is_caught(key):
     nb = _executed(SOLVED + key)
     assert not _text_outputs(nb, "error"), _text_outputs(nb, "error")[:2]
@@ -474,6 +479,7 @@ def test_solutions_flag_fills_a_blank_answer_and_reveal_prints_it(capsys):
         reveal("42")
 
 
+@pytest.mark.slow
 def test_real_models_notebook_live_path_never_prints_the_key():
     """07 against a loopback OpenAI-compatible fake: the live cells run, compare our counts with `usage`,
     and the API key appears in no output (it does reach the server, so the notebook really used it)."""
@@ -553,6 +559,7 @@ def _probe_results(key: str) -> dict:
 
 
 @pytest.mark.parametrize("key", sorted(EXERCISES))
+@pytest.mark.slow
 def test_exercise_rejects_cheap_answers_with_a_reason(key):
     """Blank answers, the target's own name or its words, filler, trivial numbers and the held-out bank
     (tests/course_bank.py) never pass, and a rejection says why; the self-check never crashes on them."""
@@ -568,6 +575,7 @@ def test_exercise_rejects_cheap_answers_with_a_reason(key):
 
 
 @pytest.mark.parametrize("key", sorted(EXERCISES))
+@pytest.mark.slow
 def test_no_rejection_names_the_answer_or_passes_on_a_second_guess(key):
     """A rejection explains why without naming the answer: it never carries the ✓ glyph, never names a part
     of the solution the student did not give, and no second guess read off it (a name, a number or a quoted
@@ -601,6 +609,7 @@ def test_markdown_cells_read_no_math(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+@pytest.mark.slow
 def test_markdown_renders_without_unintended_math(name):
     """What the notebook displays (Markdown and HTML outputs) is never typeset as LaTeX in JupyterLab: a
     dollar amount stays a dollar amount, and the lines around it stay apart."""
@@ -623,6 +632,7 @@ def _number_forms(value: float) -> list[str]:
 
 
 @pytest.mark.parametrize("key", sorted(EXERCISES))
+@pytest.mark.slow
 def test_no_answer_shows_above_its_exercise(key):
     """No output above an exercise prints its answer: not in the notebook before the answer cell, nor in a
     notebook the learner ran before (01's table must not print 09's answer). Numeric answers with a fraction

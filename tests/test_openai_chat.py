@@ -274,7 +274,7 @@ def test_default_model_name():
 
 
 def test_key_never_leaks(server):
-    model = make_model(server, max_retries=0, timeout=0.3)
+    model = make_model(server, max_retries=0, timeout=1)  # the slow reply's 3 s pass it; the others must not
     strings = [repr(model), str(model)]
     assert server.base_url in repr(model) and "fake-model" in repr(model)
     # A hostile or careless server echoes the key and the Authorization header back in its error.

@@ -23,6 +23,9 @@ from toolsearch_lab.session.eviction import LruEviction, NeverEvict
 from toolsearch_lab.session.fingerprint import fingerprint
 from toolsearch_lab.trace import FailureKind, RunTrace
 
+# The slow tier (`make test-slow`): long generated runs and contended threads.
+pytestmark = pytest.mark.slow
+
 
 def prop_settings(n: int) -> settings:
     return settings(

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from hostile_support import cli, free_port, http_server, write_config
 
+pytestmark = pytest.mark.slow  # real servers, installed by .ci/run: the slow tier
+
 SECRET = "excel-bearer-9d2f7c41aa"
 
 

@@ -620,7 +620,8 @@ def test_pattern_mode_catastrophic_backtracking_cannot_hang(evil, text):
         search(index, evil)
     except PatternTimeoutError as exc:
         assert "catastrophic backtracking" in str(exc)
-    assert time.perf_counter() - started < 2.0  # proves no hang; not a performance assertion
+    # Proves no hang (the search's budget, plus a busy machine's slack); not a performance assertion.
+    assert time.perf_counter() - started < index.pattern_budget_s + 10
 
 
 def test_pattern_mode_total_budget_is_enforced():

@@ -280,6 +280,7 @@ def _nodes(value, path=()):
 
 
 @pytest.mark.parametrize("name", list(SHIPPED_TRANSCRIPTS))
+@pytest.mark.slow
 def test_a_damaged_transcript_is_refused_by_name_or_read_never_crashes(name, tmp_path):
     """One value anywhere in a shipped transcript replaced by another type, or a key removed: the loader reads
     it or raises TranscriptError (a message naming the place), never another exception."""

@@ -61,6 +61,7 @@ def test_agent_never_sees_expected_tools():
 @pytest.mark.parametrize("name", ["spring-demo", "github", "livemcpbench"])
 @pytest.mark.parametrize("accumulation", [False, True])
 @pytest.mark.parametrize("agent", ["literal", "semantic"])
+@pytest.mark.slow
 def test_every_plain_scenario_is_graded_successful_with_bm25(name, accumulation, agent):
     run = run_scenario(name, index="lucene", accumulation=accumulation, model=agent)
     assert run.grade.success, (run.grade, [(s.query, s.names) for s in run.trace.searches()])

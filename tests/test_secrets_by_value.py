@@ -60,6 +60,7 @@ def test_values_are_scrubbed_whole_on_token_boundaries_and_long_ones_anywhere():
     assert scrub(f"glued{SECRET}glued and %20{SECRET}") == "glued***glued and %20***"
 
 
+@pytest.mark.slow
 def test_the_start_up_timeout_message_and_every_stderr_tail_are_scrubbed():
     env = {"MY_API_TOKEN": SECRET}
     with pytest.raises(McpToolError) as hang:
@@ -107,6 +108,7 @@ def test_a_tool_echoing_an_env_value_or_a_header_sends_no_secret_to_the_model_or
         _clean(echoed + repr(vars(connection)), "HTTP echo")
 
 
+@pytest.mark.slow
 def test_the_cli_shows_no_config_secret_and_neutralises_what_servers_supply(tmp_path, monkeypatch):
     evil = "\x1b]0;PWNED\x07\x1b[2Jevil"
     config = write_config(
@@ -138,6 +140,7 @@ def test_terminal_safe_leaves_no_control_and_keeps_json_valid(text):
     assert json.loads(terminal_safe(as_json)) == {"d": text}  # the same value, still valid JSON
 
 
+@pytest.mark.slow
 def test_a_snapshot_holds_no_secret_a_server_put_in_a_description(tmp_path):
     # the server is handed the token (as an argument here) and writes it into a tool's description
     config = write_config(tmp_path / "mcp.json", {"leaky": stdio("desc=key:${DOCS_TOKEN}")})

@@ -196,6 +196,7 @@ def test_bad_strategy_settings_name_the_problem():
 
 
 @pytest.mark.parametrize("scenario", SHIPPED)
+@pytest.mark.slow
 def test_every_strategy_but_pre_retrieval_succeeds_on_the_shipped_scenarios_with_bm25(scenario):
     rows = {r.strategy.name: r for r in compare(scenario)}
     assert set(rows) == set(STRATEGY_NAMES) - {"pinned"}  # pinned runs when asked: it measures usage first
@@ -217,6 +218,7 @@ def test_every_strategy_but_pre_retrieval_succeeds_on_the_shipped_scenarios_with
 @pytest.mark.parametrize(
     "index", [k for k in INDEX_KINDS if k != "learned"]
 )  # learned: its model ships apart
+@pytest.mark.slow
 def test_every_strategy_runs_with_every_index_and_records_the_same_trace(index):
     scenario = load_scenario("spring-demo")
     for name in STRATEGY_NAMES:

@@ -147,6 +147,7 @@ def test_abstention_flags_are_refused_for_an_index_that_cannot_abstain(command, 
     assert "--no-abstain applies to an index that judges whether any tool fits" in err and "lucene" in err
 
 
+@pytest.mark.slow
 def test_compare_rows_carry_the_abstention_setting_and_the_cli_notes_it(capsys):
     rows = comparison_rows(compare(SCENARIO, ["search-only-no-accumulation"], ["lucene", "hybrid"]))
     assert rows[0]["abstention"] is None  # Spring's BM25 never judges that no tool fits
@@ -156,6 +157,7 @@ def test_compare_rows_carry_the_abstention_setting_and_the_cli_notes_it(capsys):
     assert "the hybrid index says no tool matches: below confidence 0.500; near-miss check on" in out
 
 
+@pytest.mark.slow
 def test_pins_are_not_measured_on_a_scenario_with_requests_no_tool_serves():
     # github-off-catalog repeats three of github's steps: measuring github's pins on it would fit the
     # pinned row to github's own task
@@ -163,6 +165,7 @@ def test_pins_are_not_measured_on_a_scenario_with_requests_no_tool_serves():
     assert "github-bugfix-week" in measured and SCENARIO not in measured
 
 
+@pytest.mark.slow
 def test_the_docs_table_is_what_the_runs_give():
     """docs/eval.md's table of github-off-catalog runs, row by row, against the same runs made now."""
     text = (Path(__file__).resolve().parents[1] / "docs" / "eval.md").read_text(encoding="utf-8")
