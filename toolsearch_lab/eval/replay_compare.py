@@ -193,14 +193,16 @@ def _logged_rows(
         _row(
             LOGGED,
             label,
-            "the run as billed: the API's usage in the log (invented, in a hand-written log), at the price",
+            "the run as billed: the API's usage in the log (invented, in a hand-written log), at the price; "
+            "it counts what no log holds (the provider's tokenizer, its prompts): compare re-runs with row 2",
             billed_costs([r.usage for r in recording.requests], price),
             searches=searches,
         ),
         _row(
             f"{LOGGED} (our count)",
             label,
-            f"the logged requests as this project counts them (o200k), under {price.provider}'s caching rule",
+            f"the logged requests as this project counts them (o200k), under {price.provider}'s caching "
+            "rule: the baseline of every re-run",
             ours,
             [len(r.chat.tools) for r in requests],
             searches=searches,
