@@ -9,9 +9,9 @@ files), never from a run of the code under test.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from test_replay import EXPECTED, HERE, MALFORMED, VALID, _source
 
 from toolsearch_lab.cli.main import main
 from toolsearch_lab.eval.replay_compare import EVERY_RERUN, REPLAY_STRATEGIES, compare_replay
@@ -21,20 +21,6 @@ from toolsearch_lab.index.factory import INDEX_KINDS, make_index
 from toolsearch_lab.model import SearchRequest
 from toolsearch_lab.replay.common import TranscriptError
 from toolsearch_lab.replay.load import load_recording, load_transcript
-
-HERE = Path(__file__).resolve().parent / "transcripts"
-EXPECTED = json.loads((HERE / "expectations.json").read_text(encoding="utf-8"))
-SHIPPED = {
-    "anthropic/shipped_github_regex.json": "anthropic-messages",
-    "openai/shipped_github_hosted.json": "openai-responses",
-    "claude_code/shipped_session.jsonl": "claude-code-session",
-}
-VALID = sorted(k for k, v in EXPECTED.items() if not k.startswith("_") and "error" not in v)
-MALFORMED = sorted(k for k, v in EXPECTED.items() if not k.startswith("_") and "error" in v)
-
-
-def _source(key: str) -> str:
-    return SHIPPED.get(key) or str(HERE / key)
 
 
 @pytest.fixture(scope="module")
@@ -53,14 +39,14 @@ def test_every_strategy_row_has_a_cost_and_says_what_it_assumes(key, compared):
     for index in ("logged", *INDEX_KINDS):
         assert ("search-only", index) in rows and ("search-only-no-accumulation", index) in rows
     for row in c.rows:
-        assert row.cost_usd > 0 and row.requests > 0 and row.prompt_tokens > 0, (key, row.strategy)
+        assert row.cost_usd > 0 and row.bill["requests"] > 0 and row.bill["prompt_tokens"] > 0, row.strategy
         assert row.assumes and "\n" not in row.assumes
     billed = c.row("logged")  # the API's own usage, priced
     usage = [it["usage"] for it in expected["iterations"]]
-    assert billed.requests == len(usage)
-    assert billed.completion_tokens == sum(u["output_tokens"] for u in usage)
+    assert billed.bill["requests"] == len(usage)
+    assert billed.bill["completion_tokens"] == sum(u["output_tokens"] for u in usage)
     # The re-runs bill the log's output tokens: every row that makes all the logged responses has them all.
-    assert c.row("search-only", "logged").completion_tokens == billed.completion_tokens
+    assert c.row("search-only", "logged").bill["completion_tokens"] == billed.bill["completion_tokens"]
 
 
 @pytest.mark.slow
@@ -114,10 +100,10 @@ def test_a_rerun_keeps_the_models_moves_and_counts_what_the_strategy_refused():
     trace = load_transcript(HERE / "openai/heldout_github_client.json")
     calling = [it for it in trace.iterations if any(call.kind == "tool" for call in it.tool_calls)]
     # Spring's loop with the logged results makes the log's requests again: a client search is a request.
-    assert c.row("search-only", "logged").requests == len(trace.iterations)
+    assert c.row("search-only", "logged").bill["requests"] == len(trace.iterations)
     assert c.row("search-only", "logged").refused_calls == 0
     # A real all-tools agent never searches: the responses that only searched are not made.
-    assert c.row("all-tools").requests == len(calling) + 1 and c.row("all-tools").searches == 0
+    assert c.row("all-tools").bill["requests"] == len(calling) + 1 and c.row("all-tools").searches == 0
     assert c.row("all-tools").mean_tools == len(trace.replay.deferred_tools)
     assert c.row("pre-retrieval").searches == 0
 
@@ -138,7 +124,7 @@ def test_openai_deferral_outside_namespaces_bills_every_definition():
     c = compare_replay("openai-responses", indexes=["lucene"], strategies=[*REPLAY_STRATEGIES[-2:]])
     flat, spaces = c.row("openai-deferred-flat"), c.row("openai-deferred-namespaces")
     deferred = len(load_transcript("openai-responses").replay.deferred_tools)
-    assert flat.prompt_tokens > spaces.prompt_tokens and flat.cost_usd > spaces.cost_usd
+    assert flat.bill["prompt_tokens"] > spaces.bill["prompt_tokens"] and flat.cost_usd > spaces.cost_usd
     assert flat.mean_tools == 1 + len(c.kept) + deferred  # the search tool, get_me, every deferred function
     assert spaces.mean_tools == 1 + len(c.kept) + 3  # the log's own three namespaces
     assert "the log's own" in spaces.assumes and "billed in full" in flat.assumes

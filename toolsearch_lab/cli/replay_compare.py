@@ -62,8 +62,10 @@ def run_compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COLUMNS = ("#", "strategy", "index", "req", "prompt", "cached", "written", "uncached", "output", "USD")
-COLUMNS += ("tools/req", "refused")
+COLUMNS = (
+    *("#", "strategy", "index", "req", "prompt", "cached", "written", "uncached", "output", "USD"),
+    *("tools/req", "refused"),
+)
 
 
 def format_comparison(c: ReplayComparison) -> str:
@@ -81,14 +83,15 @@ def format_comparison(c: ReplayComparison) -> str:
     ]
     rows = [list(COLUMNS)]
     for number, r in enumerate(c.rows, start=1):
+        bill = r.bill
         rows.append(
             [
                 str(number),
                 r.strategy,
                 safe(r.index or "-", 28),
-                str(r.requests),
-                *(f"{v:,}" for v in (r.prompt_tokens, r.cached_tokens, r.cache_write_tokens)),
-                *(f"{v:,}" for v in (r.uncached_tokens, r.completion_tokens)),
+                str(bill["requests"]),
+                *(f"{bill[k]:,}" for k in ("prompt_tokens", "cached_tokens", "cache_write_tokens")),
+                *(f"{bill[k]:,}" for k in ("uncached_tokens", "completion_tokens")),
                 f"{r.cost_usd:.4f}",
                 "-" if r.mean_tools is None else f"{r.mean_tools:.1f}",
                 "-" if r.refused_calls is None else str(r.refused_calls),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from toolsearch_lab.catalog.container import ToolCatalog
@@ -63,23 +63,32 @@ EVERY_RERUN = (
 
 @dataclass(frozen=True)
 class ReplayRow:
-    """One way of running the logged run: its strategy and index, what it assumes (one line), the bill
-    (requests, prompt tokens cached / written / uncached, output, USD), the mean tools array, the logged
-    calls it had not exposed and the searches it made (None for the rows read from the log)."""
+    """One way of running the logged run: its strategy and index, what it assumes (one line), its bill
+    request by request (``costs``; the sums are :attr:`bill`), the mean tools array, the logged calls it had
+    not exposed and the searches it made (None for the rows read from the log)."""
 
     strategy: str
     index: str | None
     assumes: str
-    requests: int
-    prompt_tokens: int
-    cached_tokens: int
-    cache_write_tokens: int
-    uncached_tokens: int
-    completion_tokens: int
-    cost_usd: float
+    costs: list[RequestCost]
     mean_tools: float | None = None
     refused_calls: int | None = None
     searches: int | None = None
+
+    @property
+    def bill(self) -> dict[str, Any]:
+        """The sums (:func:`~toolsearch_lab.eval.cost.totals`): requests, prompt tokens cached / written /
+        uncached, output tokens, ``cost_usd``."""
+        return totals(self.costs)
+
+    @property
+    def cost_usd(self) -> float:
+        return float(self.bill["cost_usd"])
+
+    def to_dict(self) -> dict[str, Any]:
+        head = {"strategy": self.strategy, "index": self.index, "assumes": self.assumes}
+        tail = {"mean_tools": self.mean_tools, "refused_calls": self.refused_calls, "searches": self.searches}
+        return {**head, **self.bill, **tail, "per_request": [c.to_dict() for c in self.costs]}
 
 
 @dataclass
@@ -108,20 +117,16 @@ class ReplayComparison:
         return found[0]
 
     def to_dict(self) -> dict[str, Any]:
+        read = {name: getattr(self, name) for name in ("file", "format", "model", "provenance", "notes")}
+        price = {"priced_as": self.price.model, "provider": self.price.provider, "pricing": self.priced_as}
         return {
-            "file": self.file,
-            "format": self.format,
-            "model": self.model,
-            "provenance": self.provenance,
-            "priced_as": self.price.model,
-            "provider": self.price.provider,
-            "pricing": self.priced_as,
+            **read,
+            **price,
             "prices_taken": self.prices_taken,
             "every_rerun": EVERY_RERUN,
             "kept_loaded": self.kept,
-            "rows": [asdict(r) for r in self.rows],
+            "rows": [r.to_dict() for r in self.rows],
             "searches": self.searches.to_dict(),
-            "notes": self.notes,
         }
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -219,21 +224,8 @@ def _row(
     refused: int | None = None,
     searches: int | None = None,
 ) -> ReplayRow:
-    sums = totals(costs)
     return ReplayRow(
-        strategy,
-        index,
-        assumes,
-        sums["requests"],
-        sums["prompt_tokens"],
-        sums["cached_tokens"],
-        sums["cache_write_tokens"],
-        sums["uncached_tokens"],
-        sums["completion_tokens"],
-        sums["cost_usd"],
-        sum(tools) / len(tools) if tools else None,
-        refused,
-        searches,
+        strategy, index, assumes, costs, sum(tools) / len(tools) if tools else None, refused, searches
     )
 
 

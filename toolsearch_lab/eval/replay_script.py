@@ -234,7 +234,8 @@ def _catalog(recording: Recording, search_tools: set[str], notes: list[str]) -> 
         if name in search_tools or not _usable_name(name, notes):
             continue
         function = definition.get("function") or {}
-        description = function.get("description") if isinstance(function.get("description"), str) else ""
+        text = function.get("description")
+        description = text if isinstance(text, str) else ""
         try:
             tools.append(Tool(name, description, dict(function.get("parameters") or {"type": "object"})))
         except ValueError as exc:

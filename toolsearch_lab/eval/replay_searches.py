@@ -136,7 +136,7 @@ def _index(label: str) -> ToolIndex:
 
 def _cases(script: Script) -> list[SearchCase]:
     searchable = set(script.searchable)
-    cases = []
+    cases: list[SearchCase] = []
     for turn in script.turns:
         moves = [(r.number, m) for r in turn.responses for m in r.moves]
         for position, (request, move) in enumerate(moves):

@@ -90,11 +90,8 @@ def replay_comparison_table(comparison: ReplayComparison) -> Table:
         [
             r.strategy,
             r.index,
-            r.requests,
-            r.prompt_tokens,
-            r.cached_tokens,
-            r.cache_write_tokens,
-            r.completion_tokens,
+            *(r.bill[k] for k in ("requests", "prompt_tokens", "cached_tokens", "cache_write_tokens")),
+            r.bill["completion_tokens"],
             _figure(f"{r.cost_usd:.4f}"),
             None if r.mean_tools is None else _figure(f"{r.mean_tools:.1f}"),
             r.refused_calls,
