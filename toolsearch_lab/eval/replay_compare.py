@@ -261,16 +261,16 @@ class _Runner:
             how = "patterns made of the model's words"
         line = (
             f"Anthropic's {native.variant} search reproduced: the tools array never changes, at most 5 tools "
-            f"found per search, expanded in place; {how}"
+            f"found per search, expanded in place; {how}, the model's calls kept"
         )
         return self.run(name, self._kept(native), native.make_index(), native.index_label, line, regex)
 
     def _spring(self, name: str, index: str) -> ReplayRow:
         accumulation = "on" if name == "search-only" else "off: only the latest search's tools exposed"
         where = (
-            "each search returns what the logged search returned"
+            "each search returns what the logged search returned, the model's calls kept"
             if index == LOGGED
-            else f"the model's queries re-run on {index}: the tools it returns are exposed"
+            else f"the model's queries re-run on {index}: the tools it returns are exposed, its calls kept"
         )
         line = f"Spring's loop, accumulation {accumulation}; {where}"
         return self.run(name, self._kept(make_strategy(name)), self._index(index), index, line)
@@ -290,7 +290,8 @@ class _Runner:
             shown = ", ".join(pins) or "none"
             line = (
                 f"Spring's loop (accumulation on) on {index}, with {shown} always loaded: what "
-                "recommend_pins picks from this run's own search-only re-run (in-sample: fitted to this run)"
+                "recommend_pins picks from this run's own search-only re-run (in-sample: fitted to this "
+                "run); the model's calls kept"
             )
             strategy = Pinned(make_strategy("search-only"), list(dict.fromkeys([*self.script.kept, *pins])))
             return self.run(name, strategy, self._index(index), index, line)
@@ -299,7 +300,7 @@ class _Runner:
             "inline-references": "the tools array is the search tool alone, found definitions in its results",
             "retrieve-then-bind": "every search's tools bound for the run at the framework's limit of 5",
         }
-        line = f"{lines[name]}; the model's queries re-run on {index}"
+        line = f"{lines[name]}; the model's queries re-run on {index}, its calls kept"
         return self.run(name, self._kept(make_strategy(name)), self._index(index), index, line)
 
     def _openai(self, name: str) -> ReplayRow:
@@ -312,11 +313,17 @@ class _Runner:
             spaces, stand_in = self._namespaces(searchable)
             named = self.script.namespace_descriptions
             surface = [Tool(ns, named.get(ns) or _stand_in(fns)).definition() for ns, fns in spaces.items()]
-            whose = "stand-ins: the log names none" if stand_in else "the log's own"
+            whose = (
+                "stand-ins: the log names none"
+                if stand_in
+                else "the log's own"
+                if spaces
+                else "none deferred"
+            )
             how = f"in {len(spaces)} namespaces ({whose}): {FACTS['openai-namespace-surface'].rule}"
         line = (
             f"OpenAI tool_search {how}; {FACTS['openai-loaded-at-end'].rule}; each search returns what the "
-            "logged search returned"
+            "logged search returned, the model's calls kept"
         )
         strategy = self._kept(make_strategy("inline-references"))
         return self.run(name, strategy, LoggedIndex(self.script.searches()), LOGGED, line, surface=surface)
