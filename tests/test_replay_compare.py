@@ -20,7 +20,7 @@ from toolsearch_lab.eval.replay_searches import SEARCH_INDEXES
 from toolsearch_lab.index.factory import INDEX_KINDS, make_index
 from toolsearch_lab.model import SearchRequest
 from toolsearch_lab.replay.common import TranscriptError
-from toolsearch_lab.replay.load import load_recording, load_transcript
+from toolsearch_lab.replay.load import load_transcript, read_recording
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +109,7 @@ def test_a_rerun_keeps_the_models_moves_and_counts_what_the_strategy_refused():
 
 
 def test_pre_retrieval_refuses_the_logged_calls_to_tools_it_did_not_retrieve():
-    script = read_script(load_recording("anthropic-messages"))
+    script = read_script(read_recording("anthropic-messages"))
     index = make_index("lucene")
     index.index_tools("probe", script.tools)
     request = load_transcript("anthropic-messages").user_request

@@ -1,7 +1,7 @@
 """A logged run re-priced under every strategy of the strategy lab, and its searches asked of every index:
 ``compare_replay(path)`` (``toolsearch-lab replay FILE --compare``).
 
-The log (:func:`~toolsearch_lab.replay.load.load_recording`) becomes a script (:mod:`.replay_script`): the
+The log (:func:`~toolsearch_lab.replay.load.read_recording`) becomes a script (:mod:`.replay_script`): the
 model's moves, as logged. Each strategy row runs that script through the same
 :class:`~toolsearch_lab.loop.advisor.ToolSearchAdvisor` the strategy lab (:mod:`.compare`) uses, with the
 row's strategy and index, and prices the requests the loop made under the price's provider's caching rule
@@ -40,7 +40,7 @@ from toolsearch_lab.loop.run import TurnReading
 from toolsearch_lab.loop.strategies import make_strategy
 from toolsearch_lab.loop.strategy import Strategy
 from toolsearch_lab.model import Tool, ToolIndex
-from toolsearch_lab.replay.load import load_recording
+from toolsearch_lab.replay.load import read_recording
 from toolsearch_lab.tokens import TokenCounter
 from toolsearch_lab.trace import FailureKind, RunTrace, TranscriptFormat
 
@@ -159,7 +159,7 @@ def compare_replay(
             f"unknown strategies or indexes {unknown}; strategies: {list(REPLAY_STRATEGIES)}, "
             f"indexes: {list(INDEX_KINDS)}"
         )
-    recording = load_recording(path, format=format, catalog=catalog)
+    recording = read_recording(path, format=format, catalog=catalog)
     script = read_script(recording)
     settings = recording.settings
     table = prices or load_prices()

@@ -38,8 +38,8 @@ __all__ = [
     "TRANSCRIPT_FORMATS",
     "TranscriptError",
     "detect_format",
-    "load_recording",
     "load_transcript",
+    "read_recording",
     "read_transcript",
 ]
 
@@ -72,14 +72,14 @@ def load_transcript(
     file or tools), so our token count can include them; the API formats carry their own.
     A file that cannot be replayed raises :class:`TranscriptError` naming the place and the fault."""
     file = _resolve(path)
-    recording = load_recording(file, format=format, catalog=catalog)
+    recording = read_recording(file, format=format, catalog=catalog)
     try:
         return build_trace(recording, TokenCounter(encoding))
     except TranscriptError as exc:  # a request that cannot be counted: say which file
         raise TranscriptError(f"{file}: {exc}") from None
 
 
-def load_recording(
+def read_recording(
     path: str | os.PathLike[str],
     *,
     format: TranscriptFormat | None = None,
