@@ -33,14 +33,17 @@ def add_compare_options(parser: argparse.ArgumentParser) -> None:
         choices=INDEX_KINDS,
         default=list(INDEX_KINDS),
         help="indexes Spring's loop is re-run with and the searches are asked of (the other strategies use "
-        "lucene when it is one of them, else the first; default: all)",
+        "lucene when it is one of them, else the first)",
     )
-    group.add_argument("--k", type=positive_int, default=5, help="hit@k of the searches (default 5)")
-    group.add_argument("--prices", default=None, help="a price table JSON file (default: the shipped one)")
+    group.add_argument("--k", type=positive_int, default=5, help="hit@k of the searches")
+    group.add_argument(
+        "--prices", default=None, help="a price table JSON file (default: the shipped one, data/prices.json)"
+    )
     group.add_argument(
         "--price-model",
         default=None,
-        help="the model to price as (default: the run's own model when the table has it)",
+        help="the model to price as (default: the run's own model when the table has it, else a stand-in of "
+        "its provider, named)",
     )
 
 
