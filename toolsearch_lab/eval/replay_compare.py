@@ -39,7 +39,8 @@ from toolsearch_lab.loop.pinning import Pinned
 from toolsearch_lab.loop.run import TurnReading
 from toolsearch_lab.loop.strategies import make_strategy
 from toolsearch_lab.loop.strategy import Strategy
-from toolsearch_lab.model import Tool, ToolIndex
+from toolsearch_lab.model import Tool, ToolIndex, check_positive_int
+from toolsearch_lab.replay.common import Recording
 from toolsearch_lab.replay.load import read_recording
 from toolsearch_lab.tokens import TokenCounter
 from toolsearch_lab.trace import FailureKind, RunTrace, TranscriptFormat
@@ -159,6 +160,7 @@ def compare_replay(
             f"unknown strategies or indexes {unknown}; strategies: {list(REPLAY_STRATEGIES)}, "
             f"indexes: {list(INDEX_KINDS)}"
         )
+    check_positive_int(k, "compare_replay: k")
     recording = read_recording(path, format=format, catalog=catalog)
     script = read_script(recording)
     settings = recording.settings
@@ -186,12 +188,12 @@ def compare_replay(
 
 
 def _logged_rows(
-    recording: Any, search_tools: list[str], price: Price, counter: TokenCounter
+    recording: Recording, search_tools: list[str], price: Price, counter: TokenCounter
 ) -> list[ReplayRow]:
     """The run as the API billed it, and as this project counts its requests."""
-    requests = [r for r in recording.requests if r.chat is not None]
-    outputs = [int((r.usage or {}).get("completion_tokens") or 0) for r in requests]
-    ours = request_costs([(r.chat.messages, r.chat.tools) for r in requests], outputs, price, counter)
+    chats = [(r.chat, r.usage) for r in recording.requests if r.chat is not None]
+    outputs = [int((usage or {}).get("completion_tokens") or 0) for _, usage in chats]
+    ours = request_costs([(chat.messages, chat.tools) for chat, _ in chats], outputs, price, counter)
     searches = sum(len(r.searches) for r in recording.requests)
     label = ", ".join(search_tools) or "none"
     return [
@@ -209,7 +211,7 @@ def _logged_rows(
             f"the logged requests as this project counts them (o200k), under {price.provider}'s caching "
             "rule: the baseline of every re-run",
             ours,
-            [len(r.chat.tools) for r in requests],
+            [len(chat.tools) for chat, _ in chats],
             searches=searches,
         ),
     ]
