@@ -5,9 +5,18 @@ from __future__ import annotations
 
 import pytest
 
+from toolsearch_lab.eval.replay_compare import compare_replay
 from toolsearch_lab.eval.scenarios import run_scenario
 from toolsearch_lab.replay.load import SHIPPED_TRANSCRIPTS, load_transcript
-from toolsearch_lab.ui import IterationStepper, TokenDashboard, TraceViewer, request_table, runs_overview
+from toolsearch_lab.ui import (
+    IterationStepper,
+    TokenDashboard,
+    TraceViewer,
+    replay_comparison_table,
+    replay_search_table,
+    request_table,
+    runs_overview,
+)
 from toolsearch_lab.ui.stepper_render import TOOLS_TRACES, tool_cells, tool_rows
 from toolsearch_lab.ui.stepper_replay import DEFERRED
 
@@ -95,3 +104,17 @@ def data_file(name: str):
     from toolsearch_lab.datafiles import data_path
 
     return data_path("transcripts", name)
+
+
+def test_the_rerun_tables_show_every_row_its_assumption_and_the_searches():
+    comparison = compare_replay("anthropic-messages", indexes=["lucene"])
+    table = replay_comparison_table(comparison)
+    assert [row[0] for row in table.rows] == [r.strategy for r in comparison.rows]
+    assert table.columns[-1] == "assumes" and all(row[-1] for row in table.rows)
+    assert "hand-written" in table.caption  # the shipped transcripts stay labelled
+    html = table._repr_html_()
+    assert "openai-deferred-namespaces" in html and "billed in full" in html
+    searches = replay_search_table(comparison)
+    assert [row[0] for row in searches.rows] == ["logged", "lucene", "anthropic-regex", "anthropic-bm25"]
+    assert searches.columns[4] == "“(?i)list.*pull.?request” → list_pull_requests"
+    assert searches.rows[0][4].startswith("#1 of list_pull_requests")

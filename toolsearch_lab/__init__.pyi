@@ -45,6 +45,7 @@ from .eval.metrics import evaluate as evaluate
 from .eval.offcatalog import load_offcatalog as load_offcatalog
 from .eval.pins import recommend_pins as recommend_pins
 from .eval.ranker_training import DEFAULT_FEATURES as DEFAULT_FEATURES, fit_ranker as fit_ranker
+from .eval.replay_compare import ReplayComparison as ReplayComparison, compare_replay as compare_replay
 from .eval.scaling import (
     catalog_of as catalog_of,
     distractor_pool as distractor_pool,

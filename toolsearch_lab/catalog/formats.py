@@ -291,7 +291,7 @@ def _mcp_fields(record: dict[str, Any]) -> dict[str, Any]:
 def _record_format(record: Any) -> str | None:
     if not isinstance(record, dict):
         return None
-    if isinstance(record.get("function"), dict) or record.get("type") == "function":
+    if isinstance(record.get("function"), dict) or record.get("type") in ("function", "tool_search"):
         return "openai"
     if "input_schema" in record:
         return "anthropic"
@@ -310,12 +310,12 @@ def tool_records(obj: Any) -> tuple[list[Any], bool]:
     if isinstance(obj, dict) and isinstance(obj.get("result"), dict) and "jsonrpc" in obj:
         obj = obj["result"]
     if isinstance(obj, list):
-        return obj, False
+        return _without_namespaces(obj), False
     if isinstance(obj, dict):
         if "tools" in obj:
             if not isinstance(obj["tools"], list):
                 raise CatalogError(f"'tools' must be a list, got {type(obj['tools']).__name__}")
-            return obj["tools"], "queries" in obj
+            return _without_namespaces(obj["tools"]), "queries" in obj
         if _record_format(obj) or "name" in obj:
             return [obj], False
     raise CatalogError(
@@ -323,6 +323,18 @@ def tool_records(obj: Any) -> tuple[list[Any], bool]:
         f"object; got {type(obj).__name__}"
         + (f" with keys {sorted(obj)[:8]}" if isinstance(obj, dict) else "")
     )
+
+
+def _without_namespaces(records: list[Any]) -> list[Any]:
+    """The records with each OpenAI Responses namespace (``{"type": "namespace", "tools": [...]}``) replaced
+    by its functions, each under its own name."""
+    out: list[Any] = []
+    for record in records:
+        members = (
+            record.get("tools") if isinstance(record, dict) and record.get("type") == "namespace" else None
+        )
+        out += members if isinstance(members, list) else [record]
+    return out
 
 
 def detect_format(obj: Any) -> str:

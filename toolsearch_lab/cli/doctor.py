@@ -84,6 +84,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     from toolsearch_lab.eval.doctor import DEFAULT_INDEXES, diagnose
+    from toolsearch_lab.eval.doctor.deferral import sent_document
 
     if not args.catalogs and not args.mcp and not args.mcp_config:
         raise ValueError(
@@ -101,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
             calls_per_task=args.calls_per_task,
             result_tokens=args.result_tokens,
             progress=not args.no_progress,
+            sent=[d for f in args.catalogs if (d := sent_document(f)) is not None],
         )
     if args.json:
         print(report.to_json(indent=2))

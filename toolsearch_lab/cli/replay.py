@@ -13,7 +13,8 @@ import json
 from typing import Any
 
 from toolsearch_lab.cli.options import EXIT_OK, add_command, add_json_flag
-from toolsearch_lab.cli.terminal import terminal_safe
+from toolsearch_lab.cli.replay_compare import add_compare_options, run_compare
+from toolsearch_lab.cli.terminal import safe
 from toolsearch_lab.trace import ReplaySettings, RunTrace
 
 NAME = "replay"
@@ -39,12 +40,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         default=None,
         help="tool definitions for a Claude Code session (a catalog name or file) for our count to include",
     )
-    add_json_flag(parser, "the RunTrace (the same JSON RunTrace.from_json reads)")
+    add_json_flag(
+        parser, "the RunTrace (the same JSON RunTrace.from_json reads); with --compare, the comparison"
+    )
+    add_compare_options(parser)
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     from toolsearch_lab.replay.load import load_transcript
+
+    if args.compare:
+        return run_compare(args)
 
     trace = load_transcript(
         args.file, format=None if args.format == "auto" else args.format, catalog=args.catalog
@@ -54,16 +61,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(format_trace(trace))
     return EXIT_OK
-
-
-# ---- one table cell per value ---------------------------------------------------------------------------
-def safe(text: Any, limit: int | None = None) -> str:
-    """``text`` as one table cell: line breaks as spaces, cut to ``limit``, controls neutralised (by the
-    CLI's one terminal guard, :func:`~toolsearch_lab.cli.terminal.terminal_safe`)."""
-    text = " ".join(("" if text is None else str(text)).split())
-    if limit is not None and len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return terminal_safe(text)
 
 
 # ---- the table ---------------------------------------------------------------------------------------------

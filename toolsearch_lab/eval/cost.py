@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -98,6 +99,32 @@ class PriceTable:
                 f"known: {sorted(self.models)}"
             )
         return self.models[name]
+
+    def for_model(self, model: str | None) -> Price | None:
+        """The price of the model an API call names (``claude-sonnet-4-5-20250929``, ``gpt-4.1-2025-04-14``):
+        the table's entry of that name, else of the name without its date suffix, with Anthropic's
+        ``4-5`` read as ``4.5``; None when the table has neither."""
+        name = (model or "").strip().lower()
+        undated = re.sub(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$", "", name)
+        for candidate in (name, undated, re.sub(r"-(\d+)-(\d+)$", r"-\1.\2", undated)):
+            if candidate in self.models:
+                return self.models[candidate]
+        return None
+
+    def for_run(self, model: str | None, provider: str, price_model: str | None = None) -> tuple[Price, str]:
+        """The price a logged run of ``model`` (sent to ``provider``) is billed at, and how it was chosen:
+        ``price_model`` when given, else the run's own model's (:meth:`for_model`), else the provider's
+        first model in the table, named as a stand-in."""
+        if price_model is not None:
+            return self.price(price_model), f"priced as {price_model} (asked for)"
+        own = self.for_model(model)
+        if own is not None:
+            return own, f"priced as {own.model}, the run's model"
+        stand_in = next((p for p in self.models.values() if p.provider == provider), self.price())
+        return stand_in, (
+            f"priced as {stand_in.model}, a stand-in: the price table has no price for {model!r} (name one "
+            "with price_model, --price-model)"
+        )
 
 
 def load_prices(source: str | Path | Mapping[str, Any] | None = None) -> PriceTable:
@@ -354,6 +381,24 @@ def request_costs(
             )
         )
     return rows
+
+
+def billed_costs(usages: Sequence[Mapping[str, Any] | None], price: Price) -> list[RequestCost]:
+    """What requests cost as the API billed them: each one's ``usage`` as a logged run recorded it
+    (normalised: ``prompt_tokens`` with ``cached_tokens`` and ``cache_write_tokens`` inside it,
+    ``completion_tokens``), at ``price``. A request with no usage costs nothing and says so by its zeros."""
+    rows = []
+    for number, usage in enumerate(usages, start=1):
+        counts = {k: int((usage or {}).get(k) or 0) for k in _USAGE_COUNTS}
+        prompt, read, write, output = (counts[k] for k in _USAGE_COUNTS)
+        uncached = max(prompt - read - write, 0)
+        dollars = (read * price.cache_read + write * price.write_price + uncached * price.input) / 1_000_000
+        dollars += output * price.output / 1_000_000
+        rows.append(RequestCost(number, prompt, read, write, uncached, output, dollars, prompt, read))
+    return rows
+
+
+_USAGE_COUNTS = ("prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens")
 
 
 def totals(rows: Sequence[RequestCost]) -> dict:

@@ -44,7 +44,7 @@ from toolsearch_lab.wire import encode_inline_result
 if TYPE_CHECKING:
     from toolsearch_lab.index.base import BaseToolIndex
 
-__all__ = ["ANTHROPIC_VARIANTS", "MAX_RESULTS", "AnthropicNative", "RegexQueries"]
+__all__ = ["ANTHROPIC_VARIANTS", "MAX_RESULTS", "AnthropicNative", "RegexQueries", "pattern_of"]
 
 AnthropicVariant = Literal["regex", "bm25"]
 ANTHROPIC_VARIANTS: tuple[AnthropicVariant, ...] = get_args(AnthropicVariant)
@@ -141,14 +141,10 @@ class RegexQueries:
             args = json.loads(arguments)
         except json.JSONDecodeError:
             return arguments
-        words = str(args.get("query") or "").split() if isinstance(args, dict) else []
-        if not words:
+        query = str(args.get("query") or "") if isinstance(args, dict) else ""
+        if not query.split():
             return arguments
-        from toolsearch_lab.index.anthropic import MAX_PATTERN_CHARS
-
-        while len(words) > 1 and len(_pattern(words)) > MAX_PATTERN_CHARS:
-            words.pop()
-        written = json.dumps({**args, "query": _pattern(words)})
+        written = json.dumps({**args, "query": pattern_of(query)})
         self._words[written] = arguments
         return written
 
@@ -162,6 +158,18 @@ class RegexQueries:
             original = self._words.get(str(fn.get("arguments")))
             restored.append({**call, "function": {**fn, "arguments": original}} if original else call)
         return {**message, "tool_calls": restored}
+
+
+def pattern_of(query: str) -> str:
+    """The regular expression a model writes for a regex search tool from the words of ``query``:
+    ``(?i)(word|word|...)``, each word as written (escaped), any one of them a match, cut to the pattern
+    limit by dropping trailing words."""
+    from toolsearch_lab.index.anthropic import MAX_PATTERN_CHARS
+
+    words = query.split()
+    while len(words) > 1 and len(_pattern(words)) > MAX_PATTERN_CHARS:
+        words.pop()
+    return _pattern(words)
 
 
 def _pattern(words: list[str]) -> str:

@@ -38,6 +38,7 @@ from toolsearch_lab.replay.common import (
     arguments_text,
     clip,
     expect,
+    first_declared,
     function_definition,
     ordered,
     orphan,
@@ -94,6 +95,7 @@ def read_messages(records: list[Any], where: str) -> Recording:
         final_answer=requests[-1].text if stop == ANSWERED else None,
         stop_reason=stop,
         notes=notes,
+        definitions=first_declared(d.definitions for d in declared),
         settings=ReplaySettings(
             format="anthropic-messages",
             search_tools=search_tools,

@@ -293,6 +293,10 @@ class _Session:
             )
         return out
 
+    def definitions(self) -> dict[str, dict[str, Any]]:
+        """The catalog's definition of every tool the session deferred, by the session's name for it."""
+        return {n: d for n in self.deferred_ever() if (d := self._definition(n)) is not None}
+
     def deferred_ever(self) -> list[str]:
         return ordered([n for call in self.calls.values() for n in call.deferred] + self.loaded)
 
@@ -332,6 +336,7 @@ def read_session(lines: list[tuple[int, Any]], where: str, tools: list[Tool] | N
         final_answer=requests[-1].text if answered else None,
         stop_reason=ANSWERED if answered else "unfinished",
         notes=session.notes,
+        definitions=session.definitions(),
         settings=ReplaySettings(
             format="claude-code-session",
             search_tools=[SearchTool(SEARCH_TOOL, "client")],

@@ -14,7 +14,7 @@ lines) a line in ``RunTrace.errors`` saying what was skipped.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,7 @@ __all__ = [
     "build_trace",
     "check_count",
     "expect",
+    "first_declared",
     "function_definition",
     "result_text",
 ]
@@ -97,6 +98,10 @@ class Recording:
     stop_reason: StopReason
     settings: ReplaySettings
     notes: list[str] = field(default_factory=list)  # skipped records, warnings: named, never silent
+    # Every tool the requests declared (search tools too), by the name the trace gives it (OpenAI's
+    # ``namespace.function``), in the chat-completions shape, first declaration kept: the run's catalog.
+    definitions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    namespace_descriptions: dict[str, str] = field(default_factory=dict)  # OpenAI namespace -> description
 
 
 def build_trace(recording: Recording, counter: TokenCounter) -> RunTrace:
@@ -287,6 +292,16 @@ def arguments_text(arguments: Any) -> str:
     if isinstance(arguments, str):
         return clip(arguments)
     return clip(json.dumps(arguments, ensure_ascii=False))
+
+
+def first_declared(maps: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Every key of ``maps`` with the value the first map that has it gives (a tool declared again later,
+    differently, keeps its first declaration)."""
+    out: dict[str, Any] = {}
+    for each in maps:
+        for key, value in each.items():
+            out.setdefault(key, value)
+    return out
 
 
 def ordered(names: Sequence[str]) -> list[str]:

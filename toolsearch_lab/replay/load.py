@@ -39,6 +39,7 @@ __all__ = [
     "TranscriptError",
     "detect_format",
     "load_transcript",
+    "read_recording",
     "read_transcript",
 ]
 
@@ -71,6 +72,24 @@ def load_transcript(
     file or tools), so our token count can include them; the API formats carry their own.
     A file that cannot be replayed raises :class:`TranscriptError` naming the place and the fault."""
     file = _resolve(path)
+    recording = read_recording(file, format=format, catalog=catalog)
+    try:
+        return build_trace(recording, TokenCounter(encoding))
+    except TranscriptError as exc:  # a request that cannot be counted: say which file
+        raise TranscriptError(f"{file}: {exc}") from None
+
+
+def read_recording(
+    path: str | os.PathLike[str],
+    *,
+    format: TranscriptFormat | None = None,
+    catalog: str | os.PathLike[str] | ToolCatalog | list[Tool] | None = None,
+) -> Recording:
+    """What :func:`load_transcript` reads before it counts anything: the transcript's requests as its
+    reader understood them, each with the request in the chat-completions shape (``Request.chat``), and
+    the run's catalog (``Recording.definitions``). For a counterfactual of the run
+    (:func:`~toolsearch_lab.eval.replay_compare.compare_replay`), which needs the requests themselves."""
+    file = _resolve(path)
     data, kind = read_transcript(file)
     notes = []
     if kind == "jsonl":
@@ -89,10 +108,7 @@ def load_transcript(
     settings = recording.settings
     settings.file, settings.sha256, settings.provenance = file.name, digest, _provenance(file)
     recording.session_id = recording.session_id or f"replay-{digest[:12]}"
-    try:
-        return build_trace(recording, TokenCounter(encoding))
-    except TranscriptError as exc:  # a request that cannot be counted: say which file
-        raise TranscriptError(f"{file}: {exc}") from None
+    return recording
 
 
 def _resolve(path: str | os.PathLike[str]) -> Path:

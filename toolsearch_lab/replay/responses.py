@@ -30,6 +30,7 @@ from toolsearch_lab.replay.common import (
     check_count,
     clip,
     expect,
+    first_declared,
     function_definition,
     ordered,
     orphan,
@@ -134,6 +135,7 @@ class _Declared:
         self.full: dict[str, dict[str, Any]] = {}
         self.visible: list[dict[str, Any]] = []  # deferred functions and namespaces as the model sees them
         self.namespaces: list[str] = []
+        self.descriptions: dict[str, str] = {}  # namespace -> its description
         self.client_search = False  # tool_search with execution "client": the caller runs the searches
         for i, tool in enumerate(tools):
             at = f"{where}[{i}]"
@@ -150,6 +152,8 @@ class _Declared:
                     )
                 self.visible.append(function_definition(ns, tool.get("description", "")))
                 self.namespaces.append(ns)
+                description = tool.get("description")
+                self.descriptions[ns] = description if isinstance(description, str) else ""
             elif kind == SEARCH_TOOL:
                 self.order.append(SEARCH_TOOL)
                 self.client_search = tool.get("execution") == "client"
@@ -243,6 +247,8 @@ def read_responses(records: list[Any], where: str) -> Recording:
         final_answer=requests[-1].text if stop == ANSWERED else None,
         stop_reason=stop,
         notes=notes,
+        definitions=first_declared(d.full for d in declarations),
+        namespace_descriptions=first_declared(d.descriptions for d in declarations),
         settings=ReplaySettings(
             format="openai-responses",
             search_tools=[SearchTool(SEARCH_TOOL, "client" if client else "hosted")],

@@ -15,7 +15,12 @@ from .eviction_view import (
     session_events_table as session_events_table,
 )
 from .index_explorer import IndexExplorer as IndexExplorer
-from .replay_view import request_table as request_table, runs_overview as runs_overview
+from .replay_view import (
+    replay_comparison_table as replay_comparison_table,
+    replay_search_table as replay_search_table,
+    request_table as request_table,
+    runs_overview as runs_overview,
+)
 from .retrieval_explorer import (
     RetrievalExplorer as RetrievalExplorer,
     metrics_table as metrics_table,

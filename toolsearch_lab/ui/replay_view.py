@@ -1,11 +1,14 @@
 """Tables of replayed runs (:func:`~toolsearch_lab.replay.load.load_transcript`): the runs side by side, and
-one run request by request, with the API's usage beside this project's count, each labelled."""
+one run request by request, with the API's usage beside this project's count, each labelled; and a logged
+run re-priced under every strategy, with its searches asked of every index
+(:func:`~toolsearch_lab.eval.replay_compare.compare_replay`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from toolsearch_lab.eval.replay_compare import EVERY_RERUN, ReplayComparison
 from toolsearch_lab.trace import RunTrace
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.display import Html, Table
@@ -71,5 +74,81 @@ def _found(search: Any) -> str:
     return f"{count} tool{'s' if count != 1 else ''}" if count else "nothing"
 
 
+def _figure(text: str) -> Html:
+    """A number shown with the decimals given (a table shows floats with three)."""
+    return Html(text, text)
+
+
 def _chips(names: list[str], fg: str, bg: str) -> Html:
     return Html("".join(t.chip(n, fg, bg) for n in names), ", ".join(names))
+
+
+def replay_comparison_table(comparison: ReplayComparison) -> Table:
+    """A logged run re-priced (:func:`~toolsearch_lab.eval.replay_compare.compare_replay`): one row per
+    strategy and index with its bill, the calls it had not exposed, and what it assumes, in one line."""
+    rows = [
+        [
+            r.strategy,
+            r.index,
+            *(r.bill[k] for k in ("requests", "prompt_tokens", "cached_tokens", "cache_write_tokens")),
+            r.bill["completion_tokens"],
+            _figure(f"{r.cost_usd:.4f}"),
+            None if r.mean_tools is None else _figure(f"{r.mean_tools:.1f}"),
+            r.refused_calls,
+            r.assumes,
+        ]
+        for r in comparison.rows
+    ]
+    columns = [
+        "strategy",
+        "index",
+        "requests",
+        "prompt",
+        "cached",
+        "written",
+        "output",
+        "USD",
+        "tools/request",
+    ]
+    price = f"{comparison.priced_as}; {comparison.price.provider}'s caching rule"
+    caption = f"{comparison.file}: {price}. In every re-run, {EVERY_RERUN}."
+    if comparison.provenance:
+        caption += f" Provenance: {comparison.provenance}"
+    return Table([*columns, "refused", "assumes"], rows, caption=caption)
+
+
+def replay_search_table(comparison: ReplayComparison) -> Table:
+    """The model's own search queries asked of every index: per index, hit@1 and hit@k against the tool
+    the model then called, and each search's rank and results (the first row: the log's own search)."""
+    hits = comparison.searches
+    cases = [c for c in hits.cases if c.scored]
+    rows = []
+    for summary in hits.indexes:
+        answers = [next(a for a in c.answers if a.index == summary.index) for c in cases]
+        cells = [
+            f"#{a.rank} of {', '.join(a.names)}" if a.rank else f"miss: {', '.join(a.names) or 'nothing'}"
+            for a in answers
+        ]
+        rows.append(
+            [
+                summary.index,
+                f"{summary.hit_at_1}/{summary.searches}",
+                f"{summary.hit_at_k}/{summary.searches}",
+                round(summary.mrr, 2),
+                *cells,
+            ]
+        )
+    columns = [
+        "index",
+        "hit@1",
+        f"hit@{hits.k}",
+        "MRR",
+        *(f"“{c.query}” → {', '.join(c.targets)}" for c in cases),
+    ]
+    left = len(hits.cases) - len(cases)
+    caption = (
+        f"over the {hits.searchable} tools the log's searches searched; a column per scored search: the "
+        "query, then the tool the model called next"
+        + (f"; {left} search(es) not scored (no such call after it, or a select: lookup)" if left else "")
+    )
+    return Table(columns, rows, caption=caption)

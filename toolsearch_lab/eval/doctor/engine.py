@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 from tqdm.auto import tqdm
 
 from toolsearch_lab.eval.doctor.cost import catalog_cost, cost_findings
+from toolsearch_lab.eval.doctor.deferral import deferral_findings, sent_document
 from toolsearch_lab.eval.doctor.findability import (
     DescriptionVectors,
     Searched,
@@ -67,6 +68,7 @@ def diagnose(
     result_tokens: int = RESULT_TOKENS,
     similarity_threshold: float = SIMILARITY_THRESHOLD,
     progress: bool = False,
+    sent: Sequence[Any] | None = None,
 ) -> DoctorReport:
     """Check a catalog: what it costs, whether each tool can be found, which tools get mixed up, what is
     wrong with its descriptions and names, and whether tool search pays off (see the package docstring).
@@ -79,7 +81,10 @@ def diagnose(
     search adds requests, so it adds carried results; default 100 tokens, a short result).
     ``indexes``: index kinds for :func:`~toolsearch_lab.index.factory.make_index`, or ``{label: index}`` with
     ready-made indexes. ``k``: a probe succeeds when its tool is in the top k. ``progress``: a tqdm bar on
-    stderr. Findings come ranked: errors first, then by impact.
+    stderr. ``sent``: the tools as your requests send them (tools arrays or request bodies, Anthropic's or
+    OpenAI's), checked for deferral that saves no billed tokens or is refused
+    (:mod:`~toolsearch_lab.eval.doctor.deferral`); by default the catalog itself when it is a JSON file or
+    parsed JSON. Findings come ranked: errors first, then by impact.
     """
     _check_arguments(k, encodings, calls_per_task, searches_per_task, similarity_threshold)
     check_positive_int(result_tokens, "diagnose: result_tokens", allow_zero=True)
@@ -111,8 +116,10 @@ def diagnose(
         description_findings(tools, counters[0]) + name_findings(tools), resolved.servers, duplicates
     )
     blank = {f.tool for f in quality if f.kind == "blank-description"}
+    documents = [d for d in [sent_document(catalog)] if d is not None] if sent is None else list(sent)
     findings = (
         resolved.findings
+        + deferral_findings(documents)
         + quality
         + findability_findings(m.findability, pairs, k, blank, similarity_threshold)
         + duplicate_server_findings(tools, resolved.servers, duplicates)
