@@ -1,4 +1,4 @@
-"""The places where toolsearch_lab changes another library's internals, all four in one module.
+"""The places where toolsearch_lab changes or calls another library's internals, all five in one module.
 
 Each patch is one function saying which internal it relies on, the versions it was checked against and why
 it is needed; tests/test_compat.py has one test per patch that fails when the library changes that shape.
@@ -9,6 +9,7 @@ arguments, so this module sits on the ground floor and costs nothing to import.
 * :func:`defer_iri_grammar`: a stand-in for ``rfc3987_syntax`` in ``sys.modules``.
 * :func:`resync_figure_widget`: plotly ``FigureWidget``'s synced fields ``_widget_data``/``_widget_layout``.
 * :func:`wrapped_std_streams`: ``sys.stdout`` and ``sys.stderr`` replaced for the length of a block.
+* :func:`bpe_of_bytes`: tiktoken's byte pair encoding of one piece (``Encoding._encode_single_piece``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,13 @@ from collections.abc import Callable, Iterator
 from copy import deepcopy
 from typing import Any, TextIO
 
-__all__ = ["defer_iri_grammar", "patch_mcp_stdio_parser", "resync_figure_widget", "wrapped_std_streams"]
+__all__ = [
+    "bpe_of_bytes",
+    "defer_iri_grammar",
+    "patch_mcp_stdio_parser",
+    "resync_figure_widget",
+    "wrapped_std_streams",
+]
 
 LineParser = Callable[[str], Any]
 
@@ -135,3 +142,16 @@ def wrapped_std_streams(
         yield
     finally:
         sys.stdout, sys.stderr = saved
+
+
+def bpe_of_bytes(encoding: Any, data: bytes) -> list[int]:
+    """The tokens ``encoding`` (a ``tiktoken.Encoding``) gives ``data`` as one pre-tokenizer piece: byte
+    pair merges only, no regex split, no special tokens.
+
+    Relies on: ``tiktoken.Encoding._encode_single_piece(bytes) -> list[int]``, the method tiktoken's own
+    docstring shows for exactly this, over ``CoreBPE.encode_single_piece``. Checked: tiktoken 0.14.0 (the
+    one installed; pyproject allows >=0.7).
+    Why: counting a long piece a window at a time (:mod:`toolsearch_lab.tokens.long_text`) needs the
+    encoding of bytes that are not a whole text; the public ``encode_ordinary`` would split them again."""
+    tokens: list[int] = encoding._encode_single_piece(data)
+    return tokens

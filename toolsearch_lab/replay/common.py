@@ -43,12 +43,14 @@ __all__ = [
     "TranscriptFormat",
     "build_trace",
     "check_count",
+    "content_text",
     "expect",
     "function_definition",
     "result_text",
 ]
 
-# What a call's or a message's text may take of the trace: a tool result can be megabytes.
+# What a call's or a message's text may take of the trace (a tool result can be megabytes); our token count
+# reads every text whole (content_text).
 MAX_TEXT_CHARS = 4_000
 
 
@@ -215,8 +217,13 @@ def _json_type(value: Any) -> str:
 
 
 def result_text(content: Any) -> str:
-    """The text of a tool result's content (a string, or blocks whose text parts are joined), cut to
-    :data:`MAX_TEXT_CHARS`; blocks that carry no text (images, tool references) are named instead."""
+    """:func:`content_text` cut to :data:`MAX_TEXT_CHARS`: what the trace keeps of a tool result."""
+    return clip(content_text(content))
+
+
+def content_text(content: Any) -> str:
+    """The whole text of a tool result's content (a string, or blocks whose text parts are joined), as our
+    count reads it; blocks that carry no text (images, tool references) are named instead."""
     if isinstance(content, str):
         text = content
     elif isinstance(content, list):
@@ -233,7 +240,7 @@ def result_text(content: Any) -> str:
         text = ""
     else:
         text = json.dumps(content, ensure_ascii=False)
-    return clip(text)
+    return text
 
 
 def clip(text: str | None, limit: int = MAX_TEXT_CHARS) -> str:
