@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import Any, get_args
 
 from toolsearch_lab.cli.options import EXIT_OK, add_command, add_json_flag
 from toolsearch_lab.cli.terminal import terminal_safe
-from toolsearch_lab.trace import ReplaySettings, RunTrace
+from toolsearch_lab.trace import ReplaySettings, RunTrace, TranscriptFormat
 
 NAME = "replay"
 SUMMARY = "replay a transcript (Anthropic Messages, OpenAI Responses, Claude Code session) request by request"
-FORMAT_CHOICES = ("auto", "anthropic-messages", "openai-responses", "claude-code-session")
+FORMAT_CHOICES = ("auto", *get_args(TranscriptFormat))
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:

@@ -37,6 +37,7 @@ from toolsearch_lab.replay.common import (
     TranscriptError,
     arguments_text,
     clip,
+    content_text,
     expect,
     function_definition,
     ordered,
@@ -234,7 +235,7 @@ class _History:
                 ensure_ascii=False,
             )
         else:
-            text = result_text(content) if kind != "tool_search_tool_result" else "[]"
+            text = content_text(content) if kind != "tool_search_tool_result" else "[]"
         return {"role": "tool", "tool_call_id": call_id, "content": text}
 
 

@@ -39,6 +39,7 @@ from toolsearch_lab.replay.common import (
     TranscriptError,
     arguments_text,
     clip,
+    content_text,
     expect,
     ordered,
     orphan,
@@ -260,7 +261,7 @@ class _Session:
         shown = (
             json.dumps([self._definition(n) for n in references if self._definition(n)])
             if references
-            else record.result
+            else content_text(content)
         )
         self.chat.append({"role": "tool", "tool_call_id": str(call_id), "content": shown})
 

@@ -1,6 +1,6 @@
 """``load_transcript(path)``: a real run, as an API or an agent logged it, turned into a :class:`RunTrace`.
 
-Three formats, told apart by their structure (never by the file name):
+Four formats, told apart by their structure (never by the file name):
 
 * **Anthropic Messages** (``anthropic-messages``): a JSON list of ``{"request": ..., "response": ...}``
   exchanges, each the body of one ``POST /v1/messages`` and its answer (a message); or the HTTP-wrapped
@@ -8,8 +8,14 @@ Three formats, told apart by their structure (never by the file name):
   One exchange per line (JSONL) is read the same way.
 * **OpenAI Responses** (``openai-responses``): the same two shapes around ``POST /v1/responses`` (the
   response an ``"object": "response"``), full input replayed or chained by ``previous_response_id``.
+* **OpenAI Chat Completions** (``openai-chat-completions``): the same two shapes around ``POST
+  /v1/chat/completions`` (the response an ``"object": "chat.completion"``): what this lab's own
+  ``OpenAIChatModel`` and any OpenAI-compatible server (llama.cpp, Ollama, vLLM) speak.
 * **Claude Code session** (``claude-code-session``): the JSONL file Claude Code writes under
   ``~/.claude/projects/<project>/<session>.jsonl``.
+
+A response logged as its stream (server-sent events, as text) is assembled into the answer first. A file
+``toolsearch_lab.models.recorder`` wrote is one exchange per line, HTTP-wrapped.
 
 Headers are read only to be dropped: nothing from them reaches the trace, not even their names, and URLs
 keep only their host. The shipped transcripts (hand-written from the published formats; see
@@ -23,13 +29,14 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from toolsearch_lab.catalog.container import ToolCatalog, load_catalog
 from toolsearch_lab.datafiles import data_path
 from toolsearch_lab.jsonlimits import JsonLimitError, loads_checked
 from toolsearch_lab.model import Tool
 from toolsearch_lab.replay.common import Recording, TranscriptError, TranscriptFormat, build_trace, expect
+from toolsearch_lab.replay.exchanges import text_body
 from toolsearch_lab.tokens import TokenCounter
 from toolsearch_lab.trace import RunTrace
 
@@ -42,11 +49,13 @@ __all__ = [
     "read_transcript",
 ]
 
-TRANSCRIPT_FORMATS: tuple[TranscriptFormat, ...] = (
-    "anthropic-messages",
-    "openai-responses",
-    "claude-code-session",
-)
+TRANSCRIPT_FORMATS: tuple[TranscriptFormat, ...] = get_args(TranscriptFormat)
+# What an exchange's response body says it is ("type" of a message, else "object").
+RESPONSE_KINDS: dict[str, TranscriptFormat] = {
+    "message": "anthropic-messages",
+    "response": "openai-responses",
+    "chat.completion": "openai-chat-completions",
+}
 SHIPPED_TRANSCRIPTS = {
     "anthropic-messages": "anthropic_github_regex.json",
     "openai-responses": "openai_github_hosted.json",
@@ -169,8 +178,8 @@ def detect_format(data: Any, kind: str, where: str = "transcript") -> Transcript
     """Which of :data:`TRANSCRIPT_FORMATS` the records are, from their structure; anything else is refused
     with what was found and what is accepted."""
     accepted = (
-        "expected a JSON list of {request, response} exchanges (Anthropic Messages or OpenAI Responses) or a "
-        "Claude Code session JSONL"
+        "expected a JSON list of {request, response} exchanges (Anthropic Messages, OpenAI Responses or Chat "
+        "Completions) or a Claude Code session JSONL"
     )
     records = [r for _, r in data] if kind == "jsonl" else data
     if isinstance(records, Mapping):
@@ -207,27 +216,34 @@ def detect_format(data: Any, kind: str, where: str = "transcript") -> Transcript
 
 
 def _api_format(records: list[Any], where: str) -> TranscriptFormat:
-    found: set[str] = set()
-    for record in records:
+    found: set[TranscriptFormat] = set()
+    unreadable: list[TranscriptError] = []
+    for number, record in enumerate(records, start=1):
         response = record.get("response") if isinstance(record, Mapping) else None
         body = response.get("body") if isinstance(response, Mapping) and "body" in response else response
-        if isinstance(body, str):  # a body logged as JSON text
+        if isinstance(body, str):  # a body logged as text: JSON, or a stream's events
             try:
-                body = json.loads(body)
-            except json.JSONDecodeError:
-                continue  # not JSON: refused by name when the exchange is read
-        if isinstance(body, Mapping) and body.get("type") == "message":
-            found.add("anthropic-messages")
-        elif isinstance(body, Mapping) and body.get("object") == "response":
-            found.add("openai-responses")
+                body = text_body(body, f"{where}: exchange {number}, response")
+            except TranscriptError as exc:
+                unreadable.append(exc)  # refused by name when the exchange is read, or below
+                continue
+        kind = RESPONSE_KINDS.get(
+            str(body.get("type") if "type" in body else body.get("object"))
+            if isinstance(body, Mapping)
+            else ""
+        )
+        if kind is not None:
+            found.add(kind)
     if len(found) == 1:
-        return found.pop()  # type: ignore[return-value]
+        return found.pop()
+    if not found and unreadable:
+        raise unreadable[0]
     if not found:
         raise TranscriptError(
-            f'{where}: no exchange\'s response is an Anthropic message ("type": "message") or an OpenAI '
-            'response ("object": "response")'
+            f'{where}: no exchange\'s response is an Anthropic message ("type": "message"), an OpenAI '
+            'response ("object": "response") or a chat completion ("object": "chat.completion")'
         )
-    raise TranscriptError(f"{where}: the exchanges mix Anthropic messages and OpenAI responses")
+    raise TranscriptError(f"{where}: the exchanges mix {' and '.join(sorted(found))} answers")
 
 
 def _read(fmt: TranscriptFormat, data: Any, kind: str, where: str, tools: list[Tool] | None) -> Recording:
@@ -244,6 +260,10 @@ def _read(fmt: TranscriptFormat, data: Any, kind: str, where: str, tools: list[T
         from toolsearch_lab.replay.anthropic import read_messages
 
         return read_messages(records, where)
+    if fmt == "openai-chat-completions":
+        from toolsearch_lab.replay.chat_completions import read_chat_completions
+
+        return read_chat_completions(records, where)
     from toolsearch_lab.replay.responses import read_responses
 
     return read_responses(records, where)

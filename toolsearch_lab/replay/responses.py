@@ -29,6 +29,7 @@ from toolsearch_lab.replay.common import (
     arguments_text,
     check_count,
     clip,
+    content_text,
     expect,
     function_definition,
     ordered,
@@ -318,7 +319,7 @@ class _Walk:
                     {
                         "role": "tool",
                         "tool_call_id": str(item.get("call_id")),
-                        "content": result_text(item.get("output")),
+                        "content": content_text(item.get("output")),
                     }
                 )
             elif kind == "tool_search_call":

@@ -22,7 +22,9 @@ __all__ = [
 # "loop": ToolSearchAdvisor ran it (a single request or a conversation); "replay": it was read from a log of
 # a real run (toolsearch_lab.replay.load.load_transcript), and RunTrace.replay says how that run was set up.
 TraceSource = Literal["loop", "replay"]
-TranscriptFormat = Literal["anthropic-messages", "openai-responses", "claude-code-session"]
+TranscriptFormat = Literal[
+    "anthropic-messages", "openai-responses", "openai-chat-completions", "claude-code-session"
+]
 Provider = Literal["anthropic", "openai"]
 # How a replayed run's search tool searched. "regex" / "bm25": Anthropic's server-side tool_search_tool_regex
 # and tool_search_tool_bm25; "hosted": OpenAI's tool_search run by OpenAI (execution "server"); "client": a
@@ -34,6 +36,7 @@ CHAT_COMPLETIONS_COUNT = "each request in chat-completions form"
 _PROVIDERS: dict[TranscriptFormat, Provider] = {
     "anthropic-messages": "anthropic",
     "openai-responses": "openai",
+    "openai-chat-completions": "openai",
     "claude-code-session": "anthropic",  # Claude Code calls Anthropic's Messages API
 }
 
