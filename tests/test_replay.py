@@ -142,7 +142,7 @@ def test_cli_replay_prints_each_request_and_refuses_a_malformed_file(capsys):
     assert main(["replay", "anthropic-messages"]) == 0
     out = capsys.readouterr().out
     assert (
-        'search tool_search_tool_regex "(?i)list.*pull.?request" → list_pull_requests, pull_request_read'
+        "search tool_search_tool_regex: (?i)list.*pull.?request → list_pull_requests, pull_request_read"
         in out
     )
     assert "API prompt" in out and "ours = this project's o200k count" in out

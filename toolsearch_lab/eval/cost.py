@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -82,6 +83,12 @@ class Price:
     def write_price(self) -> float:
         return self.input if self.cache_write is None else self.cache_write
 
+    def dollars(self, read: int, write: int, uncached: int, output: int) -> float:
+        """USD for a request's tokens: read from the cache, written to it, fresh input, output."""
+        return (
+            read * self.cache_read + write * self.write_price + uncached * self.input + output * self.output
+        ) / 1_000_000
+
 
 @dataclass(frozen=True)
 class PriceTable:
@@ -98,6 +105,40 @@ class PriceTable:
                 f"known: {sorted(self.models)}"
             )
         return self.models[name]
+
+
+def price_of_model(table: PriceTable, model: str | None) -> Price | None:
+    """The table's price for a model as an API names it, or None: names are compared without case, a
+    provider prefix (``anthropic/``), a date suffix (``-20250929``, ``-2024-07-18``) or ``-latest``, and
+    with ``.`` read as ``-`` (``claude-sonnet-4-5-20250929`` is ``claude-sonnet-4.5``)."""
+    if not model:
+        return None
+    wanted = _model_key(model)
+    return next((p for name, p in table.models.items() if _model_key(name) == wanted), None)
+
+
+def run_price(
+    model: str | None, price_model: str | None = None, prices: str | Path | None = None
+) -> tuple[PriceTable, Price | None]:
+    """The price table (``prices``, default the shipped one) and the price a run is billed at: the model
+    named (``price_model``; an unknown name is a ``ValueError`` listing the known ones), else the run's own
+    ``model`` when the table has it (:func:`price_of_model`), else None."""
+    table = load_prices(prices)
+    return table, table.price(price_model) if price_model else price_of_model(table, model)
+
+
+def _model_key(name: str) -> str:
+    key = name.strip().lower().rsplit("/", 1)[-1].replace(".", "-").removesuffix("-latest")
+    return re.sub(r"-(\d{8}|\d{4}-\d{2}-\d{2})$", "", key)
+
+
+def usage_cost(usage: Mapping[str, Any], price: Price) -> float:
+    """USD of one request from the API's own usage as the replay readers normalise it (``prompt_tokens``
+    with ``cached_tokens`` read and ``cache_write_tokens`` written among them, ``completion_tokens``)."""
+    read = int(usage.get("cached_tokens") or 0)
+    write = int(usage.get("cache_write_tokens") or 0)
+    uncached = max(0, int(usage.get("prompt_tokens") or 0) - read - write)
+    return price.dollars(read, write, uncached, int(usage.get("completion_tokens") or 0))
 
 
 def load_prices(source: str | Path | Mapping[str, Any] | None = None) -> PriceTable:
@@ -333,12 +374,7 @@ def request_costs(
         segments = request_segments(messages, tools, counter)
         split = openai_split(segments, history) if price.provider == "openai" else anthropic.split(segments)
         history.append(segments)
-        dollars = (
-            split.read * price.cache_read
-            + split.write * price.write_price
-            + split.uncached * price.input
-            + completions[i] * price.output
-        ) / 1_000_000
+        dollars = price.dollars(split.read, split.write, split.uncached, completions[i])
         usage = (reported[i] if reported is not None and i < len(reported) else None) or {}
         rows.append(
             RequestCost(

@@ -44,6 +44,7 @@ __all__ = [
     "build_trace",
     "check_count",
     "content_text",
+    "deferred_search_tool",
     "expect",
     "function_definition",
     "result_text",
@@ -81,6 +82,7 @@ class Request:
     usage: dict[str, Any] | None = None  # the API's usage, normalised (see the readers' usage functions)
     stop: str | None = None  # the response's own stop reason, as written
     chat: ChatRequest | None = None  # None: nothing to count (the file holds no request)
+    agent: str | None = None  # the sub-agent that made it (ReplaySettings.sub_agents); None: the run's own
 
 
 @dataclass
@@ -118,17 +120,20 @@ def build_trace(recording: Recording, counter: TokenCounter) -> RunTrace:
         errors=list(recording.notes),
         encoding=counter.encoding_name,
     )
-    before: list[str] = []
+    before: dict[str | None, list[str]] = {}  # each agent's previous request: "new" is new to that agent
     accumulated: list[str] = []
     known: set[str] = set()
+    agents = {a.label: a for a in recording.settings.sub_agents}
     for number, request in enumerate(recording.requests, start=1):
         for name in request.in_context:
             if name not in accumulated:
                 accumulated.append(name)
+        if request.agent is not None:
+            agents[request.agent].requests.append(number)
         iteration = Iteration(
             number=number,
             exposed_tools=list(request.in_context),
-            newly_exposed=[n for n in request.in_context if n not in before],
+            newly_exposed=[n for n in request.in_context if n not in before.get(request.agent, [])],
             accumulated=list(accumulated),
             assistant_content=request.text,
             tool_calls=list(request.calls),
@@ -144,7 +149,7 @@ def build_trace(recording: Recording, counter: TokenCounter) -> RunTrace:
                     iteration.discovered.append(name)
         iteration.errors = [f"{c.name}: {c.error}" for c in request.calls if c.error]
         trace.iterations.append(iteration)
-        before = request.in_context
+        before[request.agent] = request.in_context
     return trace
 
 
@@ -180,6 +185,16 @@ def undeclared(where: str, name: str) -> TranscriptError:
     return TranscriptError(
         f"{where}: tool_reference {name[:80]!r} is not among the request's tools (the API would have "
         "answered 400)"
+    )
+
+
+def deferred_search_tool(request: int, name: str, source: str) -> str:
+    """The note on a request that sends its search tool itself deferred: the model sees only tools that are
+    not deferred, so it could never call the search that loads the rest, and the APIs refuse such a request
+    (issue #47's report; the refusal itself was not checked against an API here)."""
+    return (
+        f"request {request}: the search tool {name[:80]!r} is itself sent deferred (defer_loading), so the "
+        f"model could never call it; the API refuses such a request ({source}; the refusal not checked here)"
     )
 
 

@@ -92,7 +92,7 @@ def load_transcript(
                 f"unknown transcript format {format!r}; expected one of {TRANSCRIPT_FORMATS}"
             )
         raise TranscriptError(f"{file}: format={format!r} was asked for, but the file is {fmt!r}")
-    recording = _read(fmt, data, kind, str(file), _tools_of(catalog))
+    recording = _read(fmt, data, kind, str(file), _tools_of(catalog), _sub_agents(file, fmt, notes))
     recording.notes[:0] = notes
     digest = hashlib.sha256(file.read_bytes()).hexdigest()
     settings = recording.settings
@@ -246,13 +246,20 @@ def _api_format(records: list[Any], where: str) -> TranscriptFormat:
     raise TranscriptError(f"{where}: the exchanges mix {' and '.join(sorted(found))} answers")
 
 
-def _read(fmt: TranscriptFormat, data: Any, kind: str, where: str, tools: list[Tool] | None) -> Recording:
+def _read(
+    fmt: TranscriptFormat,
+    data: Any,
+    kind: str,
+    where: str,
+    tools: list[Tool] | None,
+    sub_agents: list[tuple[str, str, list[tuple[int, Any]]]],
+) -> Recording:
     # Imported here: each reader is only needed for its own format.
     if fmt == "claude-code-session":
         from toolsearch_lab.replay.claude_code import read_session
 
         lines = data if kind == "jsonl" else [(1, data)]
-        return read_session(lines, where, tools)
+        return read_session(lines, where, tools, sub_agents)
     records = [r for _, r in data] if kind == "jsonl" else data
     if isinstance(records, Mapping):
         records = [records]
@@ -267,6 +274,35 @@ def _read(fmt: TranscriptFormat, data: Any, kind: str, where: str, tools: list[T
     from toolsearch_lab.replay.responses import read_responses
 
     return read_responses(records, where)
+
+
+def _sub_agents(
+    file: Path, fmt: TranscriptFormat, notes: list[str]
+) -> list[tuple[str, str, list[tuple[int, Any]]]]:
+    """(label, file name, lines) of each sub-agent file of a Claude Code session: ``<session>/subagents/
+    *.jsonl`` beside the session file, labelled by the ``agentType`` of its ``.meta.json`` and its id."""
+    folder = file.parent / file.stem / "subagents"
+    if fmt != "claude-code-session" or not folder.is_dir():
+        return []
+    found = []
+    for path in sorted(folder.glob("*.jsonl")):
+        data, kind = read_transcript(path)
+        lines = data if kind == "jsonl" else [(1, data)]
+        notes += [f"{path.name}: {r.note}; left out" for _, r in lines if isinstance(r, _CutLine)]
+        lines = [(n, r) for n, r in lines if not isinstance(r, _CutLine)]
+        found.append((_agent_label(path), f"{file.stem}/subagents/{path.name}", lines))
+    return found
+
+
+def _agent_label(path: Path) -> str:
+    """ "Explore a2ea5ba327db80df8": the sub-agent's type (from its ``.meta.json``, when readable) and id."""
+    ident = path.stem.removeprefix("agent-")
+    meta = path.with_name(f"{path.stem}.meta.json")
+    try:
+        kind = json.loads(meta.read_text(encoding="utf-8")).get("agentType") if meta.is_file() else None
+    except (OSError, ValueError, AttributeError):
+        kind = None  # an unreadable sidecar only costs the label its type
+    return f"{kind} {ident}" if isinstance(kind, str) and kind else f"agent {ident}"
 
 
 def _tools_of(catalog: Any) -> list[Tool] | None:

@@ -30,6 +30,7 @@ from toolsearch_lab.replay.common import (
     check_count,
     clip,
     content_text,
+    deferred_search_tool,
     expect,
     function_definition,
     ordered,
@@ -45,6 +46,7 @@ from toolsearch_lab.trace import ANSWERED, ReplaySettings, SearchTool, StopReaso
 __all__ = ["KNOWN_ITEMS", "openai_usage", "read_responses"]
 
 SEARCH_TOOL = "tool_search"
+SEARCH_TOOL_GUIDE = "OpenAI, https://developers.openai.com/api/docs/guides/tools-tool-search"
 # Hosted tools a request may declare besides functions and namespaces: in the context, named by type.
 HOSTED_TOOLS = (
     "web_search",
@@ -136,6 +138,7 @@ class _Declared:
         self.visible: list[dict[str, Any]] = []  # deferred functions and namespaces as the model sees them
         self.namespaces: list[str] = []
         self.client_search = False  # tool_search with execution "client": the caller runs the searches
+        self.search_deferred = False  # tool_search itself sent with defer_loading
         for i, tool in enumerate(tools):
             at = f"{where}[{i}]"
             tool = expect(tool, Mapping, at, "a tool object")
@@ -154,6 +157,7 @@ class _Declared:
             elif kind == SEARCH_TOOL:
                 self.order.append(SEARCH_TOOL)
                 self.client_search = tool.get("execution") == "client"
+                self.search_deferred = tool.get("defer_loading") is True
                 self.full[SEARCH_TOOL] = function_definition(
                     SEARCH_TOOL, tool.get("description", ""), tool.get("parameters")
                 )
@@ -233,6 +237,9 @@ def read_responses(records: list[Any], where: str) -> Recording:
     last = calls[-1].response
     declarations = [_Declared(e.request.get("tools"), where) for e in calls]
     client = any(d.client_search for d in declarations)
+    deferred = next((n for n, d in enumerate(declarations, start=1) if d.search_deferred), None)
+    if deferred is not None:
+        notes.append(deferred_search_tool(deferred, SEARCH_TOOL, SEARCH_TOOL_GUIDE))
     stop = _stop_reason(last.get("status"), requests[-1], notes)
     return Recording(
         requests=requests,
