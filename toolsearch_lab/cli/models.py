@@ -7,7 +7,7 @@ import argparse
 import json
 
 from toolsearch_lab.cli.options import EXIT_OK, EXIT_RUN_FAILED, add_command, add_json_flag, positive_float
-from toolsearch_lab.cli.replay import safe
+from toolsearch_lab.cli.terminal import safe
 
 NAME = "models"
 SUMMARY = "check which chat model endpoints answer and whether they return tool calls"

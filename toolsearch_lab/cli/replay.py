@@ -12,7 +12,7 @@ import argparse
 from typing import TYPE_CHECKING, Any, get_args
 
 from toolsearch_lab.cli.options import EXIT_OK, add_command, add_json_flag
-from toolsearch_lab.cli.terminal import terminal_safe
+from toolsearch_lab.cli.terminal import safe
 from toolsearch_lab.trace import Iteration, ReplaySettings, RunTrace, SearchRecord, TranscriptFormat
 
 if TYPE_CHECKING:
@@ -78,9 +78,10 @@ class RunPrice:
 
 def run_price(trace: RunTrace, prices: str | None = None, price_model: str | None = None) -> RunPrice:
     """The run's own model's price in the table (``prices``, default the shipped one), or the named one."""
-    from toolsearch_lab.eval import cost
+    from toolsearch_lab.eval.cost import load_prices
 
-    table, price = cost.run_price(trace.model, price_model, prices)
+    table = load_prices(prices)
+    price = table.price(price_model) if price_model else table.for_model(trace.model)
     where = prices or "the shipped price table"
     if price is None:
         return RunPrice(
@@ -88,16 +89,6 @@ def run_price(trace: RunTrace, prices: str | None = None, price_model: str | Non
         )
     chosen = "as named" if price_model else "the run's model"
     return RunPrice(price, f"{price.model} prices ({chosen}) of {table.taken}, from {where}")
-
-
-# ---- one table cell per value ---------------------------------------------------------------------------
-def safe(text: Any, limit: int | None = None) -> str:
-    """``text`` as one table cell: line breaks as spaces, cut to ``limit``, controls neutralised (by the
-    CLI's one terminal guard, :func:`~toolsearch_lab.cli.terminal.terminal_safe`)."""
-    text = " ".join(("" if text is None else str(text)).split())
-    if limit is not None and len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return terminal_safe(text)
 
 
 # ---- the table ---------------------------------------------------------------------------------------------
@@ -168,10 +159,10 @@ def format_trace(trace: RunTrace, priced: RunPrice | None = None) -> str:
 
 def request_cost(it: Iteration, price: Price | None) -> float | None:
     """USD of one replayed request from the API's usage, or None (no price, or no usage)."""
-    from toolsearch_lab.eval.cost import usage_cost
+    from toolsearch_lab.eval.cost import billed_costs
 
     usage = it.tokens.api_usage
-    return usage_cost(usage, price) if price is not None and usage else None
+    return billed_costs([usage], price)[0].cost_usd if price is not None and usage else None
 
 
 def _dollars(value: float | None) -> str:

@@ -20,7 +20,7 @@ from typing import Any, TextIO, cast
 from toolsearch_lab.compat import wrapped_std_streams
 from toolsearch_lab.secrets import scrub
 
-__all__ = ["guarded_output", "terminal_safe"]
+__all__ = ["guarded_output", "safe", "terminal_safe"]
 
 # C0 and C1 controls, DEL, and the Unicode format characters that reorder or hide text: bidi embeddings,
 # overrides and isolates, the line/paragraph separators, the Arabic letter mark.
@@ -33,6 +33,15 @@ def terminal_safe(text: str, *, keep_carriage_return: bool = False) -> str:
     newline and tab stay (and carriage return with ``keep_carriage_return``, for progress bars)."""
     pattern = _UNSAFE_WITH_CR if keep_carriage_return else _UNSAFE
     return pattern.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+def safe(text: Any, limit: int | None = None) -> str:
+    """``text`` as one table cell: line breaks as spaces, cut to ``limit``, controls neutralised
+    (:func:`terminal_safe`)."""
+    text = " ".join(("" if text is None else str(text)).split())
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return terminal_safe(text)
 
 
 class _Guarded:

@@ -83,12 +83,6 @@ class Price:
     def write_price(self) -> float:
         return self.input if self.cache_write is None else self.cache_write
 
-    def dollars(self, read: int, write: int, uncached: int, output: int) -> float:
-        """USD for a request's tokens: read from the cache, written to it, fresh input, output."""
-        return (
-            read * self.cache_read + write * self.write_price + uncached * self.input + output * self.output
-        ) / 1_000_000
-
 
 @dataclass(frozen=True)
 class PriceTable:
@@ -106,39 +100,31 @@ class PriceTable:
             )
         return self.models[name]
 
-
-def price_of_model(table: PriceTable, model: str | None) -> Price | None:
-    """The table's price for a model as an API names it, or None: names are compared without case, a
-    provider prefix (``anthropic/``), a date suffix (``-20250929``, ``-2024-07-18``) or ``-latest``, and
-    with ``.`` read as ``-`` (``claude-sonnet-4-5-20250929`` is ``claude-sonnet-4.5``)."""
-    if not model:
+    def for_model(self, model: str | None) -> Price | None:
+        """The price of the model an API call names (``claude-sonnet-4-5-20250929``, ``gpt-4.1-2025-04-14``):
+        the table's entry of that name, else of the name without its date suffix, with Anthropic's
+        ``4-5`` read as ``4.5``; None when the table has neither."""
+        name = (model or "").strip().lower()
+        undated = re.sub(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$", "", name)
+        for candidate in (name, undated, re.sub(r"-(\d+)-(\d+)$", r"-\1.\2", undated)):
+            if candidate in self.models:
+                return self.models[candidate]
         return None
-    wanted = _model_key(model)
-    return next((p for name, p in table.models.items() if _model_key(name) == wanted), None)
 
-
-def run_price(
-    model: str | None, price_model: str | None = None, prices: str | Path | None = None
-) -> tuple[PriceTable, Price | None]:
-    """The price table (``prices``, default the shipped one) and the price a run is billed at: the model
-    named (``price_model``; an unknown name is a ``ValueError`` listing the known ones), else the run's own
-    ``model`` when the table has it (:func:`price_of_model`), else None."""
-    table = load_prices(prices)
-    return table, table.price(price_model) if price_model else price_of_model(table, model)
-
-
-def _model_key(name: str) -> str:
-    key = name.strip().lower().rsplit("/", 1)[-1].replace(".", "-").removesuffix("-latest")
-    return re.sub(r"-(\d{8}|\d{4}-\d{2}-\d{2})$", "", key)
-
-
-def usage_cost(usage: Mapping[str, Any], price: Price) -> float:
-    """USD of one request from the API's own usage as the replay readers normalise it (``prompt_tokens``
-    with ``cached_tokens`` read and ``cache_write_tokens`` written among them, ``completion_tokens``)."""
-    read = int(usage.get("cached_tokens") or 0)
-    write = int(usage.get("cache_write_tokens") or 0)
-    uncached = max(0, int(usage.get("prompt_tokens") or 0) - read - write)
-    return price.dollars(read, write, uncached, int(usage.get("completion_tokens") or 0))
+    def for_run(self, model: str | None, provider: str, price_model: str | None = None) -> tuple[Price, str]:
+        """The price a logged run of ``model`` (sent to ``provider``) is billed at, and how it was chosen:
+        ``price_model`` when given, else the run's own model's (:meth:`for_model`), else the provider's
+        first model in the table, named as a stand-in."""
+        if price_model is not None:
+            return self.price(price_model), f"priced as {price_model} (asked for)"
+        own = self.for_model(model)
+        if own is not None:
+            return own, f"priced as {own.model}, the run's model"
+        stand_in = next((p for p in self.models.values() if p.provider == provider), self.price())
+        return stand_in, (
+            f"priced as {stand_in.model}, a stand-in: the price table has no price for {model!r} (name one "
+            "with price_model, --price-model)"
+        )
 
 
 def load_prices(source: str | Path | Mapping[str, Any] | None = None) -> PriceTable:
@@ -374,7 +360,12 @@ def request_costs(
         segments = request_segments(messages, tools, counter)
         split = openai_split(segments, history) if price.provider == "openai" else anthropic.split(segments)
         history.append(segments)
-        dollars = price.dollars(split.read, split.write, split.uncached, completions[i])
+        dollars = (
+            split.read * price.cache_read
+            + split.write * price.write_price
+            + split.uncached * price.input
+            + completions[i] * price.output
+        ) / 1_000_000
         usage = (reported[i] if reported is not None and i < len(reported) else None) or {}
         rows.append(
             RequestCost(
@@ -390,6 +381,24 @@ def request_costs(
             )
         )
     return rows
+
+
+def billed_costs(usages: Sequence[Mapping[str, Any] | None], price: Price) -> list[RequestCost]:
+    """What requests cost as the API billed them: each one's ``usage`` as a logged run recorded it
+    (normalised: ``prompt_tokens`` with ``cached_tokens`` and ``cache_write_tokens`` inside it,
+    ``completion_tokens``), at ``price``. A request with no usage costs nothing and says so by its zeros."""
+    rows = []
+    for number, usage in enumerate(usages, start=1):
+        counts = {k: int((usage or {}).get(k) or 0) for k in _USAGE_COUNTS}
+        prompt, read, write, output = (counts[k] for k in _USAGE_COUNTS)
+        uncached = max(prompt - read - write, 0)
+        dollars = (read * price.cache_read + write * price.write_price + uncached * price.input) / 1_000_000
+        dollars += output * price.output / 1_000_000
+        rows.append(RequestCost(number, prompt, read, write, uncached, output, dollars, prompt, read))
+    return rows
+
+
+_USAGE_COUNTS = ("prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens")
 
 
 def totals(rows: Sequence[RequestCost]) -> dict:

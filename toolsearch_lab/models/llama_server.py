@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -68,8 +69,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"llama.cpp's server did not start: {exc}", file=sys.stderr)
         return 1
     print(f"listening on {server.listening_address}/v1 (Ctrl-C stops it)", flush=True)
-    signal.sigwait({signal.SIGINT, signal.SIGTERM})
-    return 0
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a supervisor's stop ends it like Ctrl-C
+    try:
+        while True:  # the server runs on its own threads; this one only waits
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        return 0
 
 
 if __name__ == "__main__":

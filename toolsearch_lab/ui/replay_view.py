@@ -41,10 +41,11 @@ def request_table(run: Any, price_model: str | None = None) -> Table:
     as written) and how many tools it loaded (their names are "new" in a later request), the calls (a failed
     one marked ✗ with what it answered), our count, the API's usage and what it cost. The cost is the run's
     model's price in the shipped table, or ``price_model``'s."""
-    from toolsearch_lab.eval.cost import run_price, usage_cost
+    from toolsearch_lab.eval.cost import billed_costs, load_prices
 
     trace: RunTrace = trace_of(run)
-    table, price = run_price(trace.model, price_model)
+    table = load_prices()
+    price = table.price(price_model) if price_model else table.for_model(trace.model)
     rows = []
     for it in trace.iterations:
         usage = it.tokens.api_usage or {}
@@ -62,7 +63,7 @@ def request_table(run: Any, price_model: str | None = None) -> Table:
                 it.tokens.tool_search.total,
                 usage.get("prompt_tokens"),
                 usage.get("cached_tokens"),
-                f"${usage_cost(usage, price):.4f}" if price is not None and usage else None,
+                f"${billed_costs([usage], price)[0].cost_usd:.4f}" if price is not None and usage else None,
             ]
         )
     columns = ["request", "in context", "new", "deferred", "searches", "called", "ours"]
