@@ -1,6 +1,8 @@
-"""``toolsearch-lab replay FILE``: a real run (an Anthropic Messages or OpenAI Responses transcript, or a
-Claude Code session file) request by request: the tools in context and deferred, each search and what it
-loaded, each call, and the API's usage beside this project's own count.
+"""``toolsearch-lab replay FILE``: a real run (an Anthropic Messages, OpenAI Responses or Chat Completions
+transcript, logged or recorded with ``toolsearch_lab.models.recorder``, or a Claude Code session file) request
+by request: the tools in context and deferred, each search (its query as written) and what it loaded, each
+call (a failed one with what it answered), the API's usage beside this project's own count, and what each
+request cost at the run's model's price.
 
 Everything printed from the file is untrusted text: control and formatting characters (escape sequences,
 bidirectional overrides) are shown escaped, never sent to the terminal as they are.
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
     from toolsearch_lab.eval.cost import Price
 
 NAME = "replay"
-SUMMARY = "replay a transcript (Anthropic Messages, OpenAI Responses, Claude Code session) request by request"
+SUMMARY = "replay a logged run (Anthropic, OpenAI Responses or Chat, Claude Code) request by request"
 FORMAT_CHOICES = ("auto", *get_args(TranscriptFormat))
 
 
@@ -29,10 +31,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         NAME,
         SUMMARY,
         "Read a logged run and show, per model request: the tools in the model's context (+ new ones), the\n"
-        "tools sent deferred, each search's query and the tools it loaded, each call, and the API's usage\n"
-        "beside this project's o200k count. FILE is a JSON list of {request, response} exchanges (bare\n"
-        "bodies or HTTP-wrapped; headers are dropped unread), a Claude Code session JSONL, or the name of a\n"
-        "shipped transcript: anthropic-messages, openai-responses, claude-code-session.",
+        "tools sent deferred, each search's query and the tools it loaded, each call (failed ones with what\n"
+        "they answered), the API's usage beside this project's o200k count, and its cost. FILE is a JSON\n"
+        "list (or JSONL) of {request, response} exchanges (bare bodies or HTTP-wrapped, streamed answers\n"
+        "as their events; headers are dropped unread), a Claude Code session JSONL (sub-agent files in\n"
+        "<session>/subagents/ followed), or the name of a shipped transcript: anthropic-messages,\n"
+        "openai-responses, claude-code-session.",
     )
     parser.add_argument("file", metavar="FILE", help="the transcript file (or a shipped transcript's name)")
     parser.add_argument("--format", default="auto", choices=FORMAT_CHOICES, help="insist on one format")
