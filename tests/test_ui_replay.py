@@ -118,3 +118,21 @@ def test_the_rerun_tables_show_every_row_its_assumption_and_the_searches():
     assert [row[0] for row in searches.rows] == ["logged", "lucene", "anthropic-regex", "anthropic-bm25"]
     assert searches.columns[4] == "“(?i)list.*pull.?request” → list_pull_requests"
     assert searches.rows[0][4].startswith("#1 of list_pull_requests")
+
+
+def test_request_tables_price_each_request_and_mark_failed_calls(replays):
+    from toolsearch_lab.cli.replay import request_cost, run_price
+
+    trace = replays["anthropic-messages"]
+    table = request_table(trace)
+    price = run_price(trace).price
+    assert table.columns[-1] == "cost" and "claude-sonnet-4.5 prices" in table.caption
+    assert [row[-1] for row in table.rows] == [f"${request_cost(it, price):.4f}" for it in trace.iterations]
+    assert [row[-1] for row in request_table(replays["openai-responses"]).rows] == [None] * 4
+    named = request_table(replays["openai-responses"], price_model="gpt-5")
+    assert all(row[-1].startswith("$") for row in named.rows)
+    failed = load_transcript(data_file("claude_code_session.jsonl"))
+    failed.iterations[1].tool_calls[0].error = "the tool reported an error"
+    failed.iterations[1].tool_calls[0].result = "HTTP 404: Not Found"
+    cells = [row[5] for row in request_table(failed).rows]
+    assert any(cell and "✗" in cell and "HTTP 404: Not Found" in cell for cell in cells)

@@ -4,7 +4,8 @@ The content goes to a temporary file in the target's folder, is flushed and fsyn
 moves it over the target, which is atomic on POSIX and Windows. A process killed at any point leaves either
 the previous file or the new one, never a truncated one, and at worst a stray ``.tmp-*`` file beside it.
 The new file keeps the mode of the one it replaces, or is readable by all (0644): ``mkstemp`` would make it
-private.
+private. A log that grows one record at a time is appended to instead (:func:`append_line`), one whole line
+per write.
 """
 
 from __future__ import annotations
@@ -57,3 +58,20 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     with atomic_file(path, "wb") as handle:
         handle.write(data)
     return Path(path)
+
+
+def append_line(path: str | os.PathLike, line: str) -> None:
+    """Add one line to the end of ``path`` (created if missing) in a single write, flushed and fsynced.
+
+    Appending is how a log grows without being rewritten; the one ``write`` to a file opened ``O_APPEND``
+    lands whole after whatever is there, even with other writers. A process killed during it leaves at most
+    a cut last line, which readers of line-per-record files name and leave out."""
+    data = (line.rstrip("\n") + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, DEFAULT_MODE)
+    try:
+        written = 0
+        while written < len(data):  # os.write may write less than asked, rarely; finish the line
+            written += os.write(fd, data[written:])
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -13,6 +13,7 @@ arguments, so this module sits on the ground floor and costs nothing to import.
 * :func:`defer_iri_grammar`: a stand-in for ``rfc3987_syntax`` in ``sys.modules``.
 * :func:`resync_figure_widget`: plotly ``FigureWidget``'s synced fields ``_widget_data``/``_widget_layout``.
 * :func:`wrapped_std_streams`: ``sys.stdout`` and ``sys.stderr`` replaced for the length of a block.
+* :func:`bpe_of_bytes`: tiktoken's byte pair encoding of one piece (``Encoding._encode_single_piece``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from copy import deepcopy
 from typing import Any, TextIO
 
 __all__ = [
+    "bpe_of_bytes",
     "defer_iri_grammar",
     "mcp_request_sender",
     "patch_mcp_stdio_parser",
@@ -208,3 +210,16 @@ def wrapped_std_streams(
         yield
     finally:
         sys.stdout, sys.stderr = saved
+
+
+def bpe_of_bytes(encoding: Any, data: bytes) -> list[int]:
+    """The tokens ``encoding`` (a ``tiktoken.Encoding``) gives ``data`` as one pre-tokenizer piece: byte
+    pair merges only, no regex split, no special tokens.
+
+    Relies on: ``tiktoken.Encoding._encode_single_piece(bytes) -> list[int]``, the method tiktoken's own
+    docstring shows for exactly this, over ``CoreBPE.encode_single_piece``. Checked: tiktoken 0.14.0 (the
+    one installed; pyproject allows >=0.7).
+    Why: counting a long piece a window at a time (:mod:`toolsearch_lab.tokens.long_text`) needs the
+    encoding of bytes that are not a whole text; the public ``encode_ordinary`` would split them again."""
+    tokens: list[int] = encoding._encode_single_piece(data)
+    return tokens

@@ -1,5 +1,5 @@
 """``toolsearch-lab models``: which configured or local chat model endpoint answers, and whether it can call
-tools (the recipes for Ollama and llama-cpp-python are in docs/models.md)."""
+tools (the recipes for Ollama and llama.cpp's own server are in docs/models.md)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         subparsers,
         NAME,
         SUMMARY,
-        "Probe OPENAI_BASE_URL (or OpenAI when OPENAI_API_KEY is set; else Ollama's and llama-cpp-python's\n"
-        "local defaults, 127.0.0.1:11434 and :8000) and Anthropic when ANTHROPIC_API_KEY or\n"
+        "Probe OPENAI_BASE_URL (or OpenAI when OPENAI_API_KEY is set; else Ollama's and llama.cpp server's\n"
+        "local defaults, 127.0.0.1:11434 and :8080) and Anthropic when ANTHROPIC_API_KEY or\n"
         "ANTHROPIC_BASE_URL is set: list the models, send one request with one tool, send the answer back\n"
         "as a run's second request does. Exit 0 when an endpoint returns tool calls and takes them back,\n"
         "else 1.",
@@ -71,7 +71,7 @@ def format_checks(checks: list) -> str:
             lines.append(f"{safe(c.endpoint, 60)}: {safe(c.problem, 300)}")
     if not any(c.supports_tools for c in checks):
         lines.append(
-            "No endpoint returned tool calls and took them back. Recipes for Ollama and llama-cpp-python: "
+            "No endpoint returned tool calls and took them back. Recipes for Ollama and llama.cpp: "
             "docs/models.md."
         )
     return "\n".join(lines)

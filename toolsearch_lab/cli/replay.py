@@ -1,6 +1,8 @@
-"""``toolsearch-lab replay FILE``: a real run (an Anthropic Messages or OpenAI Responses transcript, or a
-Claude Code session file) request by request: the tools in context and deferred, each search and what it
-loaded, each call, and the API's usage beside this project's own count.
+"""``toolsearch-lab replay FILE``: a real run (an Anthropic Messages, OpenAI Responses or Chat Completions
+transcript, logged or recorded with ``toolsearch_lab.models.recorder``, or a Claude Code session file) request
+by request: the tools in context and deferred, each search (its query as written) and what it loaded, each
+call (a failed one with what it answered), the API's usage beside this project's own count, and what each
+request cost at the run's model's price.
 
 Everything printed from the file is untrusted text: control and formatting characters (escape sequences,
 bidirectional overrides) are shown escaped, never sent to the terminal as they are.
@@ -9,17 +11,19 @@ bidirectional overrides) are shown escaped, never sent to the terminal as they a
 from __future__ import annotations
 
 import argparse
-import json
-from typing import Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from toolsearch_lab.cli.options import EXIT_OK, add_command, add_json_flag
 from toolsearch_lab.cli.replay_compare import add_compare_options, run_compare
 from toolsearch_lab.cli.terminal import safe
-from toolsearch_lab.trace import ReplaySettings, RunTrace
+from toolsearch_lab.trace import Iteration, ReplaySettings, RunTrace, SearchRecord, TranscriptFormat
+
+if TYPE_CHECKING:
+    from toolsearch_lab.eval.cost import Price
 
 NAME = "replay"
-SUMMARY = "replay a transcript (Anthropic Messages, OpenAI Responses, Claude Code session) request by request"
-FORMAT_CHOICES = ("auto", "anthropic-messages", "openai-responses", "claude-code-session")
+SUMMARY = "replay a logged run (Anthropic, OpenAI Responses or Chat, Claude Code) request by request"
+FORMAT_CHOICES = ("auto", *get_args(TranscriptFormat))
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -28,10 +32,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         NAME,
         SUMMARY,
         "Read a logged run and show, per model request: the tools in the model's context (+ new ones), the\n"
-        "tools sent deferred, each search's query and the tools it loaded, each call, and the API's usage\n"
-        "beside this project's o200k count. FILE is a JSON list of {request, response} exchanges (bare\n"
-        "bodies or HTTP-wrapped; headers are dropped unread), a Claude Code session JSONL, or the name of a\n"
-        "shipped transcript: anthropic-messages, openai-responses, claude-code-session.",
+        "tools sent deferred, each search's query and the tools it loaded, each call (failed ones with what\n"
+        "they answered), the API's usage beside this project's o200k count, and its cost. FILE is a JSON\n"
+        "list (or JSONL) of {request, response} exchanges (bare bodies or HTTP-wrapped, streamed answers\n"
+        "as their events; headers are dropped unread), a Claude Code session JSONL (sub-agent files in\n"
+        "<session>/subagents/ followed), or the name of a shipped transcript: anthropic-messages,\n"
+        "openai-responses, claude-code-session.",
     )
     parser.add_argument("file", metavar="FILE", help="the transcript file (or a shipped transcript's name)")
     parser.add_argument("--format", default="auto", choices=FORMAT_CHOICES, help="insist on one format")
@@ -59,8 +65,31 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(trace.to_json(indent=2))  # main()'s guard writes controls as JSON escapes
     else:
-        print(format_trace(trace))
+        print(format_trace(trace, run_price(trace, args.prices, args.price_model)))
     return EXIT_OK
+
+
+class RunPrice:
+    """How a replayed run is priced: the price (None: the table has none for the run's model) and, in
+    words, which price and table it is."""
+
+    def __init__(self, price: Price | None, said: str) -> None:
+        self.price, self.said = price, said
+
+
+def run_price(trace: RunTrace, prices: str | None = None, price_model: str | None = None) -> RunPrice:
+    """The run's own model's price in the table (``prices``, default the shipped one), or the named one."""
+    from toolsearch_lab.eval.cost import load_prices
+
+    table = load_prices(prices)
+    price = table.price(price_model) if price_model else table.for_model(trace.model)
+    where = prices or "the shipped price table"
+    if price is None:
+        return RunPrice(
+            None, f"no price for model {safe(trace.model, 80)} in {where}; name one with --price-model"
+        )
+    chosen = "as named" if price_model else "the run's model"
+    return RunPrice(price, f"{price.model} prices ({chosen}) of {table.taken}, from {where}")
 
 
 # ---- the table ---------------------------------------------------------------------------------------------
@@ -74,14 +103,16 @@ COLUMNS = (
     "cached",
     "written",
     "output",
+    "cost",
     "called",
 )
 
 
-def format_trace(trace: RunTrace) -> str:
+def format_trace(trace: RunTrace, priced: RunPrice | None = None) -> str:
     replay = trace.replay
     if replay is None:
         raise ValueError(f"format_trace shows a replayed run; this trace's source is {trace.source!r}")
+    priced = priced or RunPrice(None, "not priced")
     lines = [
         f"replay of {safe(replay.file or '?')} ({replay.format}, model {safe(trace.model, 80)})",
         f"request: {safe(trace.user_request, 300)}",
@@ -89,10 +120,11 @@ def format_trace(trace: RunTrace) -> str:
     if replay.provenance:
         lines.append(f"provenance: {safe(replay.provenance, 400)}")
     rows = [list(COLUMNS)]
-    searches: dict[int, list[str]] = {}
+    below: dict[int, list[str]] = {}
     for it in trace.iterations:
         usage = it.tokens.api_usage or {}
         called = [c.name for c in it.tool_calls if c.kind == "tool"]
+        agent = replay.agent_of(it.number)
         rows.append(
             [
                 str(it.number),
@@ -104,10 +136,12 @@ def format_trace(trace: RunTrace) -> str:
                 _count(usage.get("cached_tokens")),
                 _count(usage.get("cache_write_tokens")),
                 _count(usage.get("completion_tokens")),
+                _dollars(request_cost(it, priced.price)),
                 safe(", ".join(called), 60) or "-",
             ]
         )
-        searches[it.number] = [_search_line(it, s) for s in it.searches]
+        by = [f"↳ sub-agent {safe(agent, 60)}'s request"] if agent is not None else []
+        below[it.number] = by + [_search_line(it, s) for s in it.searches] + _error_lines(it)
     widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
     lines.append("")
     for row in rows:
@@ -117,23 +151,63 @@ def format_trace(trace: RunTrace) -> str:
         ]
         lines.append("  ".join(cells).rstrip())
         number = int(row[0]) if row[0].isdigit() else None
-        lines += [f"     {line}" for line in searches.get(number, [])] if number else []
-    lines += ["", _footer(trace, replay)]
+        lines += [f"     {line}" for line in below.get(number, [])] if number else []
+    lines += ["", _footer(trace, replay), _cost_line(trace, priced), *_sub_agent_lines(replay)]
     for note in trace.errors:
         lines.append(f"note: {safe(note, 300)}")
     return "\n".join(lines)
+
+
+def request_cost(it: Iteration, price: Price | None) -> float | None:
+    """USD of one replayed request from the API's usage, or None (no price, or no usage)."""
+    from toolsearch_lab.eval.cost import billed_costs
+
+    usage = it.tokens.api_usage
+    return billed_costs([usage], price)[0].cost_usd if price is not None and usage else None
+
+
+def _dollars(value: float | None) -> str:
+    return "-" if value is None else f"${value:,.4f}"
+
+
+def _cost_line(trace: RunTrace, priced: RunPrice) -> str:
+    costs = [request_cost(it, priced.price) for it in trace.iterations]
+    known = [c for c in costs if c is not None]
+    if not known:
+        return f"cost: - ({priced.said})"
+    unpriced = len(costs) - len(known)
+    gap = f"; {unpriced} request(s) without usage left out" if unpriced else ""
+    total = _dollars(sum(known))
+    return f"cost: {total} over {len(known)} requests, from the API's usage at {priced.said}{gap}"
+
+
+def _sub_agent_lines(replay: ReplaySettings) -> list[str]:
+    return [
+        f"sub-agent {safe(a.label, 60)} ({safe(a.file, 120)}): requests {', '.join(map(str, a.requests))}"
+        for a in replay.sub_agents
+    ]
+
+
+def _error_lines(it: Iteration) -> list[str]:
+    """A line per call that failed: the tool and what it answered (or why it failed)."""
+    return [
+        f"✗ {safe(c.name, 60)} failed: {safe(c.result or c.error, 200)}"
+        for c in it.tool_calls
+        if c.error is not None and c.kind != "search"
+    ]
 
 
 def _count(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else "-"
 
 
-def _search_line(it: Any, search: Any) -> str:
+def _search_line(it: Iteration, search: SearchRecord) -> str:
+    """The search as a person reads it: the tool, its query as written, what it found."""
     tool = next((c.name for c in it.tool_calls if c.call_id == search.call_id), "search")
     found = ", ".join(search.names) if search.names else "nothing"
-    outcome = f"error {search.error}" if search.error else f"→ {found}"
-    query = json.dumps(safe(search.query, 200), ensure_ascii=False)
-    return f"search {safe(tool, 40)} {query} {safe(outcome, 400)}"
+    outcome = f"✗ failed: {search.error}" if search.error else f"→ {found}"
+    query = safe(search.query, 200) if search.query is not None else "(no query)"
+    return f"search {safe(tool, 40)}: {query} {safe(outcome, 400)}"
 
 
 def _footer(trace: RunTrace, replay: ReplaySettings) -> str:

@@ -23,6 +23,7 @@ before it is sent, as the API would refuse it.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -55,7 +56,9 @@ _HINTS = {
 
 class AnthropicChatModel(HttpChatModel):
     """``ChatModel`` over the ``anthropic`` SDK (see the module docstring). Constructing one never fails; the
-    first ``complete()`` raises :class:`~toolsearch_lab.models.http.ModelNotConfigured` if nothing is set."""
+    first ``complete()`` raises :class:`~toolsearch_lab.models.http.ModelNotConfigured` if nothing is set.
+    ``record_to=PATH`` writes every call to a transcript ``toolsearch-lab replay`` reads
+    (:mod:`toolsearch_lab.models.recorder`)."""
 
     DEFAULT_URL = "https://api.anthropic.com"
     URL_VAR, KEY_VAR = "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"
@@ -71,11 +74,12 @@ class AnthropicChatModel(HttpChatModel):
         temperature: float | None = None,
         tool_references: bool = False,
         deferred_tools: Iterable[Mapping[str, Any]] = (),
+        record_to: str | os.PathLike[str] | None = None,
     ) -> None:
         check_positive_int(max_retries, "AnthropicChatModel: max_retries", allow_zero=True)
         check_positive_int(max_tokens, "AnthropicChatModel: max_tokens")
         self.model = model or env_value("ANTHROPIC_MODEL") or DEFAULT_MODEL
-        self._configure(base_url, api_key)
+        self._configure(base_url, api_key, record_to)
         self.timeout = timeout
         self.max_retries = max_retries
         self.max_tokens = max_tokens
@@ -106,14 +110,13 @@ class AnthropicChatModel(HttpChatModel):
                     "AnthropicChatModel needs the anthropic SDK: pip install 'toolsearch-lab[anthropic]'"
                 ) from None
             install_log_redaction(("anthropic", "anthropic._base_client"))
-            auth = self._url.auth() if self._url is not None else None
             self._client = anthropic.Anthropic(
                 api_key=key,
                 base_url=self._url.wire if self._url is not None else None,
                 default_query=self._url.default_query() if self._url is not None else None,
                 timeout=self.timeout,
                 max_retries=0,  # ours retry, so every retry reaches the trace
-                http_client=anthropic.DefaultHttpxClient(auth=auth) if auth is not None else None,
+                http_client=self._http_client(anthropic),
             )
         return self._client
 

@@ -71,7 +71,9 @@ class HttpChatModel:
     _api_key: Secret | None
     base_url: str | None
 
-    def _configure(self, base_url: str | None, api_key: str | None) -> None:
+    def _configure(
+        self, base_url: str | None, api_key: str | None, record_to: str | os.PathLike[str] | None = None
+    ) -> None:
         url = (base_url or env_value(self.URL_VAR) or "").rstrip("/") or None
         self._url = BaseUrl.parse(url) if url is not None else None
         self.base_url = self._url.shown if self._url is not None else None  # credentials shown as ***
@@ -79,6 +81,22 @@ class HttpChatModel:
         self._api_key = Secret(key) if key else None
         self._client: Any = None  # the SDK client, built on the first request
         self._sleep: Callable[[float], None] = time.sleep  # tests replace it to skip the waits
+        self.recorder: Any = None  # a Recorder (models.recorder) when every call is written to record_to
+        if record_to is not None:
+            # Imported here: the recorder needs the SDKs' HTTP library, which only a real call needs.
+            from toolsearch_lab.models.recorder import Recorder
+
+            self.recorder = Recorder(record_to)
+
+    def _http_client(self, sdk: ModuleType) -> Any:
+        """The HTTP client the SDK gets, when it needs one of ours: Basic auth from credentials in the base
+        URL, a transport that records every call (``record_to``). None: the SDK's own."""
+        auth = self._url.auth() if self._url is not None else None
+        if auth is None and self.recorder is None:
+            return None
+        transport = self.recorder.transport() if self.recorder is not None else None
+        # A (user, password) tuple is Basic auth in every httpx flavour the SDKs may be built on.
+        return sdk.DefaultHttpxClient(auth=auth, transport=transport)
 
     @classmethod
     def is_configured(cls) -> bool:

@@ -76,6 +76,8 @@ class OpenAIChatModel(HttpChatModel):
 
     ``record=True`` keeps every returned turn in ``recording``; ``save_recording(path)`` writes them as JSON
     and ``load_recording(path)`` replays them as a ``ScriptedModel`` (no network, no key).
+    ``record_to=PATH`` writes every call, request and answer, to a transcript ``toolsearch-lab replay`` reads
+    (:mod:`toolsearch_lab.models.recorder`; never a header or the key).
     """
 
     DEFAULT_URL = "https://api.openai.com/v1"
@@ -91,12 +93,13 @@ class OpenAIChatModel(HttpChatModel):
         temperature: float | None = None,
         extra_body: dict | None = None,
         record: bool = False,
+        record_to: str | Path | None = None,
     ) -> None:
         check_positive_int(max_retries, "OpenAIChatModel: max_retries", allow_zero=True)
         self.model = model or env_value("OPENAI_MODEL") or DEFAULT_MODEL
         # The SDK appends "/chat/completions" to the base URL as text: BaseUrl takes credentials, query and
         # fragment out of what it gets; the client gets _url.wire and its query.
-        self._configure(base_url, api_key)
+        self._configure(base_url, api_key, record_to)
         self.timeout = timeout
         self.max_retries = max_retries
         self.temperature = temperature
@@ -129,9 +132,6 @@ class OpenAIChatModel(HttpChatModel):
             import openai
 
             install_log_redaction()
-            auth = self._url.auth() if self._url is not None else None
-            # A (user, password) tuple is Basic auth in every httpx flavour the SDK may be built on.
-            http_client = openai.DefaultHttpxClient(auth=auth) if auth is not None else None
             # max_retries=0: complete() retries itself, so every retry is visible in the trace.
             self._client = openai.OpenAI(
                 api_key=key,
@@ -139,7 +139,7 @@ class OpenAIChatModel(HttpChatModel):
                 default_query=self._url.default_query() if self._url is not None else None,
                 timeout=self.timeout,
                 max_retries=0,
-                http_client=http_client,
+                http_client=self._http_client(openai),
             )
         return self._client
 

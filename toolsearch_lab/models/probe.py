@@ -1,14 +1,16 @@
 """Which chat model endpoints answer, and whether they can call tools: the ``toolsearch-lab models`` check.
 
 For each OpenAI-compatible endpoint (``OPENAI_BASE_URL`` or OpenAI itself when configured, else the local
-defaults of Ollama, ``http://127.0.0.1:11434/v1``, and llama-cpp-python, ``http://127.0.0.1:8000/v1``, plus
-any URL given) and for Anthropic when ``ANTHROPIC_API_KEY``/``ANTHROPIC_BASE_URL`` is set, the check does
-what a run does, through the same client a run uses:
+defaults of Ollama, ``http://127.0.0.1:11434/v1``, and llama.cpp's own server, ``http://127.0.0.1:8080/v1``
+(``python -m toolsearch_lab.models.llama_server`` over the prebuilt ``xllamacpp`` wheel), plus any URL given)
+and for Anthropic when ``ANTHROPIC_API_KEY``/``ANTHROPIC_BASE_URL`` is set, the check does what a run does,
+through the same client a run uses:
 
 1. lists the models (``GET /models``): "answers", or nothing listening, or the HTTP error;
 2. sends one request with one tool and a user message that needs it: "returns tool calls", or "text only"
-   (the model or the server has no tool support; llama-cpp-python needs ``--chat_format
-   chatml-function-calling``, Ollama a model tagged "tools");
+   (the model or the server has no tool support: llama.cpp reads tool calls only in the formats of chat
+   templates it knows, llama-cpp-python needs ``--chat_format chatml-function-calling``, Ollama a model
+   tagged "tools");
 3. sends the conversation back with the tool's result, as the loop's second request does, which catches
    servers that refuse the assistant turn (llama-cpp-python refused ``content: null`` until this project's
    client sent ``""``).
@@ -33,7 +35,7 @@ __all__ = ["LOCAL_ENDPOINTS", "ModelCheck", "check_endpoint", "check_models", "e
 
 LOCAL_ENDPOINTS = (
     ("http://127.0.0.1:11434/v1", "Ollama's default"),
-    ("http://127.0.0.1:8000/v1", "llama-cpp-python's default"),
+    ("http://127.0.0.1:8080/v1", "llama.cpp server's default"),
 )
 LIST_TIMEOUT_S = 5.0
 PROBE_MAX_TOKENS = 64  # enough for one tool call; a server with no tool format rambles no longer than this

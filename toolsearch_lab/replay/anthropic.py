@@ -22,6 +22,7 @@ from typing import Any
 
 from toolsearch_lab.replay.anthropic_api import (
     KNOWN_BLOCKS,
+    SEARCH_TOOL_NOT_DEFERRED,
     SERVER_RESULT_BLOCKS,
     STOP_REASONS,
     Declared,
@@ -37,6 +38,8 @@ from toolsearch_lab.replay.common import (
     TranscriptError,
     arguments_text,
     clip,
+    content_text,
+    deferred_search_tool,
     expect,
     first_declared,
     function_definition,
@@ -77,6 +80,7 @@ def read_messages(records: list[Any], where: str) -> Recording:
             _check_echo(exchange, messages, following, at, notes)
     first, last = calls[0], calls[-1]
     declared = [Declared(e.request, where) for e in calls]
+    notes += _deferred_search_tools(declared, client_search)
     server = {name: variant for d in declared for name, variant in d.search.items()}
     search_tools = [SearchTool(n, v) for n, v in server.items()]
     search_tools += [SearchTool(n, "client") for n in sorted(client_search) if n not in server]
@@ -105,6 +109,17 @@ def read_messages(records: list[Any], where: str) -> Recording:
             exchanges=len(records),
         ),
     )
+
+
+def _deferred_search_tools(declared: list[Declared], client_search: set[str]) -> list[str]:
+    """A note for each search tool a request sends deferred (the first request that does)."""
+    notes: list[str] = []
+    seen: set[str] = set()
+    for number, tools in enumerate(declared, start=1):
+        for name in sorted((set(tools.search) | client_search) & tools.deferred - seen):
+            seen.add(name)
+            notes.append(deferred_search_tool(number, name, SEARCH_TOOL_NOT_DEFERRED))
+    return notes
 
 
 def _client_search_tools(messages: list[Any], calls: list[Exchange]) -> set[str]:
@@ -236,7 +251,7 @@ class _History:
                 ensure_ascii=False,
             )
         else:
-            text = result_text(content) if kind != "tool_search_tool_result" else "[]"
+            text = content_text(content) if kind != "tool_search_tool_result" else "[]"
         return {"role": "tool", "tool_call_id": call_id, "content": text}
 
 

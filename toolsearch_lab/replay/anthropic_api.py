@@ -13,6 +13,7 @@ from toolsearch_lab.trace import ANSWERED, SearchVariant, StopReason
 
 __all__ = [
     "KNOWN_BLOCKS",
+    "SEARCH_TOOL_NOT_DEFERRED",
     "SEARCH_TOOL_TYPES",
     "SERVER_RESULT_BLOCKS",
     "STOP_REASONS",
@@ -29,6 +30,8 @@ SEARCH_TOOL_TYPES: dict[str, SearchVariant] = {
     "tool_search_tool_regex": "regex",
     "tool_search_tool_bm25": "bm25",
 }
+# Where Anthropic says the model sees "the Tool Search Tool itself plus any tools with defer_loading: false".
+SEARCH_TOOL_NOT_DEFERRED = "Anthropic, https://www.anthropic.com/engineering/advanced-tool-use"
 # Content blocks of a response (and of the assistant turns sent back) this reader knows. Server tools other
 # than tool search are read as calls of those tools.
 SERVER_RESULT_BLOCKS = (

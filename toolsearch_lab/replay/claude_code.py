@@ -18,20 +18,28 @@ the file, plus the loaded tools' definitions when a catalog supplies them (``cat
 
 Bookkeeping records (summary, file-history-snapshot, system, ...) are skipped silently; a record type not
 known here is named in ``RunTrace.errors`` and skipped (the product adds new ones often); sub-agent lines
-(``isSidechain``) are counted and skipped. Refused by name: a line that is not JSON (except a cut last
-line), an assistant line without id or usage, a tool result answering no call.
+inside the session file (``isSidechain``, older versions) are counted and skipped. A sub-agent that wrote its
+own file (``<session>/subagents/agent-<id>.jsonl``, with an ``agent-<id>.meta.json`` beside it naming its
+``agentType``; the layout daintreehq/daintree issue #11949 describes) is read like a session, and its calls
+join the run's, labelled (``ReplaySettings.sub_agents``), in timestamp order. Refused by name: a line that
+is not JSON (except a cut last line), an assistant line without id or usage, a tool result answering no
+call.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from toolsearch_lab.model import Tool
-from toolsearch_lab.replay.anthropic_api import SERVER_RESULT_BLOCKS, anthropic_usage
+from toolsearch_lab.replay.anthropic_api import (
+    SEARCH_TOOL_NOT_DEFERRED,
+    SERVER_RESULT_BLOCKS,
+    anthropic_usage,
+)
 from toolsearch_lab.replay.common import (
     ChatRequest,
     Recording,
@@ -39,6 +47,8 @@ from toolsearch_lab.replay.common import (
     TranscriptError,
     arguments_text,
     clip,
+    content_text,
+    deferred_search_tool,
     expect,
     ordered,
     orphan,
@@ -52,6 +62,7 @@ from toolsearch_lab.trace import (
     ReplaySettings,
     SearchRecord,
     SearchTool,
+    SubAgent,
     ToolCallRecord,
 )
 
@@ -82,6 +93,7 @@ class _Call:
     in_context: list[str]
     deferred: list[str]
     chat: list[dict[str, Any]]
+    timestamp: str | None = None  # of its first line: orders a session's calls among its sub-agents'
     usage: Mapping[str, Any] | None = None
     usage_line: int = 0
     stop: str | None = None
@@ -91,8 +103,9 @@ class _Call:
 
 
 class _Session:
-    def __init__(self, where: str, tools: list[Tool] | None) -> None:
+    def __init__(self, where: str, tools: list[Tool] | None, agent: str | None = None) -> None:
         self.where = where
+        self.agent = agent  # a sub-agent's file: its lines are all sidechain lines, and read
         self.catalog = _by_name(tools)
         self.deferred: list[str] = []
         self.loaded: list[str] = []
@@ -113,7 +126,7 @@ class _Session:
         kind = record.get("type")
         if isinstance(record.get("sessionId"), str) and not self.session_id:
             self.session_id = record["sessionId"]
-        if record.get("isSidechain") is True:
+        if record.get("isSidechain") is True and self.agent is None:
             self.sidechain += 1
         elif kind == "assistant":
             self._assistant(number, record, at)
@@ -152,7 +165,9 @@ class _Session:
         if call is None:
             in_context = ([SEARCH_TOOL] if self.deferred or self.searched else []) + self.loaded
             pending = [n for n in self.deferred if n not in self.loaded]
-            call = self.calls[message_id] = _Call(number, in_context, pending, list(self.chat))
+            when = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
+            call = _Call(number, in_context, pending, list(self.chat), when)
+            self.calls[message_id] = call
         outputs = message["usage"].get("output_tokens")
         best = call.usage.get("output_tokens") if call.usage is not None else None
         if call.usage is None or (isinstance(outputs, int) and isinstance(best, int) and outputs > best):
@@ -260,7 +275,7 @@ class _Session:
         shown = (
             json.dumps([self._definition(n) for n in references if self._definition(n)])
             if references
-            else record.result
+            else content_text(content)
         )
         self.chat.append({"role": "tool", "tool_call_id": str(call_id), "content": shown})
 
@@ -289,6 +304,7 @@ class _Session:
                     chat=ChatRequest(
                         call.chat, [], every
                     ),  # loaded tools: inline, where the API expands them
+                    agent=self.agent,
                 )
             )
         return out
@@ -305,9 +321,61 @@ def _by_name(tools: list[Tool] | None) -> dict[str, Tool]:
     return {t.name: t for t in tools or ()}
 
 
-def read_session(lines: list[tuple[int, Any]], where: str, tools: list[Tool] | None) -> Recording:
-    """A Claude Code session file's lines (``(line number, record)``) as one :class:`Request` per API call."""
-    session = _Session(where, tools)
+def read_session(
+    lines: list[tuple[int, Any]],
+    where: str,
+    tools: list[Tool] | None,
+    sub_agents: Sequence[tuple[str, str, list[tuple[int, Any]]]] = (),
+) -> Recording:
+    """A Claude Code session file's lines (``(line number, record)``) as one :class:`Request` per API call,
+    with the calls of each sub-agent file (``(label, file name, lines)``) among them, labelled, in the order
+    of their timestamps (when every call has one; else the session's first)."""
+    session = _read(lines, where, tools, None)
+    if not session.calls:
+        raise TranscriptError(f"{where}: no assistant message, so the session made no API call to replay")
+    if session.sidechain:
+        session.notes.append(
+            f"skipped {session.sidechain} sub-agent (isSidechain) line(s): their context is their own"
+        )
+    own = session.requests()
+    timed = list(zip([c.timestamp for c in session.calls.values()], own, strict=True))
+    followed = []
+    for label, name, agent_lines in sub_agents:
+        agent = _read(agent_lines, name, tools, label)
+        session.notes += [f"sub-agent {label}: {note}" for note in agent.notes]
+        if not agent.calls:
+            session.notes.append(f"sub-agent file {name}: no assistant message, so no API call to show")
+            continue
+        timed += zip([c.timestamp for c in agent.calls.values()], agent.requests(), strict=True)
+        followed.append(SubAgent(label, name))
+    if all(when is not None for when, _ in timed):
+        timed.sort(key=lambda pair: str(pair[0]))  # stable: a session's calls keep their order
+    last = list(session.calls.values())[-1]
+    answered = last.stop == "end_turn"
+    return Recording(
+        requests=[request for _, request in timed],
+        model=session.model or "unknown",
+        user_request=clip(session.prompts[0]) if session.prompts else "",
+        session_id=session.session_id,
+        index=f"claude-code:{SEARCH_TOOL}",
+        catalog_size=len(session.deferred_ever()),
+        final_answer=own[-1].text if answered else None,
+        stop_reason=ANSWERED if answered else "unfinished",
+        notes=session.notes + _unknown_to_catalog(session, tools) + _search_tool_deferred(session),
+        definitions=session.definitions(),
+        settings=ReplaySettings(
+            format="claude-code-session",
+            search_tools=[SearchTool(SEARCH_TOOL, "client")],
+            deferred_tools=session.deferred_ever(),
+            user_prompts=len(session.prompts),
+            counts_definitions=bool(tools),
+            sub_agents=followed,
+        ),
+    )
+
+
+def _read(lines: list[tuple[int, Any]], where: str, tools: list[Tool] | None, agent: str | None) -> _Session:
+    session = _Session(where, tools, agent)
     # ToolSearch is in the context from the first call when the session uses it at all (older sessions
     # announce no deferred tools before their first search).
     session.searched = any(
@@ -317,31 +385,22 @@ def read_session(lines: list[tuple[int, Any]], where: str, tools: list[Tool] | N
     )
     for number, record in lines:
         session.read(number, record)
-    if not session.calls:
-        raise TranscriptError(f"{where}: no assistant message, so the session made no API call to replay")
-    if session.sidechain:
-        session.notes.append(
-            f"skipped {session.sidechain} sub-agent (isSidechain) line(s): their context is their own"
-        )
-    requests = session.requests()
-    last = list(session.calls.values())[-1]
-    answered = last.stop == "end_turn"
-    return Recording(
-        requests=requests,
-        model=session.model or "unknown",
-        user_request=clip(session.prompts[0]) if session.prompts else "",
-        session_id=session.session_id,
-        index=f"claude-code:{SEARCH_TOOL}",
-        catalog_size=len(session.deferred_ever()),
-        final_answer=requests[-1].text if answered else None,
-        stop_reason=ANSWERED if answered else "unfinished",
-        notes=session.notes,
-        definitions=session.definitions(),
-        settings=ReplaySettings(
-            format="claude-code-session",
-            search_tools=[SearchTool(SEARCH_TOOL, "client")],
-            deferred_tools=session.deferred_ever(),
-            user_prompts=len(session.prompts),
-            counts_definitions=bool(tools),
-        ),
-    )
+    return session
+
+
+def _search_tool_deferred(session: _Session) -> list[str]:
+    """A note when the session announces ToolSearch itself among its deferred tools."""
+    number = next((i for i, c in enumerate(session.calls.values(), 1) if SEARCH_TOOL in c.deferred), None)
+    return [] if number is None else [deferred_search_tool(number, SEARCH_TOOL, SEARCH_TOOL_NOT_DEFERRED)]
+
+
+def _unknown_to_catalog(session: _Session, tools: list[Tool] | None) -> list[str]:
+    """A note naming the deferred tools the catalog given holds no definition of (their tokens are not in
+    our count)."""
+    if not tools:
+        return []
+    missing = [n for n in session.deferred_ever() if session._definition(n) is None]
+    if not missing:
+        return []
+    shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+    return [f"the catalog given defines none of {len(missing)} deferred tool(s), not in our count: {shown}"]

@@ -43,13 +43,16 @@ __all__ = [
     "TranscriptFormat",
     "build_trace",
     "check_count",
+    "content_text",
+    "deferred_search_tool",
     "expect",
     "first_declared",
     "function_definition",
     "result_text",
 ]
 
-# What a call's or a message's text may take of the trace: a tool result can be megabytes.
+# What a call's or a message's text may take of the trace (a tool result can be megabytes); our token count
+# reads every text whole (content_text).
 MAX_TEXT_CHARS = 4_000
 
 
@@ -80,6 +83,7 @@ class Request:
     usage: dict[str, Any] | None = None  # the API's usage, normalised (see the readers' usage functions)
     stop: str | None = None  # the response's own stop reason, as written
     chat: ChatRequest | None = None  # None: nothing to count (the file holds no request)
+    agent: str | None = None  # the sub-agent that made it (ReplaySettings.sub_agents); None: the run's own
 
 
 @dataclass
@@ -121,17 +125,20 @@ def build_trace(recording: Recording, counter: TokenCounter) -> RunTrace:
         errors=list(recording.notes),
         encoding=counter.encoding_name,
     )
-    before: list[str] = []
+    before: dict[str | None, list[str]] = {}  # each agent's previous request: "new" is new to that agent
     accumulated: list[str] = []
     known: set[str] = set()
+    agents = {a.label: a for a in recording.settings.sub_agents}
     for number, request in enumerate(recording.requests, start=1):
         for name in request.in_context:
             if name not in accumulated:
                 accumulated.append(name)
+        if request.agent is not None:
+            agents[request.agent].requests.append(number)
         iteration = Iteration(
             number=number,
             exposed_tools=list(request.in_context),
-            newly_exposed=[n for n in request.in_context if n not in before],
+            newly_exposed=[n for n in request.in_context if n not in before.get(request.agent, [])],
             accumulated=list(accumulated),
             assistant_content=request.text,
             tool_calls=list(request.calls),
@@ -147,7 +154,7 @@ def build_trace(recording: Recording, counter: TokenCounter) -> RunTrace:
                     iteration.discovered.append(name)
         iteration.errors = [f"{c.name}: {c.error}" for c in request.calls if c.error]
         trace.iterations.append(iteration)
-        before = request.in_context
+        before[request.agent] = request.in_context
     return trace
 
 
@@ -186,6 +193,16 @@ def undeclared(where: str, name: str) -> TranscriptError:
     )
 
 
+def deferred_search_tool(request: int, name: str, source: str) -> str:
+    """The note on a request that sends its search tool itself deferred: the model sees only tools that are
+    not deferred, so it could never call the search that loads the rest, and the APIs refuse such a request
+    (issue #47's report; the refusal itself was not checked against an API here)."""
+    return (
+        f"request {request}: the search tool {name[:80]!r} is itself sent deferred (defer_loading), so the "
+        f"model could never call it; the API refuses such a request ({source}; the refusal not checked here)"
+    )
+
+
 # ---- small readers every format uses -----------------------------------------------------------------------
 def expect(value: Any, kind: type | tuple[type, ...], where: str, what: str) -> Any:
     """``value`` if it is of ``kind``, else a :class:`TranscriptError` saying what was expected at ``where``
@@ -220,8 +237,13 @@ def _json_type(value: Any) -> str:
 
 
 def result_text(content: Any) -> str:
-    """The text of a tool result's content (a string, or blocks whose text parts are joined), cut to
-    :data:`MAX_TEXT_CHARS`; blocks that carry no text (images, tool references) are named instead."""
+    """:func:`content_text` cut to :data:`MAX_TEXT_CHARS`: what the trace keeps of a tool result."""
+    return clip(content_text(content))
+
+
+def content_text(content: Any) -> str:
+    """The whole text of a tool result's content (a string, or blocks whose text parts are joined), as our
+    count reads it; blocks that carry no text (images, tool references) are named instead."""
     if isinstance(content, str):
         text = content
     elif isinstance(content, list):
@@ -238,7 +260,7 @@ def result_text(content: Any) -> str:
         text = ""
     else:
         text = json.dumps(content, ensure_ascii=False)
-    return clip(text)
+    return text
 
 
 def clip(text: str | None, limit: int = MAX_TEXT_CHARS) -> str:

@@ -1,7 +1,8 @@
 """The exchanges of an API transcript: each ``{"request": ..., "response": ...}`` unwrapped to its two
 bodies, whether they were logged bare or HTTP-wrapped (``{"method", "url", "headers", "body"}`` /
-``{"status", "headers", "body"}``). Headers are dropped unread and a URL keeps only its host, so no credential
-a logger stored can reach a trace; a failed call is named and left out.
+``{"status", "headers", "body"}``), as JSON or as JSON text; a streamed answer logged as its server-sent
+events is assembled into the body the call returns unstreamed. Headers are dropped unread and a URL keeps
+only its host, so no credential a logger stored can reach a trace; a failed call is named and left out.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlparse
 
+from toolsearch_lab.models.sse import StreamError, assemble, is_event_stream
 from toolsearch_lab.replay.common import TranscriptError, expect
 
-__all__ = ["Exchange", "exchanges"]
+__all__ = ["Exchange", "exchanges", "text_body"]
 
 REQUEST_WRAPPER_KEYS = frozenset({"method", "url", "path", "headers", "body", "query"})
 RESPONSE_WRAPPER_KEYS = frozenset({"status", "status_code", "headers", "body", "reason"})
@@ -72,6 +74,8 @@ def exchanges(records: list[Any], where: str, notes: list[str]) -> list[Exchange
 
 def _unwrap(value: Any, wrapper_keys: frozenset[str], where: str) -> tuple[dict[str, Any], int, str | None]:
     """(body, HTTP status, host): the body itself, or the ``body`` of an HTTP-wrapped record."""
+    if isinstance(value, str):  # a bare body logged as its text (JSON, or a stream's events)
+        value = expect(text_body(value, where), Mapping, where, "a JSON object")
     value = expect(value, Mapping, where, "an object")
     status, host = 200, None
     if "body" in value and set(value) & (wrapper_keys - {"body"}):
@@ -81,12 +85,23 @@ def _unwrap(value: Any, wrapper_keys: frozenset[str], where: str) -> tuple[dict[
         host = (urlparse(url).hostname or None) if isinstance(url, str) else None
         value = value["body"]
         if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except json.JSONDecodeError:
-                raise TranscriptError(f"{where}.body: a text body that is not JSON") from None
+            value = text_body(value, f"{where}.body")
         value = expect(value, Mapping, f"{where}.body", "a JSON object")
     return dict(value), status, host
+
+
+def text_body(text: str, where: str) -> Any:
+    """A body logged as text: its JSON, or, for a streamed answer, the server-sent events assembled into the
+    body the call returns unstreamed (:mod:`toolsearch_lab.models.sse`)."""
+    if is_event_stream(text):
+        try:
+            return assemble(text)
+        except StreamError as exc:
+            raise TranscriptError(f"{where}: a streamed body that cannot be read: {exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise TranscriptError(f"{where}: a text body that is neither JSON nor server-sent events") from None
 
 
 def _is_error_body(body: Mapping[str, Any]) -> bool:

@@ -1,6 +1,6 @@
 """``load_transcript(path)``: a real run, as an API or an agent logged it, turned into a :class:`RunTrace`.
 
-Three formats, told apart by their structure (never by the file name):
+Four formats, told apart by their structure (never by the file name):
 
 * **Anthropic Messages** (``anthropic-messages``): a JSON list of ``{"request": ..., "response": ...}``
   exchanges, each the body of one ``POST /v1/messages`` and its answer (a message); or the HTTP-wrapped
@@ -8,8 +8,14 @@ Three formats, told apart by their structure (never by the file name):
   One exchange per line (JSONL) is read the same way.
 * **OpenAI Responses** (``openai-responses``): the same two shapes around ``POST /v1/responses`` (the
   response an ``"object": "response"``), full input replayed or chained by ``previous_response_id``.
+* **OpenAI Chat Completions** (``openai-chat-completions``): the same two shapes around ``POST
+  /v1/chat/completions`` (the response an ``"object": "chat.completion"``): what this lab's own
+  ``OpenAIChatModel`` and any OpenAI-compatible server (llama.cpp, Ollama, vLLM) speak.
 * **Claude Code session** (``claude-code-session``): the JSONL file Claude Code writes under
   ``~/.claude/projects/<project>/<session>.jsonl``.
+
+A response logged as its stream (server-sent events, as text) is assembled into the answer first. A file
+``toolsearch_lab.models.recorder`` wrote is one exchange per line, HTTP-wrapped.
 
 Headers are read only to be dropped: nothing from them reaches the trace, not even their names, and URLs
 keep only their host. The shipped transcripts (hand-written from the published formats; see
@@ -23,13 +29,14 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from toolsearch_lab.catalog.container import ToolCatalog, load_catalog
 from toolsearch_lab.datafiles import data_path
 from toolsearch_lab.jsonlimits import JsonLimitError, loads_checked
 from toolsearch_lab.model import Tool
 from toolsearch_lab.replay.common import Recording, TranscriptError, TranscriptFormat, build_trace, expect
+from toolsearch_lab.replay.exchanges import text_body
 from toolsearch_lab.tokens import TokenCounter
 from toolsearch_lab.trace import RunTrace
 
@@ -43,11 +50,13 @@ __all__ = [
     "read_transcript",
 ]
 
-TRANSCRIPT_FORMATS: tuple[TranscriptFormat, ...] = (
-    "anthropic-messages",
-    "openai-responses",
-    "claude-code-session",
-)
+TRANSCRIPT_FORMATS: tuple[TranscriptFormat, ...] = get_args(TranscriptFormat)
+# What an exchange's response body says it is ("type" of a message, else "object").
+RESPONSE_KINDS: dict[str, TranscriptFormat] = {
+    "message": "anthropic-messages",
+    "response": "openai-responses",
+    "chat.completion": "openai-chat-completions",
+}
 SHIPPED_TRANSCRIPTS = {
     "anthropic-messages": "anthropic_github_regex.json",
     "openai-responses": "openai_github_hosted.json",
@@ -102,7 +111,7 @@ def read_recording(
                 f"unknown transcript format {format!r}; expected one of {TRANSCRIPT_FORMATS}"
             )
         raise TranscriptError(f"{file}: format={format!r} was asked for, but the file is {fmt!r}")
-    recording = _read(fmt, data, kind, str(file), _tools_of(catalog))
+    recording = _read(fmt, data, kind, str(file), _tools_of(catalog), _sub_agents(file, fmt, notes))
     recording.notes[:0] = notes
     digest = hashlib.sha256(file.read_bytes()).hexdigest()
     settings = recording.settings
@@ -185,8 +194,8 @@ def detect_format(data: Any, kind: str, where: str = "transcript") -> Transcript
     """Which of :data:`TRANSCRIPT_FORMATS` the records are, from their structure; anything else is refused
     with what was found and what is accepted."""
     accepted = (
-        "expected a JSON list of {request, response} exchanges (Anthropic Messages or OpenAI Responses) or a "
-        "Claude Code session JSONL"
+        "expected a JSON list of {request, response} exchanges (Anthropic Messages, OpenAI Responses or Chat "
+        "Completions) or a Claude Code session JSONL"
     )
     records = [r for _, r in data] if kind == "jsonl" else data
     if isinstance(records, Mapping):
@@ -223,36 +232,50 @@ def detect_format(data: Any, kind: str, where: str = "transcript") -> Transcript
 
 
 def _api_format(records: list[Any], where: str) -> TranscriptFormat:
-    found: set[str] = set()
-    for record in records:
+    found: set[TranscriptFormat] = set()
+    unreadable: list[TranscriptError] = []
+    for number, record in enumerate(records, start=1):
         response = record.get("response") if isinstance(record, Mapping) else None
         body = response.get("body") if isinstance(response, Mapping) and "body" in response else response
-        if isinstance(body, str):  # a body logged as JSON text
+        if isinstance(body, str):  # a body logged as text: JSON, or a stream's events
             try:
-                body = json.loads(body)
-            except json.JSONDecodeError:
-                continue  # not JSON: refused by name when the exchange is read
-        if isinstance(body, Mapping) and body.get("type") == "message":
-            found.add("anthropic-messages")
-        elif isinstance(body, Mapping) and body.get("object") == "response":
-            found.add("openai-responses")
+                body = text_body(body, f"{where}: exchange {number}, response")
+            except TranscriptError as exc:
+                unreadable.append(exc)  # refused by name when the exchange is read, or below
+                continue
+        kind = RESPONSE_KINDS.get(
+            str(body.get("type") if "type" in body else body.get("object"))
+            if isinstance(body, Mapping)
+            else ""
+        )
+        if kind is not None:
+            found.add(kind)
     if len(found) == 1:
-        return found.pop()  # type: ignore[return-value]
+        return found.pop()
+    if not found and unreadable:
+        raise unreadable[0]
     if not found:
         raise TranscriptError(
-            f'{where}: no exchange\'s response is an Anthropic message ("type": "message") or an OpenAI '
-            'response ("object": "response")'
+            f'{where}: no exchange\'s response is an Anthropic message ("type": "message"), an OpenAI '
+            'response ("object": "response") or a chat completion ("object": "chat.completion")'
         )
-    raise TranscriptError(f"{where}: the exchanges mix Anthropic messages and OpenAI responses")
+    raise TranscriptError(f"{where}: the exchanges mix {' and '.join(sorted(found))} answers")
 
 
-def _read(fmt: TranscriptFormat, data: Any, kind: str, where: str, tools: list[Tool] | None) -> Recording:
+def _read(
+    fmt: TranscriptFormat,
+    data: Any,
+    kind: str,
+    where: str,
+    tools: list[Tool] | None,
+    sub_agents: list[tuple[str, str, list[tuple[int, Any]]]],
+) -> Recording:
     # Imported here: each reader is only needed for its own format.
     if fmt == "claude-code-session":
         from toolsearch_lab.replay.claude_code import read_session
 
         lines = data if kind == "jsonl" else [(1, data)]
-        return read_session(lines, where, tools)
+        return read_session(lines, where, tools, sub_agents)
     records = [r for _, r in data] if kind == "jsonl" else data
     if isinstance(records, Mapping):
         records = [records]
@@ -260,9 +283,42 @@ def _read(fmt: TranscriptFormat, data: Any, kind: str, where: str, tools: list[T
         from toolsearch_lab.replay.anthropic import read_messages
 
         return read_messages(records, where)
+    if fmt == "openai-chat-completions":
+        from toolsearch_lab.replay.chat_completions import read_chat_completions
+
+        return read_chat_completions(records, where)
     from toolsearch_lab.replay.responses import read_responses
 
     return read_responses(records, where)
+
+
+def _sub_agents(
+    file: Path, fmt: TranscriptFormat, notes: list[str]
+) -> list[tuple[str, str, list[tuple[int, Any]]]]:
+    """(label, file name, lines) of each sub-agent file of a Claude Code session: ``<session>/subagents/
+    *.jsonl`` beside the session file, labelled by the ``agentType`` of its ``.meta.json`` and its id."""
+    folder = file.parent / file.stem / "subagents"
+    if fmt != "claude-code-session" or not folder.is_dir():
+        return []
+    found = []
+    for path in sorted(folder.glob("*.jsonl")):
+        data, kind = read_transcript(path)
+        lines = data if kind == "jsonl" else [(1, data)]
+        notes += [f"{path.name}: {r.note}; left out" for _, r in lines if isinstance(r, _CutLine)]
+        lines = [(n, r) for n, r in lines if not isinstance(r, _CutLine)]
+        found.append((_agent_label(path), f"{file.stem}/subagents/{path.name}", lines))
+    return found
+
+
+def _agent_label(path: Path) -> str:
+    """ "Explore a2ea5ba327db80df8": the sub-agent's type (from its ``.meta.json``, when readable) and id."""
+    ident = path.stem.removeprefix("agent-")
+    meta = path.with_name(f"{path.stem}.meta.json")
+    try:
+        kind = json.loads(meta.read_text(encoding="utf-8")).get("agentType") if meta.is_file() else None
+    except (OSError, ValueError, AttributeError):
+        kind = None  # an unreadable sidecar only costs the label its type
+    return f"{kind} {ident}" if isinstance(kind, str) and kind else f"agent {ident}"
 
 
 def _tools_of(catalog: Any) -> list[Tool] | None:

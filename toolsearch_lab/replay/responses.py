@@ -29,6 +29,8 @@ from toolsearch_lab.replay.common import (
     arguments_text,
     check_count,
     clip,
+    content_text,
+    deferred_search_tool,
     expect,
     first_declared,
     function_definition,
@@ -45,6 +47,7 @@ from toolsearch_lab.trace import ANSWERED, ReplaySettings, SearchTool, StopReaso
 __all__ = ["KNOWN_ITEMS", "openai_usage", "read_responses"]
 
 SEARCH_TOOL = "tool_search"
+SEARCH_TOOL_GUIDE = "OpenAI, https://developers.openai.com/api/docs/guides/tools-tool-search"
 # Hosted tools a request may declare besides functions and namespaces: in the context, named by type.
 HOSTED_TOOLS = (
     "web_search",
@@ -137,6 +140,7 @@ class _Declared:
         self.namespaces: list[str] = []
         self.descriptions: dict[str, str] = {}  # namespace -> its description
         self.client_search = False  # tool_search with execution "client": the caller runs the searches
+        self.search_deferred = False  # tool_search itself sent with defer_loading
         for i, tool in enumerate(tools):
             at = f"{where}[{i}]"
             tool = expect(tool, Mapping, at, "a tool object")
@@ -157,6 +161,7 @@ class _Declared:
             elif kind == SEARCH_TOOL:
                 self.order.append(SEARCH_TOOL)
                 self.client_search = tool.get("execution") == "client"
+                self.search_deferred = tool.get("defer_loading") is True
                 self.full[SEARCH_TOOL] = function_definition(
                     SEARCH_TOOL, tool.get("description", ""), tool.get("parameters")
                 )
@@ -236,6 +241,9 @@ def read_responses(records: list[Any], where: str) -> Recording:
     last = calls[-1].response
     declarations = [_Declared(e.request.get("tools"), where) for e in calls]
     client = any(d.client_search for d in declarations)
+    deferred = next((n for n, d in enumerate(declarations, start=1) if d.search_deferred), None)
+    if deferred is not None:
+        notes.append(deferred_search_tool(deferred, SEARCH_TOOL, SEARCH_TOOL_GUIDE))
     stop = _stop_reason(last.get("status"), requests[-1], notes)
     return Recording(
         requests=requests,
@@ -324,7 +332,7 @@ class _Walk:
                     {
                         "role": "tool",
                         "tool_call_id": str(item.get("call_id")),
-                        "content": result_text(item.get("output")),
+                        "content": content_text(item.get("output")),
                     }
                 )
             elif kind == "tool_search_call":

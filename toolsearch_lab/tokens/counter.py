@@ -29,7 +29,8 @@ from typing import Any
 
 from toolsearch_lab.model import Tool
 from toolsearch_lab.schema import resolve_local_refs
-from toolsearch_lab.tokens.encodings import DEFAULT_ENCODING, encoding_for_model, get_encoding
+from toolsearch_lab.tokens.encodings import DEFAULT_ENCODING, encoding_for_model, get_encoding, pre_tokenizer
+from toolsearch_lab.tokens.long_text import count_text
 from toolsearch_lab.trace import RequestTokens
 
 
@@ -59,6 +60,9 @@ TOKENS_PER_NAME = 1
 REPLY_PRIMING = 3
 
 _SYSTEM_ROLES = ("system", "developer")
+# A text this long is counted once per counter: a replayed run sends its history again with every request.
+REMEMBERED_TEXT_CHARS = 2_000
+_MAX_REMEMBERED_TEXTS = 65_536
 _MAX_SCHEMA_DEPTH = 32  # plain JSON cannot be cyclic; this only bounds absurd nesting
 # What OpenAI's reference renderer (openai-harmony) writes around a property's title ("// Title" on a line
 # of its own) and default (" // default: 5000") beyond the tokens of the text itself.
@@ -134,6 +138,8 @@ class TokenCounter:
         # A run counts the same Tool objects in every request: id -> (tool, tokens), checked by identity so
         # a reused id never answers for another object. Tools are frozen dataclasses.
         self._tool_cache: dict[int, tuple[Tool, int]] = {}
+        self._pattern = pre_tokenizer(encoding)
+        self._text_cache: dict[str, int] = {}  # long texts -> their count (REMEMBERED_TEXT_CHARS)
 
     @classmethod
     def for_model(cls, model_name: str) -> TokenCounter:
@@ -150,8 +156,17 @@ class TokenCounter:
         return self.encoding.decode(list(tokens))
 
     def count(self, text: str) -> int:
-        """Exact number of tokens of ``text``."""
-        return len(self.encoding.encode_ordinary(text)) if text else 0
+        """Exact number of tokens of ``text``, whatever its length, in time linear in it
+        (:mod:`toolsearch_lab.tokens.long_text`)."""
+        if len(text) < REMEMBERED_TEXT_CHARS:
+            return len(self.encoding.encode_ordinary(text)) if text else 0
+        known = self._text_cache.get(text)
+        if known is None:
+            known = count_text(self.encoding, self._pattern, text)
+            if len(self._text_cache) >= _MAX_REMEMBERED_TEXTS:
+                self._text_cache.clear()
+            self._text_cache[text] = known
+        return known
 
     def count_json(self, obj: Any) -> int:
         """Exact tokens of ``obj`` as compact JSON (``Tool`` objects become their OpenAI definitions).

@@ -16,7 +16,7 @@ from importlib import resources
 
 import tiktoken
 
-__all__ = ["DEFAULT_ENCODING", "ENCODINGS", "encoding_for_model", "get_encoding"]
+__all__ = ["DEFAULT_ENCODING", "ENCODINGS", "encoding_for_model", "get_encoding", "pre_tokenizer"]
 
 DEFAULT_ENCODING = "o200k_base"
 
@@ -115,6 +115,11 @@ def _load_encoding(name: str) -> tiktoken.Encoding:
     return tiktoken.Encoding(
         name, pat_str=spec.pat_str, mergeable_ranks=ranks, special_tokens=dict(spec.special_tokens)
     )
+
+
+def pre_tokenizer(name: str = DEFAULT_ENCODING) -> str:
+    """The regex the encoding ``name`` splits a text into pieces with before byte pair merging."""
+    return _check_name(name).pat_str
 
 
 def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:

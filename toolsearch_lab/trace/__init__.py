@@ -44,6 +44,7 @@ from toolsearch_lab.trace.source import (
     ReplaySettings,
     SearchTool,
     SearchVariant,
+    SubAgent,
     TraceSource,
     TranscriptFormat,
 )
@@ -76,6 +77,7 @@ __all__ = [
     "SearchHit",
     "SearchRecord",
     "SearchTool",
+    "SubAgent",
     "SearchVariant",
     "SessionEvent",
     "SessionEventKind",

@@ -15,6 +15,7 @@ __all__ = [
     "ReplaySettings",
     "SearchTool",
     "SearchVariant",
+    "SubAgent",
     "TraceSource",
     "TranscriptFormat",
 ]
@@ -22,7 +23,9 @@ __all__ = [
 # "loop": ToolSearchAdvisor ran it (a single request or a conversation); "replay": it was read from a log of
 # a real run (toolsearch_lab.replay.load.load_transcript), and RunTrace.replay says how that run was set up.
 TraceSource = Literal["loop", "replay"]
-TranscriptFormat = Literal["anthropic-messages", "openai-responses", "claude-code-session"]
+TranscriptFormat = Literal[
+    "anthropic-messages", "openai-responses", "openai-chat-completions", "claude-code-session"
+]
 Provider = Literal["anthropic", "openai"]
 # How a replayed run's search tool searched. "regex" / "bm25": Anthropic's server-side tool_search_tool_regex
 # and tool_search_tool_bm25; "hosted": OpenAI's tool_search run by OpenAI (execution "server"); "client": a
@@ -34,6 +37,7 @@ CHAT_COMPLETIONS_COUNT = "each request in chat-completions form"
 _PROVIDERS: dict[TranscriptFormat, Provider] = {
     "anthropic-messages": "anthropic",
     "openai-responses": "openai",
+    "openai-chat-completions": "openai",
     "claude-code-session": "anthropic",  # Claude Code calls Anthropic's Messages API
 }
 
@@ -47,6 +51,16 @@ class SearchTool:
 
     def __post_init__(self) -> None:
         check_choice("SearchTool", "variant", self.variant, SearchVariant)
+
+
+@dataclass
+class SubAgent:
+    """A sub-agent of a replayed Claude Code session, read from its own file (``<session>/subagents/``):
+    how the replay labels it, the file, and the iterations (numbers) that are its requests."""
+
+    label: str
+    file: str
+    requests: list[int] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)
@@ -64,7 +78,8 @@ class ReplaySettings:
     ``exchanges`` (API formats) and ``user_prompts`` (Claude Code): how many of each the file holds.
     ``counts_definitions``: whether this project's token count includes the tool definitions (a Claude Code
     session file holds none unless a catalog supplies them). ``file``, ``sha256``, ``provenance``: the file
-    it was read from (None when the trace was built from records, not a file).
+    it was read from (None when the trace was built from records, not a file). ``sub_agents``: the
+    sub-agents whose files a Claude Code replay followed, their requests among the run's iterations.
     """
 
     format: TranscriptFormat
@@ -79,9 +94,14 @@ class ReplaySettings:
     file: str | None = None
     sha256: str | None = None
     provenance: str | None = None
+    sub_agents: list[SubAgent] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         check_choice("ReplaySettings", "format", self.format, TranscriptFormat)
+
+    def agent_of(self, number: int) -> str | None:
+        """The label of the sub-agent whose request iteration ``number`` is (None: the session's own)."""
+        return next((a.label for a in self.sub_agents if number in a.requests), None)
 
     @property
     def provider(self) -> Provider:

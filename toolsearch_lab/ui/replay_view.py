@@ -39,31 +39,50 @@ def runs_overview(runs: Mapping[str, Any]) -> Table:
     return Table(columns, rows, caption="in context and deferred: what the first request sent")
 
 
-def request_table(run: Any) -> Table:
-    """One row per request: the tools in context (and the ones new in it), deferred, each search and how many
-    tools it loaded (their names are "new" in a later request), the calls, our count and the API's usage."""
+def request_table(run: Any, price_model: str | None = None) -> Table:
+    """One row per request: the tools in context (and the ones new in it), deferred, each search (its query
+    as written) and how many tools it loaded (their names are "new" in a later request), the calls (a failed
+    one marked ✗ with what it answered), our count, the API's usage and what it cost. The cost is the run's
+    model's price in the shipped table, or ``price_model``'s."""
+    from toolsearch_lab.eval.cost import billed_costs, load_prices
+
     trace: RunTrace = trace_of(run)
+    table = load_prices()
+    price = table.price(price_model) if price_model else table.for_model(trace.model)
     rows = []
     for it in trace.iterations:
         usage = it.tokens.api_usage or {}
         searches = [f"{tool_of(it, s)} “{s.query}” → {_found(s)}" for s in it.searches]
         new = [n for n in it.newly_exposed if it.number > 1]
+        agent = trace.replay.agent_of(it.number) if trace.replay is not None else None
         rows.append(
             [
-                it.number,
+                it.number if agent is None else f"{it.number} (sub-agent {agent})",
                 len(it.exposed_tools),
                 _chips(new, t.INK, t.NEW_LIGHT) if new else None,
                 len(it.deferred),
                 Html("<br>".join(t.esc(s) for s in searches), "; ".join(searches)) if searches else None,
-                ", ".join(c.name for c in it.tool_calls if c.kind == "tool") or None,
+                _calls(it) or None,
                 it.tokens.tool_search.total,
                 usage.get("prompt_tokens"),
                 usage.get("cached_tokens"),
+                f"${billed_costs([usage], price)[0].cost_usd:.4f}" if price is not None and usage else None,
             ]
         )
     columns = ["request", "in context", "new", "deferred", "searches", "called", "ours"]
-    columns += ["API prompt", "API cached"]
-    return Table(columns, rows, caption=f"{our_count_label(trace)} API: the usage the run recorded.")
+    columns += ["API prompt", "API cached", "cost"]
+    priced = f"cost: {price.model} prices of {table.taken}" if price else f"no price for {trace.model}"
+    caption = f"{our_count_label(trace)} API: the usage the run recorded; {priced}."
+    return Table(columns, rows, caption=caption)
+
+
+def _calls(it: Any) -> str:
+    """The tools a request called; a failed call marked ✗ with the start of what it answered."""
+    return ", ".join(
+        f"✗ {c.name} ({t.clip(c.result or c.error or '', 80)})" if c.error else c.name
+        for c in it.tool_calls
+        if c.kind == "tool"
+    )
 
 
 def _found(search: Any) -> str:

@@ -1,9 +1,13 @@
 """What the stepper shows of a replayed run (:func:`toolsearch_lab.replay.load.load_transcript`) on top of
 what it shows of any run: the transcript's own search tools in place of ``toolSearchTool``, the tools each
-request sent deferred, and the API's usage beside this project's count, each labelled."""
+request sent deferred, and the API's usage beside this project's count, each labelled, with what it cost
+at the run's model's price (when the shipped price table has it)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from toolsearch_lab.eval.cost import Price, billed_costs, load_prices
 from toolsearch_lab.loop.search_tool import TOOL_SEARCH_TOOL_NAME
 from toolsearch_lab.trace import CHAT_COMPLETIONS_COUNT, Iteration, RunTrace, SearchRecord
 from toolsearch_lab.ui import theme as t
@@ -56,13 +60,25 @@ def replay_details(trace: RunTrace, it: Iteration) -> list[str]:
         )
     usage = it.tokens.api_usage
     if trace.replay is not None and usage:
+        price = run_price(trace)
+        cost = f"; cost <b>${billed(usage, price):.4f}</b> at {t.esc(price.model)} prices" if price else ""
         parts.append(
             f"<div style='margin-top:6px'><b>The API's usage</b> (from the transcript): prompt "
             f"<b>{usage.get('prompt_tokens', 0):,}</b> = {usage.get('cached_tokens') or 0:,} read from the "
             f"cache + {usage.get('cache_write_tokens') or 0:,} written to it + the rest; output "
-            f"{usage.get('completion_tokens', 0):,}. {t.muted(our_count_label(trace))}</div>"
+            f"{usage.get('completion_tokens', 0):,}{cost}. {t.muted(our_count_label(trace))}</div>"
         )
     return parts
+
+
+def run_price(trace: RunTrace) -> Price | None:
+    """The shipped price table's price for the replayed run's model, if it has one."""
+    return load_prices().for_model(trace.model)
+
+
+def billed(usage: dict[str, Any], price: Price) -> float:
+    """USD of one request's API usage at ``price``."""
+    return billed_costs([usage], price)[0].cost_usd
 
 
 def our_count_label(trace: RunTrace) -> str:
@@ -77,6 +93,10 @@ def replay_status(trace: RunTrace) -> str:
         return ""
     prompt = sum((it.tokens.api_usage or {}).get("prompt_tokens") or 0 for it in trace.iterations)
     cached = sum((it.tokens.api_usage or {}).get("cached_tokens") or 0 for it in trace.iterations)
+    price, cost = run_price(trace), ""
+    if price is not None:
+        dollars = sum(billed(it.tokens.api_usage, price) for it in trace.iterations if it.tokens.api_usage)
+        cost = f", costing ${dollars:.4f} at {t.esc(price.model)} prices"
     source = t.esc(f"{replay.file or 'a transcript'} ({replay.format})")
     note = f"<br>{t.muted(t.esc(t.clip(replay.provenance, 300)))}" if replay.provenance else ""
     uncounted = (
@@ -87,7 +107,7 @@ def replay_status(trace: RunTrace) -> str:
     )
     return (
         f"<div>Replayed from <b>{source}</b>: the API's own usage {prompt:,} prompt tokens "
-        f"({cached:,} read from the cache){note}{uncounted}</div>"
+        f"({cached:,} read from the cache){cost}{note}{uncounted}</div>"
     )
 
 
