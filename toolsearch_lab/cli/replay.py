@@ -3,7 +3,9 @@ Claude Code session file) request by request: the tools in context and deferred,
 loaded, each call, and the API's usage beside this project's own count.
 
 Everything printed from the file is untrusted text: control and formatting characters (escape sequences,
-bidirectional overrides) are shown escaped, never sent to the terminal as they are.
+bidirectional overrides) are shown escaped, never sent to the terminal as they are, and a key inside it
+(a tool result, the user's text) is shown as ``***`` (:func:`~toolsearch_lab.trace.shown_trace`), with the
+``secret-hidden`` flag on the call and a note saying how many texts held one.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 from toolsearch_lab.cli.options import EXIT_OK, add_command, add_json_flag
 from toolsearch_lab.cli.terminal import terminal_safe
-from toolsearch_lab.trace import ReplaySettings, RunTrace
+from toolsearch_lab.trace import ReplaySettings, RunTrace, shown_trace
 
 NAME = "replay"
 SUMMARY = "replay a transcript (Anthropic Messages, OpenAI Responses, Claude Code session) request by request"
@@ -49,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     trace = load_transcript(
         args.file, format=None if args.format == "auto" else args.format, catalog=args.catalog
     )
+    trace = shown_trace(trace)  # what is printed: keys hidden, the counts still those of the real text
     if args.json:
         print(trace.to_json(indent=2))  # main()'s guard writes controls as JSON escapes
     else:

@@ -2,7 +2,8 @@
 
 Colour meaning is fixed across views so a room learns it once:
 toolSearchTool = violet, tools found by search = teal, newly exposed in this request = amber,
-"send everything" baseline = grey. Everything drawn from model or tool text goes through :func:`esc`.
+"send everything" baseline = grey. Everything drawn from model or tool text goes through :func:`esc`, which
+also hides every registered secret (:func:`~toolsearch_lab.secrets.scrub`): a widget is a display edge.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import html
 import math
 import re
+
+from toolsearch_lab.secrets import scrub
 
 SEARCH = "#6D28D9"  # the meta-tool toolSearchTool
 SEARCH_LIGHT = "#C4B5FD"
@@ -63,8 +66,9 @@ def no_math(markdown: str) -> str:
 
 
 def esc(text) -> str:
-    """HTML-escape untrusted text (tool descriptions, model output, tool results)."""
-    return html.escape("" if text is None else str(text), quote=True)
+    """HTML-escape untrusted text (tool descriptions, model output, tool results), registered secrets
+    hidden."""
+    return html.escape(scrub("" if text is None else str(text)), quote=True)
 
 
 def clip(text, limit: int = 400) -> str:
