@@ -1,6 +1,7 @@
-"""Hiding secrets where text leaves the package: :func:`scrub` for every text we show, log or send to a
-model, :func:`hide_keys` on top of it for text whose secrets nobody registered (a replayed transcript), and
-the log filter.
+"""Hiding secrets where text leaves the package. :func:`scrub` hides the registered secrets: what the model
+reads goes through it (a key-shaped token a tool returns may be what the model must pass on, so only what
+is registered is hidden from it). :func:`hide_keys` hides every key-shaped string on top: what a person
+sees (the terminal, widgets, error messages) and what is logged (:class:`RedactingFilter`) goes through it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Iterable
 
 from toolsearch_lab.secrets.keys import SENSITIVE_QUERY_KEYS, find_keys
 from toolsearch_lab.secrets.registry import REDACTED, Secret, register_secret, registered_pattern
-from toolsearch_lab.secrets.urls import URL_USERINFO, hide_parameters
+from toolsearch_lab.secrets.urls import HIDDEN_USERINFO, URL_USERINFO, hide_parameters
 
 __all__ = [
     "HTTP_LOGGERS",
@@ -64,7 +65,7 @@ def _hide_credential(match: re.Match[str]) -> str:
 def _hide_query(match: re.Match[str]) -> str:
     """A URL of free text with its userinfo, every query value and every ``name=value`` fragment value
     hidden; a bare fragment (``#installation``) is an anchor and stays."""
-    url = URL_USERINFO.sub(r"\1" + REDACTED + "@", match.group(0))
+    url = URL_USERINFO.sub(HIDDEN_USERINFO, match.group(0))
     rest, has_fragment, fragment = url.partition("#")
     base, has_query, query = rest.partition("?")
     shown = base + ("?" + hide_parameters(query) if has_query else "")
@@ -79,7 +80,7 @@ class RedactedError(RuntimeError):
     loop, to the model) can flag it without reading its words."""
 
     def __init__(self, message: str = "") -> None:
-        shown = scrub(message)
+        shown = hide_keys(message)
         super().__init__(shown)
         self.secret_hidden = shown != message
 
@@ -102,15 +103,17 @@ def scrub(text: str, secrets: Iterable[str | Secret | None] = (), *, hide_querie
     text = _AUTH_SCHEME.sub(_hide_credential, text)
     if hide_queries:
         return _URL.sub(_hide_query, text)
-    text = URL_USERINFO.sub(r"\1" + REDACTED + "@", text)
+    text = URL_USERINFO.sub(HIDDEN_USERINFO, text)
     return _SENSITIVE_PARAMETER.sub(r"\1" + REDACTED, text)
 
 
-def hide_keys(text: str) -> str:
-    """``text`` through :func:`scrub`, with every key-shaped string in it
-    (:func:`~toolsearch_lab.secrets.keys.find_keys`) hidden too: for text whose secrets were never
-    registered, such as a replayed transcript."""
-    text = scrub(text)
+def hide_keys(text: str, secrets: Iterable[str | Secret | None] = (), *, hide_queries: bool = False) -> str:
+    """``text`` through :func:`scrub` (with ``secrets`` and ``hide_queries``), and every key-shaped string
+    in it (:func:`~toolsearch_lab.secrets.keys.find_keys`) hidden too: for text shown to a person or
+    logged, whose keys nobody may have registered (a replayed transcript, a server's error)."""
+    text = scrub(text, secrets, hide_queries=hide_queries)
+    if not text:
+        return text
     keys = find_keys(text)
     if not keys:
         return text
@@ -126,21 +129,21 @@ def hide_keys(text: str) -> str:
 
 
 class RedactingFilter(logging.Filter):
-    """Rewrites a record's message (with its arguments) and its traceback text through :func:`scrub`, every
-    query value of a URL included. It never drops a record."""
+    """Rewrites a record's message (with its arguments) and its traceback text through :func:`hide_keys`,
+    every query value of a URL included. It never drops a record."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             message = record.getMessage()
         except (TypeError, ValueError):  # a malformed record is the logger's problem, not ours to hide
             return True
-        cleaned = scrub(message, hide_queries=True)
+        cleaned = hide_keys(message, hide_queries=True)
         if cleaned != message:
             record.msg, record.args = cleaned, None
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
-            record.exc_text = scrub(record.exc_text, hide_queries=True)
+            record.exc_text = hide_keys(record.exc_text, hide_queries=True)
         return True
 
 

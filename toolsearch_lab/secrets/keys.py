@@ -149,10 +149,13 @@ _KEYWORD = (
     r"authorization|bearer)(?![a-z0-9])"
 )
 _AFTER_KEYWORD = r"""["']?\s{0,3}(?::|=>?|\s(?i:is|was)\s|\s)\s{0,3}["']?(?i:bearer\s+)?"""
-_FORMATS = re.compile(
-    _ALNUM_BEFORE + "(?:" + "|".join(f"(?P<k{i}>{f.pattern})" for i, f in enumerate(KEY_FORMATS)) + ")"
-)
-_AFTER_A_KEYWORD = re.compile(_KEYWORD + _AFTER_KEYWORD + r"(?P<token>[A-Za-z0-9_+/=~-]{12,})")
+# One alternation without groups (named groups make the regex engine several times slower); which format a
+# match is, is asked of the few matches found.
+_FORMATS = re.compile(_ALNUM_BEFORE + "(?:" + "|".join(f.pattern for f in KEY_FORMATS) + ")")
+_EACH_FORMAT = [(f.name, re.compile(f.pattern)) for f in KEY_FORMATS]
+# A token that may be a credential: 12+ characters of the base64/URL-safe alphabets (padding at the end).
+_TOKEN = re.compile(r"(?<![A-Za-z0-9_+/~-])[A-Za-z0-9_+/~-]{12,}={0,2}")
+_KEYWORD_BEFORE = re.compile(_KEYWORD + _AFTER_KEYWORD + r"\Z")
 HIGH_ENTROPY_BITS = 3.0
 
 
@@ -177,16 +180,22 @@ def high_entropy(token: str) -> bool:
 def find_keys(text: str) -> list[KeyMatch]:
     """Every key-shaped string of ``text`` (see the module docstring), left to right, none overlapping:
     the issued formats first, then high-entropy tokens after a keyword outside them."""
-    found = [
-        KeyMatch(m.start(), m.end(), KEY_FORMATS[int(str(m.lastgroup)[1:])].name)
-        for m in _FORMATS.finditer(text)
-    ]
+    found = [KeyMatch(m.start(), m.end(), _format_of(m.group(0))) for m in _FORMATS.finditer(text)]
     taken = [(k.start, k.end) for k in found]
-    for match in _AFTER_A_KEYWORD.finditer(text):
-        start, end = match.span("token")
-        if high_entropy(match.group("token")) and not any(s < end and start < e for s, e in taken):
+    # Tokens first, then the words before each: long random-looking tokens are rare in text, keywords not.
+    for match in _TOKEN.finditer(text):
+        start, end = match.span()
+        if (
+            high_entropy(match.group(0))
+            and _KEYWORD_BEFORE.search(text, max(0, start - 48), start)
+            and not any(s < end and start < e for s, e in taken)
+        ):
             found.append(KeyMatch(start, end, "after-keyword"))
     return sorted(found, key=lambda k: k.start)
+
+
+def _format_of(key: str) -> str:
+    return next(name for name, pattern in _EACH_FORMAT if pattern.fullmatch(key))
 
 
 def is_key(value: str) -> bool:
@@ -324,10 +333,14 @@ def argument_secrets(args: Sequence[str]) -> list[str]:
 
 
 def shown_arguments(words: Sequence[str]) -> list[str]:
-    """A command line to show: ``words`` with every secret value of :func:`argument_secrets` as ``***``,
-    however short (``--token=***``, ``--api-key ***``)."""
-    secrets = sorted(argument_secrets(words), key=len, reverse=True)
-    if not secrets:
-        return list(words)
-    pattern = re.compile("|".join(re.escape(s) for s in secrets))
-    return [pattern.sub(REDACTED, word) for word in words]
+    """A command line to show: a word that is a secret of :func:`argument_secrets` as ``***``, however
+    short, and so the value of a ``name=value`` word (``--token=***``); a key inside a longer word is
+    registered, so :func:`~toolsearch_lab.secrets.scrub` hides it where the line is shown."""
+    secrets = set(argument_secrets(words))
+    shown = []
+    for word in words:
+        name, equals, value = word.partition("=")
+        shown.append(
+            REDACTED if word in secrets else f"{name}={REDACTED}" if equals and value in secrets else word
+        )
+    return shown

@@ -28,6 +28,7 @@ __all__ = [
     "register_secret",
     "registered_pattern",
     "registered_secret_count",
+    "spellings",
 ]
 
 REDACTED = "***"
@@ -50,9 +51,9 @@ class _Registry:
         self._pattern: re.Pattern[str] | None = None
 
     def add(self, value: str) -> None:
-        spellings = _spellings(value)
+        forms = spellings(value)
         with self.lock:
-            fresh = [s for s in spellings if s not in self.values]
+            fresh = [s for s in forms if s not in self.values]
             for spelling in fresh:
                 self.values[spelling] = None
             if fresh:
@@ -65,7 +66,7 @@ class _Registry:
             return self._pattern
 
 
-def _spellings(value: str) -> list[str]:
+def spellings(value: str) -> list[str]:
     """The forms a value takes in text we emit: as is, percent-encoded or decoded (URLs, log lines) and
     JSON-escaped (a trace, a tool result holding it inside a JSON string). Only those long enough."""
     forms = {

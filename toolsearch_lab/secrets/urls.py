@@ -30,7 +30,9 @@ __all__ = [
 ]
 
 _ANY_PARAMETER = re.compile(r"([?&;]|^)([^=&#;]*)=([^&#;]*)")
-URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@?#]*@")
+# The userinfo of a URL in text, after its scheme's "://" (searched from the "://": a fast literal).
+URL_USERINFO = re.compile(r"(?<=[A-Za-z0-9+.-])://[^/\s@?#]*@")
+HIDDEN_USERINFO = "://" + REDACTED + "@"
 
 
 # Headers whose values are protocol settings, never credentials: not registered (their values, such as
@@ -113,7 +115,7 @@ def redact_url(url: str | None) -> str | None:
     not ``name=value`` becomes ``#***``. Names stay, so the URL still says what it holds."""
     if url is None:
         return None
-    text = URL_USERINFO.sub(r"\1" + REDACTED + "@", url)
+    text = URL_USERINFO.sub(HIDDEN_USERINFO, url)
     base, has_query, rest = text.partition("?")
     query, has_fragment, fragment = (rest if has_query else base).partition("#")
     if not has_query:
