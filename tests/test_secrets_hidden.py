@@ -14,19 +14,17 @@ import json
 import logging
 import random
 import re
+from pathlib import Path
 
 import pytest
-from hostile_support import HOSTILE, PY
+from hostile_support import HOSTILE, PY, search_then_call
 from key_samples import ALNUM, sample_keys
 
 from toolsearch_lab.catalog.container import CatalogError
 from toolsearch_lab.catalog.mcp import McpConnection, McpToolError
 from toolsearch_lab.catalog.mcp_config import load_mcp_config
 from toolsearch_lab.cli.main import main
-from toolsearch_lab.index.regex import RegexToolIndex
-from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.model import Tool
-from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall
 from toolsearch_lab.secrets import (
     KEY_FORMATS,
     LONG_SECRET_CHARS,
@@ -46,20 +44,17 @@ from toolsearch_lab.secrets.registry import spellings
 from toolsearch_lab.trace import RunTrace, shown_trace
 
 KEYS = sample_keys()
-# Credentials of no issued format, after a word that says what they are: (text, the credential in it).
+# Credentials of no issued format, after a word that says what they are (or in a URL's userinfo).
 BASIC = base64.b64encode(b"deploy:pa55word-prod").decode()
-AFTER_KEYWORDS = {
-    "assignment": ("api_key=Zx81kLmq92PpQrT7", "Zx81kLmq92PpQrT7"),
-    "json": ('"password": "hunter2-Xq9-correct-horse"', "hunter2-Xq9-correct-horse"),
-    "camel case": ("clientSecret: 9fJ2kQ7xLm4pR8sT", "9fJ2kQ7xLm4pR8sT"),
-    "prose": ("the session token is a1B2c3D4e5F6g7H8i9", "a1B2c3D4e5F6g7H8i9"),
-    "bearer": ("Authorization: Bearer opaque-7Fq2Lp9xK3mZ", "opaque-7Fq2Lp9xK3mZ"),
-    "basic": ("Authorization: Basic " + BASIC, BASIC),
-    "userinfo": (
-        "cloning https://deploy:ghs-token-88x7@git.example.com/org/repo.git",
-        "deploy:ghs-token-88x7",
-    ),
-}
+AFTER_KEYWORDS = [  # (text, the credential in it)
+    ("api_key=Zx81kLmq92PpQrT7", "Zx81kLmq92PpQrT7"),
+    ('"password": "hunter2-Xq9-correct-horse"', "hunter2-Xq9-correct-horse"),
+    ("clientSecret: 9fJ2kQ7xLm4pR8sT", "9fJ2kQ7xLm4pR8sT"),
+    ("the session token is a1B2c3D4e5F6g7H8i9", "a1B2c3D4e5F6g7H8i9"),
+    ("Authorization: Bearer opaque-7Fq2Lp9xK3mZ", "opaque-7Fq2Lp9xK3mZ"),
+    ("Authorization: Basic " + BASIC, BASIC),
+    ("cloning https://deploy:ghs-token-88x7@git.example.com/org/repo.git", "deploy:ghs-token-88x7"),
+]
 # Text that looks like a key to a careless detector, and a config's ordinary values.
 LOOK_ALIKES = [
     "request 550e8400-e29b-41d4-a716-446655440000 failed",
@@ -96,9 +91,8 @@ def test_a_key_in_an_error_message_or_a_log_line_is_hidden(name, caplog):
     assert key not in caplog.text and "https://api.example.com/v1" in caplog.text
 
 
-@pytest.mark.parametrize("case", sorted(AFTER_KEYWORDS))
-def test_a_credential_after_a_word_that_names_it_is_hidden(case):
-    text, secret = AFTER_KEYWORDS[case]
+@pytest.mark.parametrize(("text", "secret"), AFTER_KEYWORDS)
+def test_a_credential_after_a_word_that_names_it_is_hidden(text, secret):
     shown = hide_keys(text)
     assert secret not in shown and "***" in shown
     assert shown.replace("***", secret) == text  # nothing else changed
@@ -133,8 +127,8 @@ def test_no_key_of_a_replayed_log_reaches_the_json_the_table_or_the_stepper(tmp_
     from toolsearch_lab.ui.stepper import IterationStepper
     from toolsearch_lab.ui.stepper_panels import details_html
 
-    secrets = [*KEYS.values(), *(secret for _, secret in AFTER_KEYWORDS.values())]
-    planted = "\n".join([*KEYS.values(), *(text for text, _ in AFTER_KEYWORDS.values()), *LOOK_ALIKES])
+    secrets = [*KEYS.values(), *(secret for _, secret in AFTER_KEYWORDS)]
+    planted = "\n".join([*KEYS.values(), *(text for text, _ in AFTER_KEYWORDS), *LOOK_ALIKES])
     path = _transcript_with_keys(tmp_path, planted)
     trace = load_transcript(path)
     assert KEYS["openai"] in trace.user_request  # the data is the log's, exact
@@ -279,15 +273,7 @@ def test_a_tool_error_that_hid_a_secret_is_flagged_for_the_model():
     def deploy() -> str:
         raise McpToolError("MCP tool 'deploy' reported an error: bad token tok-registered-0123456789")
 
-    turns = [
-        AssistantTurn(None, [ToolCall("s", "toolSearchTool", '{"query": "deploy"}')]),
-        AssistantTurn(None, [ToolCall("c", "deploy", "{}")]),
-        AssistantTurn("done"),
-    ]
-    tools = [Tool("deploy", "deploy it", function=deploy)]
-    result = ToolSearchAdvisor(RegexToolIndex()).run(
-        ScriptedModel(turns), [{"role": "user", "content": "x"}], tools, session_id="s"
-    )
+    result = search_then_call([Tool("deploy", "deploy it", function=deploy)], "deploy", "deploy")
     call = result.trace.iterations[1].tool_calls[0]
     assert call.flags == ["secret-hidden"] and "tok-registered" not in call.result
 
@@ -295,15 +281,8 @@ def test_a_tool_error_that_hid_a_secret_is_flagged_for_the_model():
 def test_a_key_shaped_token_a_tool_returns_reaches_the_model_unless_registered():
     # a login tool's session token may be what the model must pass on: only registered values are hidden
     token = KEYS["jwt"]
-    turns = [
-        AssistantTurn(None, [ToolCall("s", "toolSearchTool", '{"query": "login"}')]),
-        AssistantTurn(None, [ToolCall("c", "login", "{}")]),
-        AssistantTurn("done"),
-    ]
     tools = [Tool("login", "log in and get a session token", function=lambda: token)]
-    result = ToolSearchAdvisor(RegexToolIndex()).run(
-        ScriptedModel(turns), [{"role": "user", "content": "x"}], tools, session_id="s"
-    )
+    result = search_then_call(tools, "login", "login")
     assert result.trace.iterations[1].tool_calls[0].result == token
 
 

@@ -13,19 +13,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
-from hostile_support import cli, free_port, http_server
+from hostile_support import cli, free_port, http_server, installed, search_then_call
 from key_samples import sample_keys
 
 from toolsearch_lab.catalog.live import connect_mcp_config
 from toolsearch_lab.catalog.mcp_config import load_mcp_config
-from toolsearch_lab.index.regex import RegexToolIndex
-from toolsearch_lab.loop.advisor import ToolSearchAdvisor
-from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall
 from toolsearch_lab.secrets import scrub
 
 pytestmark = pytest.mark.slow
@@ -55,28 +50,14 @@ SECRETS = {
 FROM_FILE = {"AWS_ACCESS_KEY_ID": KEYS["aws-access-key-id"], "HF_TOKEN": KEYS["huggingface"]}
 
 
-def _program(variable: str, *parts: str) -> str:
-    folder = os.environ.get(variable, "")
-    found = Path(folder, *parts) if folder else None
-    if found is None or not found.exists():
-        located = shutil.which(parts[-1]) if variable == "TOOLSEARCH_LAB_MCP_BIN" else None
-        if located:
-            return located
-        reason = f"{parts[-1]} is not installed (${variable}; .ci/run installs it)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI=true but {reason}")
-        pytest.skip(reason)
-    return str(found)
-
-
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
     """The config, the environment the CLI runs in, and the Excel server running behind its token."""
     base = tmp_path_factory.mktemp("env-heavy")
-    git = _program("TOOLSEARCH_LAB_MCP_BIN", "mcp-server-git")
-    time_server = _program("TOOLSEARCH_LAB_MCP_BIN", "mcp-server-time")
-    word = _program("TOOLSEARCH_LAB_MCP_SERVERS", "office-word-mcp-server", "bin", "word_mcp_server")
-    excel = _program("TOOLSEARCH_LAB_MCP_SERVERS", "excel-mcp-server", "bin", "excel-mcp-server")
+    git = installed("TOOLSEARCH_LAB_MCP_BIN", "mcp-server-git")
+    time_server = installed("TOOLSEARCH_LAB_MCP_BIN", "mcp-server-time")
+    word = installed("TOOLSEARCH_LAB_MCP_SERVERS", "office-word-mcp-server", "bin", "word_mcp_server")
+    excel = installed("TOOLSEARCH_LAB_MCP_SERVERS", "excel-mcp-server", "bin", "excel-mcp-server")
     repo = base / "repo"
     repo.mkdir()
     run = {"cwd": repo, "check": True, "capture_output": True}
@@ -167,13 +148,11 @@ def _live(setup):
 
 def test_a_tool_result_reaches_the_model_unaltered_when_it_holds_no_key(setup):
     with _live(setup) as live:
-        turns = [
-            AssistantTurn(None, [ToolCall("s", "toolSearchTool", '{"query": "current time timezone"}')]),
-            AssistantTurn(None, [ToolCall("c", "get_current_time", '{"timezone": "Europe/Amsterdam"}')]),
-            AssistantTurn("done"),
-        ]
-        result = ToolSearchAdvisor(RegexToolIndex()).run(
-            ScriptedModel(turns), [{"role": "user", "content": "time?"}], list(live.catalog), session_id="s"
+        result = search_then_call(
+            list(live.catalog),
+            "current time timezone",
+            "get_current_time",
+            '{"timezone": "Europe/Amsterdam"}',
         )
     call = result.trace.iterations[1].tool_calls[0]
     assert call.name == "get_current_time" and call.failure is None, call.result

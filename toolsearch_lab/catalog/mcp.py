@@ -23,12 +23,13 @@ record costs only itself. The listing is bounded (:data:`MAX_LIST_PAGES` pages, 
 characters, a cursor the server repeats ends it); what the server printed on stdout that is not JSON-RPC
 is counted and named instead of filling the terminal (:mod:`toolsearch_lab.catalog.mcp_wire`).
 
-Secrets: every ``env`` and ``headers`` value and the URL are held as :class:`~toolsearch_lab.secrets.Secret`
-s, so the connection keeps no plain copy (``vars()`` shows ``'***'``). What is registered, and so hidden from
-every message, stderr tail and log line, is what is a secret (:mod:`toolsearch_lab.secrets.keys`): header
-values, URL userinfo, an ``env`` value whose name says so or that is key-shaped (a ``Secret`` passed in
-``env``, or a value in ``secrets``, is one whatever its name), and the secret values written in ``args``. A
-tool's result is returned as the server sent it: the loop hides secrets from what the model reads.
+Secrets: every ``env`` and ``headers`` value and the URL are held in a
+:class:`~toolsearch_lab.secrets.Secret`, so the connection keeps no plain copy (``vars()`` shows ``'***'``).
+What is registered, and so hidden from every message, stderr tail and log line, is what is a secret
+(:mod:`toolsearch_lab.secrets.keys`): header values, URL userinfo, an ``env`` value whose name says so or that
+is key-shaped (a ``Secret`` passed in ``env``, or a value in ``secrets``, is one whatever its name), and the
+secret values written in ``args``. A tool's result is returned as the server sent it: the loop hides secrets
+from what the model reads.
 
 This module knows nothing of catalogs: :mod:`toolsearch_lab.catalog.live` (``connect_mcp_stdio``,
 ``connect_mcp_config``, ``catalog_from_connection``) turns a connection's :meth:`McpConnection.tool_records`

@@ -59,80 +59,47 @@ class KeyFormat:
 
 # Anchored on the left so that a prefix inside a longer word ("task-…" for "sk-") is no key.
 _ALNUM_BEFORE = r"(?<![A-Za-z0-9])"
+# Each issuer's format: its name, the pattern of one whole key, and where the issuer documents its prefix.
+_FORMAT_TABLE = r"""
+anthropic             sk-ant-[a-z]{2,8}\d{2}-[A-Za-z0-9_-]{20,}  docs.anthropic.com api overview
+openai                sk-(?!ant-)(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}  platform.openai.com api-reference
+github                gh[pousr]_[A-Za-z0-9]{36,251}  github.blog 2021-04-05 token formats
+github-fine-grained   github_pat_[A-Za-z0-9_]{22,}  docs.github.com access tokens
+gitlab                gl(?:pat|dt|rt|ptt|ft|soat|cbt|oas)-[A-Za-z0-9_-]{20,}  docs.gitlab.com token prefixes
+slack                 xox[abposre]-[A-Za-z0-9-]{10,}  api.slack.com token types
+slack-app             xapp-\d-[A-Za-z0-9-]{10,}  api.slack.com token types
+aws-access-key-id     (?:AKIA|ASIA)[A-Z2-7]{16}(?![A-Za-z0-9])  docs.aws.amazon.com IAM, unique ID prefixes
+google-api-key        AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])  cloud.google.com api keys
+google-oauth-token    ya29\.[0-9A-Za-z_-]{20,}  developers.google.com oauth2
+google-client-secret  GOCSPX-[A-Za-z0-9_-]{20,}  developers.google.com oauth2
+stripe                (?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,}  docs.stripe.com/keys
+stripe-webhook        whsec_[A-Za-z0-9+/=]{24,}  docs.stripe.com/webhooks
+huggingface           hf_[A-Za-z0-9]{30,}  huggingface.co/docs security-tokens
+jwt                   eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*  RFC 7519 (JWS compact form)
+npm                   npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])  github.blog 2021-09-23 npm tokens
+pypi                  pypi-AgE[A-Za-z0-9_-]{40,}  pypi.org/help/#apitoken
+groq                  gsk_[A-Za-z0-9]{40,}  console.groq.com api keys
+xai                   xai-[A-Za-z0-9]{60,}  docs.x.ai
+perplexity            pplx-[A-Za-z0-9]{40,}  docs.perplexity.ai
+replicate             r8_[A-Za-z0-9]{37}(?![A-Za-z0-9])  replicate.com/docs api tokens
+tavily                tvly-(?:dev-|prod-)?[A-Za-z0-9]{24,}  docs.tavily.com
+linear                lin_api_[A-Za-z0-9]{40}(?![A-Za-z0-9])  linear.app/developers
+notion                (?:ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43}(?![A-Za-z0-9]))  developers.notion.com
+sendgrid              SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}  docs.sendgrid.com api keys
+digitalocean          do[opr]_v1_[a-f0-9]{64}  docs.digitalocean.com tokens
+databricks            dapi[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])  docs.databricks.com tokens
+docker-hub            dckr_pat_[A-Za-z0-9_-]{27,}  docs.docker.com access tokens
+shopify               shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}  shopify.dev auth
+atlassian             ATATT3[A-Za-z0-9_=-]{50,}  support.atlassian.com api tokens
+figma                 figd_[A-Za-z0-9_-]{40,}  figma.com/developers access tokens
+hashicorp-vault       hv[sb]\.[A-Za-z0-9_-]{24,}  developer.hashicorp.com/vault tokens
+postman               PMAK-[a-f0-9]{24}-[a-f0-9]{34}  learning.postman.com api keys
+"""
 KEY_FORMATS: tuple[KeyFormat, ...] = (
-    KeyFormat(
-        "anthropic", r"sk-ant-[a-z]{2,8}\d{2}-[A-Za-z0-9_-]{20,}", "docs.anthropic.com/en/api/overview"
+    *(
+        KeyFormat(*re.split(r"\s{2,}", line.strip(), maxsplit=2))
+        for line in _FORMAT_TABLE.strip().splitlines()
     ),
-    KeyFormat(
-        "openai",
-        r"sk-(?!ant-)(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}",  # sk-proj-, sk-svcacct-, sk-admin- too
-        "platform.openai.com/docs/api-reference/authentication",
-    ),
-    KeyFormat(
-        "github", r"gh[pousr]_[A-Za-z0-9]{36,251}", "github.blog/2021-04-05 authentication token formats"
-    ),
-    KeyFormat(
-        "github-fine-grained", r"github_pat_[A-Za-z0-9_]{22,}", "docs.github.com personal access tokens"
-    ),
-    KeyFormat(
-        "gitlab",
-        r"gl(?:pat|dt|rt|ptt|ft|soat|imt|cbt|oas|agent)-[A-Za-z0-9_-]{20,}",
-        "docs.gitlab.com/ee/security/tokens/#token-prefixes",
-    ),
-    KeyFormat("slack", r"xox[abposre]-[A-Za-z0-9-]{10,}", "api.slack.com/authentication/token-types"),
-    KeyFormat("slack-app", r"xapp-\d-[A-Za-z0-9-]{10,}", "api.slack.com/authentication/token-types"),
-    KeyFormat(
-        "aws-access-key-id",
-        r"(?:AKIA|ASIA)[A-Z2-7]{16}(?![A-Za-z0-9])",
-        "docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html#identifiers-unique-ids",
-    ),
-    KeyFormat(
-        "google-api-key",
-        r"AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])",
-        "cloud.google.com/docs/authentication/api-keys",
-    ),
-    KeyFormat(
-        "google-oauth-token", r"ya29\.[0-9A-Za-z_-]{20,}", "developers.google.com/identity/protocols/oauth2"
-    ),
-    KeyFormat(
-        "google-client-secret",
-        r"GOCSPX-[A-Za-z0-9_-]{20,}",
-        "developers.google.com/identity/protocols/oauth2",
-    ),
-    KeyFormat("stripe", r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,}", "docs.stripe.com/keys"),
-    KeyFormat("stripe-webhook", r"whsec_[A-Za-z0-9+/=]{24,}", "docs.stripe.com/webhooks"),
-    KeyFormat("huggingface", r"hf_[A-Za-z0-9]{30,}", "huggingface.co/docs/hub/security-tokens"),
-    KeyFormat(
-        "jwt", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*", "RFC 7519 (JWS compact form)"
-    ),
-    KeyFormat("npm", r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])", "github.blog/2021-09-23 npm token format"),
-    KeyFormat("pypi", r"pypi-AgE[A-Za-z0-9_-]{40,}", "pypi.org/help/#apitoken"),
-    KeyFormat("groq", r"gsk_[A-Za-z0-9]{40,}", "console.groq.com/docs/api-keys"),
-    KeyFormat("xai", r"xai-[A-Za-z0-9]{60,}", "docs.x.ai/docs/overview"),
-    KeyFormat("perplexity", r"pplx-[A-Za-z0-9]{40,}", "docs.perplexity.ai"),
-    KeyFormat(
-        "replicate", r"r8_[A-Za-z0-9]{37}(?![A-Za-z0-9])", "replicate.com/docs/topics/security/api-tokens"
-    ),
-    KeyFormat("tavily", r"tvly-(?:dev-|prod-)?[A-Za-z0-9]{24,}", "docs.tavily.com"),
-    KeyFormat("linear", r"lin_api_[A-Za-z0-9]{40}(?![A-Za-z0-9])", "linear.app/developers"),
-    KeyFormat(
-        "notion", r"(?:ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43}(?![A-Za-z0-9]))", "developers.notion.com"
-    ),
-    KeyFormat("sendgrid", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", "docs.sendgrid.com api keys"),
-    KeyFormat("digitalocean", r"do[opr]_v1_[a-f0-9]{64}", "docs.digitalocean.com personal access tokens"),
-    KeyFormat(
-        "databricks", r"dapi[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])", "docs.databricks.com personal access tokens"
-    ),
-    KeyFormat(
-        "docker-hub", r"dckr_pat_[A-Za-z0-9_-]{27,}", "docs.docker.com/security/for-developers/access-tokens"
-    ),
-    KeyFormat("shopify", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", "shopify.dev/docs/apps/auth"),
-    KeyFormat("atlassian", r"ATATT3[A-Za-z0-9_=-]{50,}", "support.atlassian.com api tokens"),
-    KeyFormat("figma", r"figd_[A-Za-z0-9_-]{40,}", "figma.com/developers/api#access-tokens"),
-    KeyFormat(
-        "hashicorp-vault", r"hv[sb]\.[A-Za-z0-9_-]{24,}", "developer.hashicorp.com/vault/docs/concepts/tokens"
-    ),
-    KeyFormat("postman", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}", "learning.postman.com api keys"),
     KeyFormat(
         "private-key",
         r"-----BEGIN[A-Z ]{0,20} PRIVATE KEY(?: BLOCK)?-----[\s\S]{1,20000}?"

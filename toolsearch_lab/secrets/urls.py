@@ -29,15 +29,13 @@ __all__ = [
     "url_secret",
 ]
 
+# Headers whose values are protocol settings, never credentials: not registered (their values, such as
+# "application/json", would otherwise be hidden from every text). Every other header value is registered.
+PLAIN_HEADERS = frozenset({"accept", "accept-language", "content-type", "user-agent", "mcp-protocol-version"})
 _ANY_PARAMETER = re.compile(r"([?&;]|^)([^=&#;]*)=([^&#;]*)")
 # The userinfo of a URL in text, after its scheme's "://" (searched from the "://": a fast literal).
 URL_USERINFO = re.compile(r"(?<=[A-Za-z0-9+.-])://[^/\s@?#]*@")
 HIDDEN_USERINFO = "://" + REDACTED + "@"
-
-
-# Headers whose values are protocol settings, never credentials: not registered (their values, such as
-# "application/json", would otherwise be hidden from every text). Every other header value is registered.
-PLAIN_HEADERS = frozenset({"accept", "accept-language", "content-type", "user-agent", "mcp-protocol-version"})
 
 
 def header_secret(name: str, value: str) -> Secret:
