@@ -54,7 +54,8 @@ def leaks() -> dict[str, bool]:
         hostile_http("ok,echo-header", token_env="RT", env={"RT": SECRET}) as url,
         McpConnection(url=f"{url}?token={SECRET}", headers=headers) as c,
     ):
-        found["HTTP tool echoing the Authorization header"] = SECRET in c.call_tool("echo_auth")
+        # the result is data (as the server sent it); what is shown or sent to a model is scrubbed
+        found["HTTP tool echoing the Authorization header, shown"] = SECRET in scrub(c.call_tool("echo_auth"))
     logging.getLogger().removeHandler(handler)
     logging.getLogger().setLevel(logging.WARNING)
     found["httpx / mcp log lines"] = SECRET in log.getvalue()
@@ -76,7 +77,9 @@ def leaks() -> dict[str, bool]:
             "snapshot", "--mcp-config", str(config), "-o", f"{tmp}/s.json", env={"T": SECRET}
         )
         found["CLI output"] = SECRET in out + err
-        found["snapshot file"] = SECRET in Path(f"{tmp}/s.json").read_text(encoding="utf-8")
+        # the tools are kept as the server sent them (issue 48); the command line is the lab's own text
+        snapshot = json.loads(Path(f"{tmp}/s.json").read_text(encoding="utf-8"))
+        found["snapshot's command line"] = SECRET in json.dumps(snapshot["servers"])
     return found
 
 

@@ -71,6 +71,45 @@ def hostile_http(modes: str, *, token_env: str | None = None, env: dict | None =
         yield f"http://127.0.0.1:{port}/mcp"
 
 
+def installed(variable: str, *parts: str) -> str:
+    """A real server's program under the folder ``$variable`` names (``.ci/run`` installs them there; for
+    ``TOOLSEARCH_LAB_MCP_BIN`` the ``PATH`` too): its path, else the test skips with the reason, or fails
+    under ``CI=true``."""
+    import shutil
+
+    import pytest
+
+    folder = os.environ.get(variable, "")
+    path = Path(folder, *parts) if folder else None
+    if path is not None and path.exists():
+        return str(path)
+    found = shutil.which(parts[-1]) if variable == "TOOLSEARCH_LAB_MCP_BIN" else None
+    if found:
+        return found
+    reason = f"{parts[-1]} is not installed in ${variable} (.ci/run installs it)"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"CI=true but {reason}")
+    pytest.skip(reason)
+
+
+def search_then_call(tools: list, query: str, name: str, arguments: str = "{}"):
+    """An advisor run (regex index) whose scripted model searches for ``query``, calls ``name`` with
+    ``arguments`` and answers: its :class:`~toolsearch_lab.loop.run.RunResult`."""
+    from toolsearch_lab.index.regex import RegexToolIndex
+    from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+    from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall
+
+    turns = [
+        AssistantTurn(None, [ToolCall("s", "toolSearchTool", json.dumps({"query": query}))]),
+        AssistantTurn(None, [ToolCall("c", name, arguments)]),
+        AssistantTurn("done"),
+    ]
+    model = ScriptedModel(turns)
+    return ToolSearchAdvisor(RegexToolIndex()).run(
+        model, [{"role": "user", "content": query}], tools, session_id="s"
+    )
+
+
 def cli(*argv: str, env: dict | None = None, timeout: float = 300, stdin: str | None = None):
     """``toolsearch-lab ARGV`` in a subprocess: (exit code, stdout, stderr)."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}

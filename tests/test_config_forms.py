@@ -13,6 +13,7 @@ from hostile_support import HOSTILE, PY, cli, stdio, write_config
 from toolsearch_lab.catalog.container import CatalogError, load_catalog
 from toolsearch_lab.catalog.live import connect_mcp_config
 from toolsearch_lab.catalog.mcp_config import load_mcp_config
+from toolsearch_lab.secrets import scrub
 
 SECRET = "envfile-SECRET-4b8d1e"
 
@@ -40,9 +41,10 @@ def test_a_variable_without_a_default_must_be_set(tmp_path):
         load_mcp_config(config, environ={})
 
 
-def test_vs_codes_env_file_reaches_the_server_and_its_values_stay_hidden(tmp_path):
+def test_vs_codes_env_file_reaches_the_server_and_its_secrets_stay_hidden(tmp_path):
     (tmp_path / ".env").write_text(
-        f'# a comment\nexport FROM_FILE={SECRET}\nQUOTED="a b c"\nBOTH=file\n', encoding="utf-8"
+        f'# a comment\nexport API_TOKEN={SECRET}\nQUOTED="a b c"\nBOTH=file\nTZ=Europe/Amsterdam\n',
+        encoding="utf-8",
     )
     config = write_config(
         tmp_path / "mcp.json",
@@ -50,11 +52,13 @@ def test_vs_codes_env_file_reaches_the_server_and_its_values_stay_hidden(tmp_pat
         key="servers",
     )
     parsed = load_mcp_config(config).servers[0]
-    assert sorted(parsed.env) == ["BOTH", "FROM_FILE", "QUOTED"] and SECRET not in repr(parsed)
+    assert sorted(parsed.env) == ["API_TOKEN", "BOTH", "QUOTED", "TZ"] and SECRET not in repr(parsed)
     with connect_mcp_config(config, timeout=10) as servers:
         echo = servers.catalog.get("echo_env").function
         assert echo(name="QUOTED") == "a b c" and echo(name="BOTH") == "env"  # env wins over the file
-        assert echo(name="FROM_FILE") == "***"  # it reached the server; what comes back is scrubbed
+        # it reached the server, comes back as data, and is a secret by its name wherever it is shown
+        assert echo(name="API_TOKEN") == SECRET and scrub(f"token {SECRET}") == "token ***"
+        assert scrub("local timezone Europe/Amsterdam") == "local timezone Europe/Amsterdam"  # no secret
     broken = write_config(tmp_path / "b.json", {"s": {**stdio("ok"), "envFile": "missing.env"}})
     with pytest.raises(CatalogError, match=r"'envFile' .*missing.env.* cannot be read"):
         load_mcp_config(broken)

@@ -19,6 +19,7 @@ from toolsearch_lab.catalog.live import connect_mcp_config
 from toolsearch_lab.catalog.mcp_config import load_mcp_config
 from toolsearch_lab.catalog.merge import PROVIDER_NAME_PATTERN, merge_catalogs, qualified_name
 from toolsearch_lab.model import Tool
+from toolsearch_lab.secrets import scrub
 
 SERVER = str(Path(__file__).with_name("mcp_test_server.py"))
 TOKEN = "tok-" + "0123456789abcdef-secret"
@@ -142,9 +143,10 @@ def test_two_servers_with_the_same_tools_load_side_by_side_and_calls_reach_each(
         assert catalog.get("alpha__add").function(a=2, b=3) == "5"
         assert catalog.get("beta__echo_env").function(name="WHO") == "beta"
         assert catalog.get("alpha__echo_env").function(name="WHO") == "<unset>"
-        # passed on request (the server has it: it echoes something, not "<unset>"), and hidden by value
-        # in what the tool returns: a secret never travels on to a model or a trace
-        assert catalog.get("alpha__echo_env").function(name="MY_TOKEN") == "***"
+        # passed on request (the server has it, and echoes it back as data), and registered by its name:
+        # hidden wherever it is shown or sent to a model
+        echoed = catalog.get("alpha__echo_env").function(name="MY_TOKEN")
+        assert echoed == TOKEN and scrub(echoed) == "***"
         assert TOKEN not in repr(servers.connections) and TOKEN not in str(catalog.source)
         assert TOKEN not in repr(servers)
 

@@ -9,11 +9,9 @@ office-word-mcp-server over stdio, which prints lines on stdout before it speaks
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pytest
-from hostile_support import cli, free_port, http_server, write_config
+from hostile_support import cli, free_port, http_server, installed, write_config
 
 pytestmark = pytest.mark.slow  # real servers, installed by .ci/run: the slow tier
 
@@ -21,14 +19,7 @@ SECRET = "excel-bearer-9d2f7c41aa"
 
 
 def _program(package: str, program: str) -> str:
-    folder = os.environ.get("TOOLSEARCH_LAB_MCP_SERVERS", "")
-    path = Path(folder) / package / "bin" / program
-    if not folder or not path.exists():
-        reason = f"{package} is not installed in $TOOLSEARCH_LAB_MCP_SERVERS (.ci/run installs it)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI=true but {reason}")
-        pytest.skip(reason)
-    return str(path)
+    return installed("TOOLSEARCH_LAB_MCP_SERVERS", package, "bin", program)
 
 
 @pytest.fixture(scope="module")

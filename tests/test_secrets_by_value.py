@@ -97,15 +97,18 @@ def test_a_tool_echoing_an_env_value_or_a_header_sends_no_secret_to_the_model_or
         )
         _clean(result.trace.to_json(), "trace")
         _clean(json.dumps(result.messages), "messages to the model")
-        assert result.trace.iterations[1].tool_calls[0].result == "***"  # the server had it, and echoed it
+        call = result.trace.iterations[1].tool_calls[0]
+        assert call.result == "***"  # the server had it, and echoed it: the model read *** instead
+        assert call.flags == ["secret-hidden"]  # and the record says so (an MCP result, issue 48)
         _clean(repr(vars(servers.connections["raw"])), "vars(McpConnection)")
     with (
         hostile_http("ok,echo-header", token_env="RAW_TOKEN", env={"RAW_TOKEN": SECRET}) as url,
         McpConnection(url=url, headers={"Authorization": f"Bearer {SECRET}"}, timeout=10) as connection,
     ):
         echoed = connection.call_tool("echo_auth")
-        assert echoed == "authorization=*** query="  # the header's whole value is a registered secret
-        _clean(echoed + repr(vars(connection)), "HTTP echo")
+        assert echoed == f"authorization=Bearer {SECRET} query="  # data: as the server sent it
+        assert scrub(echoed) == "authorization=*** query="  # shown: the header's value is a registered secret
+        _clean(repr(vars(connection)), "vars(McpConnection)")
 
 
 @pytest.mark.slow
@@ -141,12 +144,17 @@ def test_terminal_safe_leaves_no_control_and_keeps_json_valid(text):
 
 
 @pytest.mark.slow
-def test_a_snapshot_holds_no_secret_a_server_put_in_a_description(tmp_path):
-    # the server is handed the token (as an argument here) and writes it into a tool's description
+def test_a_snapshot_keeps_what_the_server_sent_and_hides_the_secret_in_its_command_line(tmp_path):
+    # The server is handed the token (as an argument) and writes it into a tool's description. A snapshot is
+    # data (issue 48): it holds the description as sent. The command line it records is the lab's own text,
+    # and hides the token, as does everything the command prints.
     config = write_config(tmp_path / "mcp.json", {"leaky": stdio("desc=key:${DOCS_TOKEN}")})
     out = tmp_path / "snap.json"
-    code, _, err = cli("snapshot", "--mcp-config", str(config), "-o", str(out), env={"DOCS_TOKEN": SECRET})
+    code, printed, err = cli(
+        "snapshot", "--mcp-config", str(config), "-o", str(out), env={"DOCS_TOKEN": SECRET}
+    )
     assert code == 0, err
-    snapshot = out.read_text(encoding="utf-8")
-    _clean(snapshot, "snapshot")
-    assert "key:***" in snapshot
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert any(f"key:{SECRET}" in t["description"] for t in document["tools"])
+    assert "desc=key:***" in document["servers"]["leaky"]["command"]
+    _clean(json.dumps(document["servers"]) + printed + err, "the snapshot's command line and the CLI output")

@@ -23,9 +23,13 @@ record costs only itself. The listing is bounded (:data:`MAX_LIST_PAGES` pages, 
 characters, a cursor the server repeats ends it); what the server printed on stdout that is not JSON-RPC
 is counted and named instead of filling the terminal (:mod:`toolsearch_lab.catalog.mcp_wire`).
 
-Secrets: every ``env`` and ``headers`` value and every part of the URL that can hold one (userinfo, every
-query value) is a :class:`~toolsearch_lab.secrets.Secret`, registered, and scrubbed from every message,
-stderr tail, log line and tool result; the connection keeps no plain copy (``vars()`` shows ``'***'``).
+Secrets: every ``env`` and ``headers`` value and the URL are held in a
+:class:`~toolsearch_lab.secrets.Secret`, so the connection keeps no plain copy (``vars()`` shows ``'***'``).
+What is registered, and so hidden from every message, stderr tail and log line, is what is a secret
+(:mod:`toolsearch_lab.secrets.keys`): header values, URL userinfo, an ``env`` value whose name says so or that
+is key-shaped (a ``Secret`` passed in ``env``, or a value in ``secrets``, is one whatever its name), and the
+secret values written in ``args``. A tool's result is returned as the server sent it: the loop hides secrets
+from what the model reads.
 
 This module knows nothing of catalogs: :mod:`toolsearch_lab.catalog.live` (``connect_mcp_stdio``,
 ``connect_mcp_config``, ``catalog_from_connection``) turns a connection's :meth:`McpConnection.tool_records`
@@ -63,11 +67,15 @@ from toolsearch_lab.catalog.mcp_wire import (
     watched_http_client,
 )
 from toolsearch_lab.secrets import (
+    RedactedError,
     Secret,
+    argument_secrets,
     header_secret,
     install_log_redaction,
     redact_url,
     scrub,
+    setting_secret,
+    shown_arguments,
     url_secret,
 )
 
@@ -96,9 +104,9 @@ _GRACE_SECONDS = 5.0
 _T = TypeVar("_T")  # what a request run on the connection's loop returns
 
 
-class McpToolError(RuntimeError):
+class McpToolError(RedactedError):
     """An MCP server could not be started, reached, or it reported a tool error. The message says which
-    server (command) and which tool."""
+    server (command) and which tool, with secrets hidden (``secret_hidden`` says whether one was)."""
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:
@@ -146,14 +154,14 @@ class McpConnection:
         self,
         command: str | None = None,
         args: Sequence[str] = (),
-        env: Mapping[str, str] | None = None,
+        env: Mapping[str, str | Secret] | None = None,
         *,
         cwd: str | None = None,
         url: str | None = None,
         headers: Mapping[str, str] | None = None,
         transport: str | None = None,
         name: str | None = None,
-        secrets: Sequence[Secret] = (),
+        secrets: Sequence[str | Secret] = (),
         timeout: float = 30.0,
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT_S,
         max_restarts: int = 1,
@@ -175,14 +183,20 @@ class McpConnection:
         self.url = redact_url(url)
         self.timeout = float(timeout)
         self.startup_timeout = float(startup_timeout)
-        # Header values, env values, the URL's userinfo and query values, and whatever the caller says came
-        # from the environment may hold tokens: each is a Secret (registered, so scrub hides it everywhere),
-        # and no plain copy is kept: the SDK's parameters are built when the transport opens.
+        # Header values, env values, the URL and what the caller marks are held as Secrets, those that are
+        # secrets registered (see the module docstring); no plain copy is kept: the SDK's parameters are
+        # built when the transport opens.
         self._headers = {str(k): header_secret(str(k), str(v)) for k, v in (headers or {}).items()}
-        self._env = {str(k): Secret(str(v)) for k, v in (env or {}).items()}
+        self._env = {
+            str(k): setting_secret(str(k), v if isinstance(v, Secret) else str(v))
+            for k, v in (env or {}).items()
+        }
         self._cwd = cwd
-        self._secrets = [*secrets, *self._env.values()]
-        where = " ".join([command, *self.args]) if command is not None else str(self.url)
+        self._secrets = [
+            *(s if isinstance(s, Secret) else Secret(str(s)) for s in secrets),
+            *(Secret(v) for v in argument_secrets(self.args)),
+        ]
+        where = " ".join(shown_arguments([command, *self.args])) if command is not None else str(self.url)
         where = self._scrub(where)
         self.name = name
         self.label = where if name is None else f"{name} ({where})"
@@ -214,8 +228,7 @@ class McpConnection:
             tail = self._stderr_tail()
             self.close()
             raise McpToolError(
-                self._scrub(f"MCP server {self.label!r} did not start within {self.startup_timeout:g} s")
-                + tail
+                f"MCP server {self.label!r} did not start within {self.startup_timeout:g} s" + tail
             )
         if self._startup_error is not None:
             tail = self._stderr_tail()
@@ -223,9 +236,7 @@ class McpConnection:
             reasons = self._wire.http_reason() or "; ".join(
                 f"{type(e).__name__}: {e}" for e in _leaves(self._startup_error)
             )
-            raise McpToolError(
-                self._scrub(f"MCP server {self.label!r} failed to start: {reasons}{tail}")
-            ) from None
+            raise McpToolError(f"MCP server {self.label!r} failed to start: {reasons}{tail}") from None
 
     def _restart(self, why: str) -> str:
         """Start the server again after it died (at most ``max_restarts`` times): what to tell the caller."""
@@ -243,7 +254,7 @@ class McpConnection:
         return f"; the server was restarted ({len(self.restarts)} of {self.max_restarts}): call again"
 
     def _scrub(self, message: str) -> str:
-        return scrub(message, self._secrets, hide_queries=True)
+        return scrub(message, self._secrets)
 
     def _open_transport(self) -> Any:
         """The SDK's transport context manager, yielding ``(read, write)`` streams."""
@@ -319,11 +330,11 @@ class McpConnection:
             if code == -32000:  # the process is gone: ``alive`` stops saying True, and it gets one restart
                 self._server_gone = True
                 message += self._restart(f"{what}: {reason}")
-            raise McpToolError(self._scrub(message)) from None
+            raise McpToolError(message) from None
         except Exception as exc:
             problem = f"{type(exc).__name__}: {exc}"
             raise McpToolError(
-                self._scrub(f"MCP server {self.label!r}: {what} failed: {problem}{self._stderr_tail()}")
+                f"MCP server {self.label!r}: {what} failed: {problem}{self._stderr_tail()}"
             ) from None
 
     def listing(self) -> ToolListing:
@@ -391,8 +402,8 @@ class McpConnection:
         result = self._run(
             lambda s: s.call_tool(name, args, read_timeout_seconds=self.timeout), f"tool {name!r}"
         )
-        # A result may echo a header or env value (a token): scrubbed before anyone reads it.
-        text = scrub(result_to_text(result), self._secrets)
+        # The result as the server sent it (data); its error message is shown, so McpToolError hides secrets.
+        text = result_to_text(result)
         if result.is_error:
             raise McpToolError(f"MCP tool {name!r} reported an error: {text or '(no message)'}")
         return text
@@ -443,7 +454,8 @@ class McpConnection:
         return f"McpConnection({self.label!r}, {'alive' if self.alive else 'closed'})"
 
     def _stderr_tail(self, lines: int = 8) -> str:
-        """The last lines the server wrote on stderr, scrubbed (a server may print its own token)."""
+        """The last lines the server wrote on stderr, for an :class:`McpToolError`'s message, which hides any
+        secret in them (a server may print its own token)."""
         if self.command is None:
             return ""
         try:
@@ -452,8 +464,7 @@ class McpConnection:
             tail = self._stderr.read().strip().splitlines()[-lines:]
         except (OSError, ValueError):
             return ""
-        text = "\nserver stderr (last lines):\n  " + "\n  ".join(tail) if tail else ""
-        return self._scrub(text)
+        return "\nserver stderr (last lines):\n  " + "\n  ".join(tail) if tail else ""
 
 
 @contextlib.asynccontextmanager

@@ -19,9 +19,13 @@ the server's ``env`` (``env`` wins on a name both give); a missing file is an er
 disagreeing is an error. A key named twice anywhere in the file is refused by name, since JSON would keep
 the last one silently. Other keys a server entry may carry are listed in ``McpConfig.ignored``.
 
-Values that came from the environment, and every ``env`` and ``headers`` value, are held as
-:class:`~toolsearch_lab.secrets.Secret`, so a config's repr, the catalog's source and error messages never
-show them.
+Every ``env`` and ``headers`` value is held as a :class:`~toolsearch_lab.secrets.Secret`, so a config's
+repr never shows it. What is *registered* as a secret (hidden from everything the lab shows, logs or sends
+to a model, :mod:`toolsearch_lab.secrets`) is only what is one: every header value (but ``Accept``,
+``Content-Type``…), URL userinfo, an ``env``/``envFile`` value or a ``${VAR}`` whose name says so or whose
+value is key-shaped, the secret values written in ``args`` (``--token VALUE``, a key), and the variables
+an entry marks with ``"secrets": ["NAME", …]`` (``env``/``envFile`` names or ``${NAME}`` variables). A
+timezone, a region or a path in ``env`` stays visible, and the server's answers are never altered.
 """
 
 from __future__ import annotations
@@ -37,7 +41,16 @@ from typing import TYPE_CHECKING, Any
 from toolsearch_lab.catalog.errors import CatalogError
 from toolsearch_lab.jsonlimits import DuplicateKeyError, JsonLimitError, loads_unique
 from toolsearch_lab.schema import MAX_CATALOG_DEPTH
-from toolsearch_lab.secrets import Secret, header_secret, redact_url, scrub, url_secret
+from toolsearch_lab.secrets import (
+    Secret,
+    argument_secrets,
+    header_secret,
+    redact_url,
+    scrub,
+    setting_secret,
+    shown_arguments,
+    url_secret,
+)
 
 if TYPE_CHECKING:
     from toolsearch_lab.catalog.mcp import McpConnection
@@ -47,7 +60,7 @@ __all__ = ["McpConfig", "McpServerConfig", "load_mcp_config"]
 _VARIABLE = re.compile(r"\$\{([^}]*)\}")
 # The keys a server entry may have that this loader reads or knows to be harmless (client-side settings).
 _KNOWN_KEYS = frozenset(
-    {"type", "transport", "command", "args", "env", "envFile", "cwd", "url", "headers", "disabled"}
+    {"type", "transport", "command", "args", "env", "envFile", "cwd", "url", "headers", "disabled", "secrets"}
     | {"autoApprove", "alwaysAllow", "timeout", "description", "name", "gallery", "version", "dev"}
 )
 _TRANSPORT_ALIASES = {
@@ -72,7 +85,8 @@ class McpServerConfig:
     cwd: str | None = None
     url: Secret | None = None
     headers: Mapping[str, Secret] = field(default_factory=dict)
-    # Every value substituted from the environment: scrubbed from the connection's label and messages.
+    # The registered secrets that are not env or header values: ${VAR}s that are secrets and the secret
+    # values written in args, hidden from the connection's label and messages.
     secrets: tuple[Secret, ...] = field(default=(), repr=False)
 
     def __repr__(self) -> str:
@@ -87,7 +101,7 @@ class McpServerConfig:
 
     @property
     def shown_command(self) -> str:
-        return scrub(" ".join([self.command or "", *self.args]).strip(), self.secrets)
+        return scrub(" ".join(shown_arguments([self.command or "", *self.args])).strip(), self.secrets)
 
     def connect(
         self, *, timeout: float = 30.0, startup_timeout: float | None = None, pass_env: Iterable[str] = ()
@@ -98,8 +112,8 @@ class McpServerConfig:
         from toolsearch_lab.catalog import mcp
 
         startup = mcp.DEFAULT_STARTUP_TIMEOUT_S if startup_timeout is None else startup_timeout
-        env = {name: os.environ[name] for name in pass_env if name in os.environ}
-        env.update({k: v.reveal() for k, v in self.env.items()})
+        env: dict[str, str | Secret] = {name: os.environ[name] for name in pass_env if name in os.environ}
+        env.update(self.env)  # Secrets as the config decided them: registered or not
         return mcp.McpConnection(
             self.command,
             self.args,
@@ -189,12 +203,18 @@ def _server(
     name: str, entry: Mapping[str, Any], where: str, variables: dict[str, str], environ: Mapping[str, str]
 ) -> McpServerConfig:
     substituted: list[Secret] = []
+    marked = _marked(entry, where)
+    names: set[str] = set()  # the variables the entry uses: what "secrets" may name
 
     def text(field_name: str, value: Any) -> str:
         if not isinstance(value, str):
             raise CatalogError(f"{where}: {field_name!r} must be a string, got {type(value).__name__}")
         expanded, from_env = _expand(value, f"{where}: {field_name!r}", variables, environ)
-        substituted.extend(Secret(v) for v in from_env if v)
+        names.update(from_env)
+        for var, found in from_env.items():
+            secret = setting_secret(var, found, marked=var in marked)
+            if secret.registered:
+                substituted.append(secret)
         return expanded
 
     transport = _transport(entry, where)
@@ -210,11 +230,15 @@ def _server(
         cwd = entry.get("cwd")
         command = text("command", entry["command"])
         arguments = tuple(text(f"args[{i}]", a) for i, a in enumerate(args))
-        environment = {}
+        substituted.extend(Secret(v) for v in argument_secrets(arguments))
+        environment: dict[str, Secret] = {}
         if "envFile" in entry:
-            environment = _env_file(text("envFile", entry["envFile"]), where, variables)
-        environment.update({str(k): Secret(text(f"env.{k}", v)) for k, v in env.items()})
+            for var, value in _env_file(text("envFile", entry["envFile"]), where, variables).items():
+                environment[var] = setting_secret(var, value, marked=var in marked)
+        for var, value in env.items():
+            environment[str(var)] = setting_secret(str(var), text(f"env.{var}", value), marked=var in marked)
         directory = text("cwd", cwd) if cwd is not None else None
+        _check_marked(marked, names | set(environment), where)
         return McpServerConfig(
             name, "stdio", command, arguments, environment, directory, secrets=tuple(substituted)
         )
@@ -225,6 +249,7 @@ def _server(
         raise CatalogError(f"{where}: 'headers' must be an object, got {type(headers).__name__}")
     url = url_secret(text("url", entry["url"]))
     fields = {str(k): header_secret(str(k), text(f"headers.{k}", v)) for k, v in headers.items()}
+    _check_marked(marked, names, where)
     return McpServerConfig(name, transport, url=url, headers=fields, secrets=tuple(substituted))
 
 
@@ -245,9 +270,29 @@ def _transport(entry: Mapping[str, Any], where: str) -> str:
     return next(iter(declared.values()), "http" if "url" in entry else "stdio")
 
 
-def _env_file(path_text: str, where: str, variables: dict[str, str]) -> dict[str, Secret]:
+def _marked(entry: Mapping[str, Any], where: str) -> frozenset[str]:
+    """The variables an entry marks as secrets (``"secrets": ["NAME", ...]``), whatever their names."""
+    names = entry.get("secrets", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise CatalogError(
+            f"{where}: 'secrets' must be a list of variable names (env, envFile or ${{NAME}}), "
+            f"got {names!r:.80}"
+        )
+    return frozenset(names)
+
+
+def _check_marked(marked: frozenset[str], names: set[str], where: str) -> None:
+    unknown = sorted(marked - names)
+    if unknown:
+        raise CatalogError(
+            f"{where}: 'secrets' names {unknown[0]!r}, which is no env or envFile entry and no ${{VAR}} of "
+            f"this server; it uses {', '.join(sorted(names)) or 'none'}"
+        )
+
+
+def _env_file(path_text: str, where: str, variables: dict[str, str]) -> dict[str, str]:
     """VS Code's ``envFile``: ``NAME=value`` lines (``export`` allowed, ``#`` comments, one pair of
-    quotes stripped), each value a :class:`Secret`. Relative paths are from the workspace folder."""
+    quotes stripped). Relative paths are from the workspace folder."""
     path = Path(path_text).expanduser()
     if not path.is_absolute():
         path = Path(variables["workspaceFolder"]) / path
@@ -255,7 +300,7 @@ def _env_file(path_text: str, where: str, variables: dict[str, str]) -> dict[str
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise CatalogError(f"{where}: 'envFile' {str(path)!r} cannot be read ({exc})") from None
-    values: dict[str, Secret] = {}
+    values: dict[str, str] = {}
     for number, line in enumerate(lines, 1):
         line = line.strip()
         if not line or line.startswith("#"):
@@ -266,15 +311,16 @@ def _env_file(path_text: str, where: str, variables: dict[str, str]) -> dict[str
             raise CatalogError(f"{where}: 'envFile' {str(path)!r} line {number} is not NAME=value")
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
-        values[name] = Secret(value)
+        values[name] = value
     return values
 
 
 def _expand(
     value: str, where: str, variables: dict[str, str], environ: Mapping[str, str]
-) -> tuple[str, list[str]]:
-    """``value`` with its ``${…}`` variables replaced, and the values that came from the environment."""
-    from_env: list[str] = []
+) -> tuple[str, dict[str, str]]:
+    """``value`` with its ``${…}`` variables replaced, and the values that came from the environment (or
+    a default written in the config), by variable name."""
+    from_env: dict[str, str] = {}
 
     def replace(match: re.Match[str]) -> str:
         ref = match.group(1).strip()
@@ -290,10 +336,11 @@ def _expand(
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", var):
             raise CatalogError(f"{where}: {match.group(0)} is not a variable this loader knows")
         if not environ.get(var) and has_default:
-            return default  # written in the config itself: not a secret
+            from_env[var] = default  # written in the config itself, but a key there is a key all the same
+            return default
         if var not in environ:
             raise CatalogError(f"{where}: environment variable {var!r} is not set (used as {match.group(0)})")
-        from_env.append(environ[var])
+        from_env[var] = environ[var]
         return environ[var]
 
     return _VARIABLE.sub(replace, value), from_env

@@ -119,14 +119,7 @@ def live_config(args: argparse.Namespace) -> McpConfig | None:
     values = _env_values(args.env)
     if values:
         servers = [
-            dataclasses.replace(
-                s,
-                env={**s.env, **values},
-                secrets=(*s.secrets, *values.values()),
-            )
-            if s.transport == "stdio"
-            else s
-            for s in servers
+            dataclasses.replace(s, env={**s.env, **values}) if s.transport == "stdio" else s for s in servers
         ]
     # A one-server config keeps its file as the source; otherwise the files and commands, joined.
     return McpConfig(tuple(servers), " + ".join(source) if len(source) > 1 else source[0])
@@ -145,7 +138,7 @@ def pass_env(args: argparse.Namespace) -> list[str]:
 
 
 def _env_values(entries: Sequence[str]) -> dict:
-    from toolsearch_lab.secrets import Secret
+    from toolsearch_lab.secrets import setting_secret
 
     values = {}
     for entry in entries:
@@ -154,7 +147,7 @@ def _env_values(entries: Sequence[str]) -> dict:
         name, value = entry.split("=", 1)
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise ValueError(f"--env {name}=...: {name!r} is not a variable name (letters, digits, _)")
-        values[name] = Secret(value)
+        values[name] = setting_secret(name, value)  # registered when its name or shape says it is one
     return values
 
 

@@ -5,7 +5,9 @@ call (a failed one with what it answered), the API's usage beside this project's
 request cost at the run's model's price.
 
 Everything printed from the file is untrusted text: control and formatting characters (escape sequences,
-bidirectional overrides) are shown escaped, never sent to the terminal as they are.
+bidirectional overrides) are shown escaped, never sent to the terminal as they are, and a key inside it
+(a tool result, the user's text) is shown as ``***`` (:func:`~toolsearch_lab.trace.shown_trace`), with the
+``secret-hidden`` flag on the call and a note saying how many texts held one.
 """
 
 from __future__ import annotations
@@ -16,7 +18,14 @@ from typing import TYPE_CHECKING, Any, get_args
 from toolsearch_lab.cli.options import EXIT_OK, add_command, add_json_flag
 from toolsearch_lab.cli.replay_compare import add_compare_options, run_compare
 from toolsearch_lab.cli.terminal import safe
-from toolsearch_lab.trace import Iteration, ReplaySettings, RunTrace, SearchRecord, TranscriptFormat
+from toolsearch_lab.trace import (
+    Iteration,
+    ReplaySettings,
+    RunTrace,
+    SearchRecord,
+    TranscriptFormat,
+    shown_trace,
+)
 
 if TYPE_CHECKING:
     from toolsearch_lab.eval.cost import Price
@@ -62,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     trace = load_transcript(
         args.file, format=None if args.format == "auto" else args.format, catalog=args.catalog
     )
+    trace = shown_trace(trace)  # what is printed: keys hidden, the counts still those of the real text
     if args.json:
         print(trace.to_json(indent=2))  # main()'s guard writes controls as JSON escapes
     else:

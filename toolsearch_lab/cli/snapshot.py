@@ -12,8 +12,11 @@ a wrapper that says where it came from::
                 "server": "<server>", "serverTool": "<name on the server, when it was qualified>"}, ...]}
 
 ``load_catalog`` (``--catalog FILE`` of every command) reads it like any ``{"tools": [...]}`` document and
-keeps each tool's server in ``catalog.origins``. No ``env`` or ``headers`` value is written, and command
-lines and URLs are shown with the values that came from the environment scrubbed.
+keeps each tool's server in ``catalog.origins``. Each record is the server's ``tools/list`` record byte for
+byte (a snapshot is data: a timezone in a description stays, and so would a secret a server chose to write
+there; every command shows it with registered secrets hidden). No ``env`` or ``headers`` value is written,
+and command lines and URLs are written with their secrets hidden (the secret values in ``args``, userinfo,
+query values).
 """
 
 from __future__ import annotations
@@ -53,7 +56,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     from toolsearch_lab.atomic import write_text
-    from toolsearch_lab.secrets import scrub
 
     config = live_config(args)
     if config is None:
@@ -61,8 +63,7 @@ def run(args: argparse.Namespace) -> int:
     with ExitStack() as stack:
         servers = open_servers(config, args, stack, command=NAME)
         document = snapshot_document(servers, {s.name: s for s in config.servers}, config.source)
-    # A server may put a secret it was given into a description: every registered value is hidden.
-    write_text(args.output, scrub(json.dumps(document, indent=2, ensure_ascii=False)) + "\n")
+    write_text(args.output, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     servers = document["servers"]
     print(
         f"wrote {args.output}: {len(document['tools'])} tools from {len(servers)} "

@@ -5,7 +5,8 @@ A tool description holding ``ESC ]0;…`` sets the window title, ``ESC [2J`` cle
 right-to-left override reorders what follows, and ``ESC ]8;;`` makes a hyperlink that hides its target.
 :func:`terminal_safe` replaces every such character by its visible ``\\uXXXX`` escape (the same escape JSON
 uses, so JSON output stays valid JSON with the same values). :func:`guarded_output` puts it, and
-:func:`~toolsearch_lab.secrets.scrub` of every registered secret, in front of ``sys.stdout`` and
+:func:`~toolsearch_lab.secrets.hide_keys` (every registered secret and key-shaped string), in front of
+``sys.stdout`` and
 ``sys.stderr`` for the whole of a command: the one helper every printer of the CLI goes through, whichever
 printer it is.
 """
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from typing import Any, TextIO, cast
 
 from toolsearch_lab.compat import wrapped_std_streams
-from toolsearch_lab.secrets import scrub
+from toolsearch_lab.secrets import hide_keys
 
 __all__ = ["guarded_output", "safe", "terminal_safe"]
 
@@ -52,7 +53,7 @@ class _Guarded:
         self._keep_cr = keep_carriage_return
 
     def write(self, text: str) -> int:
-        self._stream.write(terminal_safe(scrub(text), keep_carriage_return=self._keep_cr))
+        self._stream.write(terminal_safe(hide_keys(text), keep_carriage_return=self._keep_cr))
         return len(text)
 
     def __getattr__(self, name: str) -> Any:  # flush, isatty, encoding, fileno...

@@ -15,8 +15,8 @@ from toolsearch_lab.embed.base import EmbeddingError, check_texts, l2_normalise
 from toolsearch_lab.secrets import (
     BaseUrl,
     Secret,
+    hide_keys,
     install_log_redaction,
-    scrub,
 )
 from toolsearch_lab.trace import RetryRecord, note_retry
 
@@ -103,7 +103,7 @@ class OpenAIEmbedder:
         return self.base_url or "api.openai.com"
 
     def _redact(self, message: str) -> str:
-        return scrub(message, (self._api_key, *(self._url.secrets if self._url is not None else ())))
+        return hide_keys(message, (self._api_key, *(self._url.secrets if self._url is not None else ())))
 
     def _get_client(self) -> Any:
         with self._lock:

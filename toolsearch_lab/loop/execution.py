@@ -9,9 +9,11 @@ A tool runs in a worker thread with a deadline (``AdvisorSettings.tool_timeout``
 gives no answer in time becomes an error result saying so, and the run goes on. Python cannot stop a
 thread, so the late call finishes (or hangs) in the background, its result dropped. A result must be text
 or JSON data (dict, list, str, number, bool, None): bytes, sets, generators and other objects are refused
-by name rather than sent as a ``repr`` with a memory address. Every result and error is scrubbed of the
-registered secrets (:mod:`toolsearch_lab.secrets`) before it is cut, so no part of a secret survives the
-cut, and checked for text that looks like injected instructions (:mod:`~toolsearch_lab.loop.result_flags`).
+by name rather than sent as a ``repr`` with a memory address. The model is a reader like a person: every
+result and error it reads has the registered secrets hidden (:mod:`toolsearch_lab.secrets`), before the cut
+so that no part of a secret survives it, and flagged ``secret-hidden`` where one was (an error that hid its
+own, :class:`~toolsearch_lab.secrets.RedactedError`, too); each is checked for text that looks like
+injected instructions (:mod:`~toolsearch_lab.loop.result_flags`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from toolsearch_lab.jsonlimits import JsonLimitError, dumps_checked
 from toolsearch_lab.loop.result_flags import SECRET_HIDDEN, injection_flags
 from toolsearch_lab.loop.search_tool import MAX_ARGUMENT_DEPTH
 from toolsearch_lab.model import Tool
-from toolsearch_lab.secrets import scrub
+from toolsearch_lab.secrets import RedactedError, scrub
 from toolsearch_lab.trace import FailureKind
 from toolsearch_lab.wire import error_result
 
@@ -49,8 +51,8 @@ MAX_RESULT_DEPTH = MAX_ARGUMENT_DEPTH
 
 @dataclass
 class ToolOutcome:
-    """What one tool call gave the model: ``content`` (bounded, scrubbed), ``error`` (None, or why it is an
-    error result or was cut), ``failure`` (why it is an error result; None: it is the tool's result) and
+    """What one tool call gave the model: ``content`` (bounded, secrets hidden), ``error`` (None, or why it
+    is an error result or was cut), ``failure`` (why it is an error result; None: it is the tool's result) and
     ``flags`` (:mod:`~toolsearch_lab.loop.result_flags`)."""
 
     content: str
@@ -146,7 +148,9 @@ def run_tool(
         )
         return _outcome(message, max_chars, FailureKind.TOOL_TIMEOUT)
     except BaseException as exc:  # noqa: BLE001  (see the docstring: every tool failure is a result)
-        return _outcome(f"{tool.name} raised {describe_exception(exc)}", max_chars, FailureKind.TOOL_RAISED)
+        hid = isinstance(exc, RedactedError) and exc.secret_hidden
+        message = f"{tool.name} raised {describe_exception(exc)}"
+        return _outcome(message, max_chars, FailureKind.TOOL_RAISED, secret_hidden=hid)
     try:
         content = value if isinstance(value, str) else dumps_checked(value, MAX_RESULT_DEPTH, strict=True)
     except KeyboardInterrupt:
@@ -196,10 +200,13 @@ def _not_json(name: str, value: Any, exc: JsonLimitError) -> str:
     return f"{name} returned a {kind} the model cannot read: {exc}"
 
 
-def _outcome(text: str, max_chars: int, failure: FailureKind | None = None) -> ToolOutcome:
-    """Scrub, flag and bound ``text`` (a result, or the message of a ``failure``)."""
+def _outcome(
+    text: str, max_chars: int, failure: FailureKind | None = None, *, secret_hidden: bool = False
+) -> ToolOutcome:
+    """Scrub, flag and bound ``text`` (a result, or the message of a ``failure``); ``secret_hidden``: a
+    secret was hidden from it already."""
     clean = scrub(text)
-    flags = ([SECRET_HIDDEN] if clean != text else []) + injection_flags(clean)
+    flags = ([SECRET_HIDDEN] if secret_hidden or clean != text else []) + injection_flags(clean)
     if failure is not None:
         content, message = bounded_error(clean, max_chars)
         return ToolOutcome(content, message, flags, failure)

@@ -1,6 +1,9 @@
 """Flags on a tool result, for the trace and the stepper: text that looks like instructions injected into
-the conversation, and secrets hidden before the model saw the result. The result itself is not rewritten
-for the first (the model still reads what the tool returned, and a person can judge it); a secret is.
+the conversation, and secrets hidden. The result itself is not rewritten for the first (the model still
+reads what the tool returned, and a person can judge it); a secret is, because the model is a reader like
+a person: the trace keeps the result as the model read it (``secret-hidden``: the tool returned a
+registered secret there). A replayed run's view flags the records it showed with a key-shaped string
+hidden (:func:`toolsearch_lab.trace.shown_trace`); the transcript itself keeps them.
 
 A tool's output is data, but a web page, a file or an issue body can carry text written for a model: a
 closing ``</tool_result>`` followed by a ``<system>`` block, a chat template's special tokens, or "ignore
@@ -11,19 +14,21 @@ from __future__ import annotations
 
 import re
 
+from toolsearch_lab.secrets import SECRET_HIDDEN
+
 __all__ = ["FLAG_TEXT", "SECRET_HIDDEN", "injection_flags"]
 
 ROLE_TAG = "injection:role-tag"
 TEMPLATE_TOKEN = "injection:template-token"
 OVERRIDE = "injection:override-instructions"
-SECRET_HIDDEN = "secret-hidden"
 
 # What each flag means, for people (the stepper, docs/reliability.md).
 FLAG_TEXT = {
     ROLE_TAG: "opens or closes a conversation tag (tool_result, system, assistant...) inside the result",
     TEMPLATE_TOKEN: "holds a chat template's special token (<|im_start|>, [INST], <<SYS>>...)",
     OVERRIDE: "tells the model to ignore or replace its instructions",
-    SECRET_HIDDEN: "held a registered secret, hidden (***) before the model saw it",
+    SECRET_HIDDEN: "held a secret, shown as ***: a registered one the model never saw, or (a replayed "
+    "run) a key-shaped string the log itself keeps",
 }
 
 _ROLES = (

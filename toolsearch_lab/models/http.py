@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, ClassVar
 
-from toolsearch_lab.secrets import REDACTED, BaseUrl, Secret, scrub
+from toolsearch_lab.secrets import REDACTED, BaseUrl, Secret, hide_keys
 from toolsearch_lab.trace import RetryRecord
 
 __all__ = [
@@ -130,7 +130,7 @@ class HttpChatModel:
 
     def _scrub(self, text: str) -> str:
         """Text from the server or the SDK without the key, URL credentials or any bearer token."""
-        return scrub(text, (self._api_key, *(self._url.secrets if self._url is not None else ())))
+        return hide_keys(text, (self._api_key, *(self._url.secrets if self._url is not None else ())))
 
 
 class ModelError(RuntimeError):

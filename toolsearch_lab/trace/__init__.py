@@ -1,11 +1,13 @@
 """The run trace: the contract between the advisor loop (and the transcript readers) and every visual.
 
 Plain dataclasses that round-trip through JSON exactly (``RunTrace.from_json(t.to_json()) == t``). Nothing
-secret goes in: the loop records tool names, arguments, results, token counts, retries and timings, never API
-keys, URLs with credentials or HTTP headers. Every fact a view branches on is a typed field: where the trace
-came from (``RunTrace.source``, and a replay's settings in ``RunTrace.replay``), why the run stopped
-(:data:`StopReason`), why a tool call got an error result (:class:`FailureKind`), what happened to the
-session (:data:`SessionReason`); the words beside them are for people.
+secret goes in: the loop records tool names, arguments, results (as the model read them: registered secrets
+hidden), token counts, retries and timings, never API keys, URLs with credentials or HTTP headers. A replayed
+run holds its log's texts as they are; :func:`shown_trace` is its copy to show. Every fact a view branches on
+is a typed field: where the trace came from (``RunTrace.source``, and a replay's settings in
+``RunTrace.replay``), why the run stopped (:data:`StopReason`), why a tool call got an error result
+(:class:`FailureKind`), what happened to the session (:data:`SessionReason`); the words beside them are for
+people.
 
 Iterations are numbered from 1 (``Iteration.number``), as the CLI, the widgets and the docs show them.
 A conversation (:class:`~toolsearch_lab.loop.conversation.Conversation`) is one trace too: its iterations
@@ -17,7 +19,8 @@ Traces written by earlier versions load in the current shape (:func:`~toolsearch
 
 The parts: :mod:`.records` (one request: tokens, searches, tool calls, retries), :mod:`.turns` (stop
 reasons, session events, graded steps, conversation turns), :mod:`.source` (where a trace came from),
-:mod:`.run` (the :class:`RunTrace`) and :mod:`.codec` (JSON).
+:mod:`.run` (the :class:`RunTrace`), :mod:`.codec` (JSON) and :mod:`.shown` (a copy to show, secrets
+hidden).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from toolsearch_lab.trace.records import (
     recording_retries,
 )
 from toolsearch_lab.trace.run import RunTrace
+from toolsearch_lab.trace.shown import shown_trace
 from toolsearch_lab.trace.source import (
     CHAT_COMPLETIONS_COUNT,
     Provider,
@@ -91,4 +95,5 @@ __all__ = [
     "TurnRecord",
     "note_retry",
     "recording_retries",
+    "shown_trace",
 ]

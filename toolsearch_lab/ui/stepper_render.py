@@ -7,9 +7,10 @@ tools and deferred tools (:mod:`.stepper_replay`).
 
 from __future__ import annotations
 
+import weakref
 from itertools import accumulate
 
-from toolsearch_lab.trace import Iteration, RunTrace
+from toolsearch_lab.trace import Iteration, RunTrace, shown_trace
 from toolsearch_lab.ui import stepper_replay as replay, theme as t
 
 # Trace order of the tools figure; update_figure relies on it never changing.
@@ -29,13 +30,22 @@ ROW_PX = 30
 
 
 def trace_of(run) -> RunTrace:
-    """A ScenarioRun, a RunResult or a bare RunTrace → the RunTrace."""
-    if isinstance(run, RunTrace):
-        return run
-    inner = getattr(run, "trace", None)
-    if isinstance(inner, RunTrace):
-        return inner
-    raise TypeError(f"expected a RunTrace or an object with .trace, got {type(run).__name__}")
+    """A ScenarioRun, a RunResult or a bare RunTrace → the RunTrace to show: a replayed run's is its copy
+    with every key-shaped string hidden (:func:`~toolsearch_lab.trace.shown_trace`), made once per trace."""
+    trace = run if isinstance(run, RunTrace) else getattr(run, "trace", None)
+    if not isinstance(trace, RunTrace):
+        raise TypeError(f"expected a RunTrace or an object with .trace, got {type(run).__name__}")
+    if trace.source != "replay":
+        return trace
+    held = _SHOWN.get(id(trace))
+    if held is None or held[0]() is not trace:
+        held = _SHOWN[id(trace)] = (weakref.ref(trace), shown_trace(trace))
+        weakref.finalize(trace, _SHOWN.pop, id(trace), None)
+    return held[1]
+
+
+# id(replayed trace) -> (the trace, its copy to show); an entry leaves when its trace is collected.
+_SHOWN: dict[int, tuple[weakref.ref[RunTrace], RunTrace]] = {}
 
 
 def tool_rows(trace: RunTrace) -> list[str]:

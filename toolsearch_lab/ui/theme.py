@@ -2,7 +2,9 @@
 
 Colour meaning is fixed across views so a room learns it once:
 toolSearchTool = violet, tools found by search = teal, newly exposed in this request = amber,
-"send everything" baseline = grey. Everything drawn from model or tool text goes through :func:`esc`.
+"send everything" baseline = grey. Everything drawn from model or tool text goes through :func:`esc`, which
+also hides every registered secret and key-shaped string (:func:`~toolsearch_lab.secrets.hide_keys`): a
+widget is a display edge.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import html
 import math
 import re
+
+from toolsearch_lab.secrets import hide_keys
 
 SEARCH = "#6D28D9"  # the meta-tool toolSearchTool
 SEARCH_LIGHT = "#C4B5FD"
@@ -63,8 +67,8 @@ def no_math(markdown: str) -> str:
 
 
 def esc(text) -> str:
-    """HTML-escape untrusted text (tool descriptions, model output, tool results)."""
-    return html.escape("" if text is None else str(text), quote=True)
+    """HTML-escape untrusted text (tool descriptions, model output, tool results), secrets hidden."""
+    return html.escape(hide_keys("" if text is None else str(text)), quote=True)
 
 
 def clip(text, limit: int = 400) -> str:
