@@ -79,7 +79,7 @@ from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, Tool, ToolIndex, session
 from toolsearch_lab.models.base import AssistantTurn, ChatModel
 from toolsearch_lab.session.eviction import EvictionStrategy, LruEviction
 from toolsearch_lab.tokens import TokenCounter
-from toolsearch_lab.trace import ANSWERED, Iteration, IterationTokens, RunTrace, SessionEvent
+from toolsearch_lab.trace import ANSWERED, REFUSALS, Iteration, IterationTokens, RunTrace, SessionEvent
 
 __all__ = ["MAX_RESULT_DEPTH", "RunResult", "ToolNotFoundError", "ToolSearchAdvisor", "TurnReading"]
 
@@ -233,6 +233,8 @@ class ToolSearchAdvisor:
                 reject_all(run, iteration, turn, breach)
                 return run.finish(iteration, breach[0])
             self._execute_calls(run, iteration, turn)
+            if any(call.failure in REFUSALS for call in iteration.tool_calls):
+                return run.finish(iteration, "refused")  # a person withheld their yes: stop there
             iteration.duration_ms = (time.perf_counter() - run.iteration_started) * 1000
 
     def _start(
