@@ -296,7 +296,7 @@ class McpConnection:
                 ) from None
             # anyio.fail_after inside the request raised TimeoutError: the request's own deadline.
             raise McpToolError(
-                f"MCP server {self.label!r}: {what} failed: no answer within the {seconds:g} s {limit}"
+                f"MCP server {self.label!r}: {what} failed: no answer within the {seconds:.3g} s {limit}"
             ) from None
         except MCPError as exc:
             message = self._mcp_error(exc, what, session, generation, time.monotonic() - started)

@@ -7,11 +7,13 @@ import argparse
 import dataclasses
 import json
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
 from toolsearch_lab.catalog.container import ToolCatalog
 from toolsearch_lab.loop.policy import ToolCallRefused
+from toolsearch_lab.loop.settings import DEFAULT_TOOL_TIMEOUT_S
 from toolsearch_lab.model import Tool
 
 __all__ = ["DESTRUCTIVE_HELP", "add_destructive_option", "guard_destructive", "once_per_call"]
@@ -73,6 +75,7 @@ def _asking(tool: Tool, command: str) -> Callable[..., Any]:
     function = tool.function
 
     def ask(**arguments: Any) -> Any:
+        asked = time.monotonic()
         if not sys.stdin.isatty():
             raise ToolCallRefused(
                 f"{tool.name} may be destructive and there is no terminal to ask", declined=False
@@ -84,6 +87,11 @@ def _asking(tool: Tool, command: str) -> Callable[..., Any]:
         )
         if input("Run it? [y/N] ").strip().lower() not in ("y", "yes"):
             raise ToolCallRefused(f"the user declined to run {tool.name}", declined=True)
+        # The loop waits DEFAULT_TOOL_TIMEOUT_S for a call (the commands keep that default): a yes given
+        # later would run the tool after the run went on without it.
+        if time.monotonic() - asked > DEFAULT_TOOL_TIMEOUT_S:
+            late = f"the yes came after the run stopped waiting ({DEFAULT_TOOL_TIMEOUT_S:g} s); not run"
+            raise ToolCallRefused(late, declined=False)
         return function(**arguments) if function is not None else None
 
     return ask
