@@ -35,6 +35,19 @@ def _program(package: str, program: str) -> str:
     return str(path)
 
 
+def _one_step(path: Path, request: str, step: dict, tool: str) -> Path:
+    """A scenario file of one step done by ``tool``."""
+    scenario = {
+        "name": path.stem,
+        "title": request,
+        "system": "You are a helpful assistant.",
+        "user_request": request,
+        "steps": [{**step, "expected_tools": [tool]}],
+    }
+    path.write_text(json.dumps(scenario), encoding="utf-8")
+    return path
+
+
 @pytest.fixture(scope="module")
 def excel(tmp_path_factory):
     """excel-mcp-server on 127.0.0.1 with a bearer token; yields (VS Code config, workbook folder)."""
@@ -82,24 +95,11 @@ def test_a_wrong_token_is_named_as_a_401_and_nothing_runs(excel):
 
 def test_the_demo_never_writes_a_workbook_without_saying_so_first(excel, tmp_path):
     config, books = excel
-    scenario = tmp_path / "excel.json"
-    scenario.write_text(
-        json.dumps(
-            {
-                "name": "excel-new-book",
-                "title": "start a budget workbook",
-                "system": "You are a helpful assistant.",
-                "user_request": "Start a new budget workbook for me.",
-                "steps": [
-                    {
-                        "need": "create a new Excel workbook file",
-                        "data": {"path": "budget.xlsx"},
-                        "expected_tools": ["create_workbook"],
-                    }
-                ],
-            }
-        ),
-        encoding="utf-8",
+    scenario = _one_step(
+        tmp_path / "excel.json",
+        "Start a new budget workbook for me.",
+        {"need": "create a new Excel workbook file", "data": {"path": "budget.xlsx"}},
+        "create_workbook",
     )
     env = {"EXCEL_TOKEN": SECRET}
     code, out, err = cli("demo", "--scenario", str(scenario), "--mcp-config", str(config), env=env)
@@ -150,24 +150,11 @@ def test_destructive_exclude_on_word_holds_back_every_tool_not_marked_read_only(
     # docs/mcp.md: "43 of its 54 tools"
     assert len(catalog) == 54 and "43 tool(s) that may be destructive are held back" in line
     assert "7 declared destructive: " in line and "36 unmarked (not read-only, no destructiveHint" in line
-    scenario = tmp_path / "word.json"
-    scenario.write_text(
-        json.dumps(
-            {
-                "name": "word-read",
-                "title": "read a document",
-                "system": "You are a helpful assistant.",
-                "user_request": "What does report.docx say?",
-                "steps": [
-                    {
-                        "need": "get the text of a Word document",
-                        "data": {"filename": "report.docx"},
-                        "expected_tools": ["get_document_text"],
-                    }
-                ],
-            }
-        ),
-        encoding="utf-8",
+    scenario = _one_step(
+        tmp_path / "word.json",
+        "What does report.docx say?",
+        {"need": "get the text of a Word document", "data": {"filename": "report.docx"}},
+        "get_document_text",
     )
     env = {"MCP_TRANSPORT": "stdio"}
     args = ["demo", "--scenario", str(scenario), "--mcp", _word(), "--destructive", "exclude", "--json"]
