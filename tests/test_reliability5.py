@@ -1,7 +1,8 @@
 """Reliability V (issue 48), tried as an MCP user and as an adversary would: MCP's hint defaults honoured,
 refused calls graded honestly, one bad config entry costing only itself, and the bounds (an envFile that
 never ends, a listing slower than the start-up timeout, a JSON-RPC error answer to ``tools/list``, a server
-dying under concurrent calls, ``--namespace never``). The servers are tests/hostile_mcp_server.py."""
+dying under concurrent calls, ``--namespace never``). The servers are tests/hostile_mcp_server.py; the tests
+that run the CLI in a subprocess, or wait out a deadline, are in the slow tier."""
 
 from __future__ import annotations
 
@@ -115,6 +116,7 @@ def test_a_yes_given_after_the_loop_stopped_waiting_does_not_run_the_tool(monkey
     assert ran == [] and refused.value.failure == FailureKind.REFUSED
 
 
+@pytest.mark.slow  # the CLI in a subprocess: 2 s or more
 def test_the_cli_without_a_terminal_says_refused_and_grades_the_step_failed(tmp_path):
     scenario = tmp_path / "s.json"
     notes = tmp_path / "notes.txt"
@@ -171,6 +173,7 @@ def test_each_bad_entry_is_named_and_skipped_and_the_others_load(crowded):
         connect_mcp_config(crowded, timeout=10, strict=True)
 
 
+@pytest.mark.slow  # the CLI in a subprocess: 2 s or more
 def test_the_cli_names_each_skipped_entry_once_and_says_what_it_does_instead_of_an_auth_key(crowded):
     code, out, err = cli("search", "add_note", "--mcp-config", str(crowded))
     assert code == 0 and "add_note" in out
@@ -180,6 +183,7 @@ def test_the_cli_names_each_skipped_entry_once_and_says_what_it_does_instead_of_
     assert err.count(advice) == 1 and err.count("config key 'auth' is ignored: no OAuth") == 1
 
 
+@pytest.mark.slow  # the CLI in a subprocess: 2 s or more
 def test_an_entry_the_server_option_does_not_pick_is_never_resolved(crowded):
     assert load_mcp_config(crowded, environ={}, servers=["calendar"]).invalid == {}
     code, out, err = cli("search", "list_events", "--mcp-config", str(crowded), "--server", "calendar")
@@ -252,6 +256,7 @@ def test_the_restart_count_stays_exact_when_calls_fail_together():
     assert sum("the server was restarted (1 of 1)" in m for m in said) <= 1
 
 
+@pytest.mark.slow  # the CLI in a subprocess: 2 s or more
 def test_namespace_never_names_the_cli_spelling(tmp_path):
     config = write_config(tmp_path / "c.json", {"one": stdio("names=status"), "two": stdio("names=status")})
     code, out, err = cli("search", "status", "--mcp-config", str(config), "--namespace", "never")
