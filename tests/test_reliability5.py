@@ -20,7 +20,12 @@ from toolsearch_lab.catalog.container import CatalogError, ToolCatalog
 from toolsearch_lab.catalog.errors import ServerFailure
 from toolsearch_lab.catalog.live import DestructiveToolsWarning, connect_mcp_config, connect_mcp_stdio
 from toolsearch_lab.catalog.mcp import McpConnection, McpToolError
-from toolsearch_lab.catalog.mcp_config import MAX_ENV_FILE_BYTES, load_mcp_config
+from toolsearch_lab.catalog.mcp_config import (
+    MAX_ENV_FILE_BYTES,
+    SET_THE_HEADER,
+    ignored_key_note,
+    load_mcp_config,
+)
 from toolsearch_lab.cli.live_tools import guard_destructive
 from toolsearch_lab.eval.scenarios.format import scenario_from_dict
 from toolsearch_lab.eval.scenarios.grading import grade
@@ -181,6 +186,14 @@ def test_the_cli_names_each_skipped_entry_once_and_says_what_it_does_instead_of_
         assert f"server {name!r} not started: " in err and why in err
     advice = "config key 'headersHelper' is ignored: no OAuth or header helper: set the header yourself"
     assert err.count(advice) == 1 and err.count("config key 'auth' is ignored: no OAuth") == 1
+
+
+@pytest.mark.parametrize("key", ["authProviderType", "bearer_token", "x-api-key", "Credentials", "oauth"])
+def test_a_key_about_credentials_however_spelled_gets_the_header_advice(key):
+    config = load_mcp_config({"mcpServers": {"s": {**stdio("ok"), key: {"clientId": "lab"}, "trust": True}}})
+    assert config.ignored == (f"s: {key}", "s: trust") and not config.invalid
+    assert ignored_key_note(key) == f"config key {key!r} is ignored: {SET_THE_HEADER}"
+    assert ignored_key_note("trust") == "config key 'trust' is ignored: not used by this loader"
 
 
 @pytest.mark.slow  # the CLI in a subprocess: 2 s or more

@@ -23,8 +23,8 @@ the server's ``env`` (``env`` wins on a name both give); it must be a regular fi
 ``"transport"`` key is read like ``"type"`` (``sse``, ``http``, ``streamable-http``, ``stdio``); the two
 disagreeing is an error. A key named twice anywhere in the file is refused by name, since JSON would keep
 the last one silently. Other keys a server entry may carry are listed in ``McpConfig.ignored``, each said
-once with what the lab does instead (:func:`ignored_key_note`: for an auth key such as Claude Code's
-``headersHelper`` or FastMCP's ``auth``, "no OAuth or header helper: set the header yourself").
+once with what the lab does instead (:func:`ignored_key_note`: for a key about credentials, such as Claude
+Code's ``headersHelper`` or FastMCP's ``auth``, "no OAuth or header helper: set the header yourself").
 
 Values that came from the environment, and every ``env`` and ``headers`` value, are held as
 :class:`~toolsearch_lab.secrets.Secret`, so a config's repr, the catalog's source and error messages never
@@ -51,10 +51,11 @@ if TYPE_CHECKING:
     from toolsearch_lab.catalog.mcp import McpConnection
 
 __all__ = [
-    "IGNORED_KEY_ADVICE",
+    "AUTH_KEY",
     "MAX_ENV_FILE_BYTES",
     "McpConfig",
     "McpServerConfig",
+    "SET_THE_HEADER",
     "ignored_key_note",
     "load_mcp_config",
 ]
@@ -65,16 +66,14 @@ _KNOWN_KEYS = frozenset(
     {"type", "transport", "command", "args", "env", "envFile", "cwd", "url", "headers", "disabled"}
     | {"autoApprove", "alwaysAllow", "timeout", "description", "name", "gallery", "version", "dev"}
 )
-# What the lab does instead of a key it does not use; the others are "not used by this loader".
-_SET_THE_HEADER = (
+# A key about credentials, however a client spells it: Claude Code's headersHelper (a command printing the
+# headers) and oauth, FastMCP's auth, the Messages API connector's authorization_token, Gemini CLI's
+# authProviderType, a bearerToken or apiKey. The lab runs no OAuth flow and no helper: it sends the headers
+# the entry gives.
+AUTH_KEY = re.compile(r"auth|token|bearer|header|credential|api[_-]?key|secret|password", re.IGNORECASE)
+SET_THE_HEADER = (
     'no OAuth or header helper: set the header yourself ("headers": {"Authorization": "Bearer ${env:TOKEN}"})'
 )
-IGNORED_KEY_ADVICE = {
-    "headersHelper": _SET_THE_HEADER,  # Claude Code: a command whose output gives the headers
-    "auth": _SET_THE_HEADER,  # FastMCP: "oauth", or a bearer token
-    "oauth": _SET_THE_HEADER,  # Claude Code and others: an OAuth client
-    "authorization_token": _SET_THE_HEADER,  # the Messages API's MCP connector
-}
 # The most an envFile may hold: a dotenv file is a few hundred bytes; this stops a FIFO or a huge file.
 MAX_ENV_FILE_BYTES = 1_000_000
 _TRANSPORT_ALIASES = {
@@ -172,8 +171,9 @@ class McpConfig:
 
 
 def ignored_key_note(key: str) -> str:
-    """What the lab does instead of an entry's key it does not use (:data:`IGNORED_KEY_ADVICE`)."""
-    advice = IGNORED_KEY_ADVICE.get(key, "not used by this loader")
+    """What the lab does instead of an entry's key it does not use: for a key about credentials
+    (:data:`AUTH_KEY`), :data:`SET_THE_HEADER`."""
+    advice = SET_THE_HEADER if AUTH_KEY.search(key) else "not used by this loader"
     return f"config key {key!r} is ignored: {advice}"
 
 
