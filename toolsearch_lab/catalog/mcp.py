@@ -13,7 +13,10 @@ Tool results become text (what a model reads): the text blocks joined with newli
 carrying the server's message; the advisor turns a raised exception into an error tool result for the model.
 
 Start-up has its own, generous deadline (``startup_timeout``, 30 s: a cold Python server on a busy machine
-takes seconds to import its SDK), separate from the per-request ``timeout``. A server process that exits
+takes seconds to import its SDK), separate from the per-request ``timeout``; the catalog loaders hold the
+first listing to what is left of it (:meth:`McpConnection.listing` takes a deadline). An error the server
+sends is named by its JSON-RPC code and message; a server that exits gets one restart, counted once however
+many calls fail with it. A server process that exits
 during start-up is noticed at once (its stdout closes), so a broken command fails fast either way. An HTTP
 server that refuses us is named with its status (``HTTP 401 Unauthorized: …``).
 
@@ -278,11 +281,12 @@ class McpConnection:
         ``self.timeout``, named ``limit`` in the error) plus a grace period."""
         if self._closed:
             raise McpToolError(f"MCP server {self.label!r}: connection is closed ({what})")
+        generation = self._generation  # read before the session: a restart replaces the session after it
         session = self._session
         if session is None:
             raise McpToolError(f"MCP server {self.label!r} is not connected ({what}){self._stderr_tail()}")
         seconds = self.timeout if timeout is None else timeout
-        generation, started = self._generation, time.monotonic()
+        started = time.monotonic()
         future = asyncio.run_coroutine_threadsafe(coro_factory(session), self._loop)
         try:
             return future.result(seconds + _GRACE_SECONDS)
