@@ -30,6 +30,9 @@ Modes (combinable):
   inject=TEXT    fetch_page returns TEXT (with \\n as a newline) instead of the built-in injection
   desc=TEXT      a tool 'described' whose description is TEXT (with \\e as ESC, \\a as BEL)
   dup-name       two records named 'twin'
+  list-error=C   answers tools/list with a JSON-RPC error of code C (default -32603) and a message
+  slow-list=S    waits S seconds before each tools/list page (the listing pages twice: next-page)
+  exit-on-call   exits (status 3) when a tool is called, as a crashing server does
 Every request line is appended to $RAW_SERVER_LOG if set."""
 
 from __future__ import annotations
@@ -200,7 +203,14 @@ def handle(msg: dict):
             "serverInfo": {"name": "raw-hostile", "version": "0"},
         }
     elif method == "tools/list":
+        if "list-error" in MODES:
+            code = int(MODES["list-error"] or -32603)
+            return {"jsonrpc": "2.0", "id": mid, "error": {"code": code, "message": "listing is broken here"}}
+        if "slow-list" in MODES:
+            time.sleep(float(MODES["slow-list"]))
         result = {"tools": tools()}
+        if "slow-list" in MODES and not (msg.get("params") or {}).get("cursor"):
+            result["nextCursor"] = "next-page"
         if "cursor-loop" in MODES:
             pad = [tool(f"pad_{i}", "padding " * 40) for i in range(200)]
             result = {"tools": pad, "nextCursor": "same-cursor-again"}
@@ -208,6 +218,8 @@ def handle(msg: dict):
             page = int(((msg.get("params") or {}).get("cursor") or "page-0").split("-")[1]) + 1
             result = {"tools": [tool(f"paged_{page}", f"tool of page {page}")], "nextCursor": f"page-{page}"}
     elif method == "tools/call":
+        if "exit-on-call" in MODES:
+            sys.exit(3)
         p = msg.get("params", {})
         result = call(p.get("name"), p.get("arguments") or {})
     elif method == "ping":

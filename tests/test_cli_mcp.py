@@ -283,9 +283,10 @@ def test_demo_runs_a_scenario_whose_steps_call_the_live_tools(capsys, tmp_path):
         ),
         encoding="utf-8",
     )
-    code, out, err = run_cli(
-        capsys, "demo", "--scenario", str(scenario), "--mcp", f"{sys.executable} {SERVER}", "--json"
-    )
+    # The test server's tools carry no annotations, so MCP's default counts them as possibly destructive
+    # and the default policy without a terminal holds them back: this run lets them run.
+    live = ["--mcp", f"{sys.executable} {SERVER}", "--destructive", "include"]
+    code, out, err = run_cli(capsys, "demo", "--scenario", str(scenario), *live, "--json")
     assert code == 0, err
     summary = json.loads(out)
     assert summary["grade"]["success"] is True
@@ -296,8 +297,7 @@ def test_demo_runs_a_scenario_whose_steps_call_the_live_tools(capsys, tmp_path):
         "compare",
         "--scenario",
         str(scenario),
-        "--mcp",
-        f"{sys.executable} {SERVER}",
+        *live,
         "--strategies",
         "all-tools",
         "search-only",

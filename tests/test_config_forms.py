@@ -6,6 +6,7 @@ rows."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hostile_support import HOSTILE, PY, cli, stdio, write_config
@@ -37,8 +38,7 @@ def test_a_variable_with_a_default_takes_the_default_when_unset_or_empty(
 
 def test_a_variable_without_a_default_must_be_set(tmp_path):
     config = write_config(tmp_path / "c.json", {"s": {"command": PY, "args": ["${MODE}"]}})
-    with pytest.raises(CatalogError, match="environment variable 'MODE' is not set"):
-        load_mcp_config(config, environ={})
+    assert "environment variable 'MODE' is not set" in load_mcp_config(config, environ={}).invalid["s"]
 
 
 def test_vs_codes_env_file_reaches_the_server_and_its_secrets_stay_hidden(tmp_path):
@@ -60,8 +60,7 @@ def test_vs_codes_env_file_reaches_the_server_and_its_secrets_stay_hidden(tmp_pa
         assert echo(name="API_TOKEN") == SECRET and scrub(f"token {SECRET}") == "token ***"
         assert scrub("local timezone Europe/Amsterdam") == "local timezone Europe/Amsterdam"  # no secret
     broken = write_config(tmp_path / "b.json", {"s": {**stdio("ok"), "envFile": "missing.env"}})
-    with pytest.raises(CatalogError, match=r"'envFile' .*missing.env.* cannot be read"):
-        load_mcp_config(broken)
+    assert re.search(r"'envFile' .*missing.env.* cannot be read", load_mcp_config(broken).invalid["s"])
 
 
 @pytest.mark.parametrize(
@@ -82,8 +81,7 @@ def test_type_and_transport_disagreeing_is_an_error_naming_both(tmp_path):
     config = write_config(
         tmp_path / "c.json", {"s": {"url": "http://h/x", "type": "http", "transport": "sse"}}
     )
-    with pytest.raises(CatalogError, match="'type' says http but 'transport' says sse"):
-        load_mcp_config(config)
+    assert "'type' says http but 'transport' says sse" in load_mcp_config(config).invalid["s"]
 
 
 @pytest.mark.parametrize(
@@ -113,7 +111,7 @@ def test_keys_this_loader_does_not_use_are_noted_not_silently_dropped(tmp_path):
     config = write_config(tmp_path / "c.json", {"s": {**stdio("ok"), "cwdd": "/typo", "alwaysAllow": []}})
     assert load_mcp_config(config).ignored == ("s: cwdd",)
     with connect_mcp_config(config, timeout=10) as servers:
-        assert "config key 'cwdd' is not used by this loader" in str(servers.catalog.report)
+        assert "config key 'cwdd' is ignored: not used by this loader" in str(servers.catalog.report)
 
 
 # ---- tools that write -------------------------------------------------------------------------------------
@@ -146,7 +144,10 @@ def test_commands_that_call_live_tools_never_write_without_saying_so_first(tmp_p
     written = notes.read_text().count("\n") if notes.exists() else 0
     # compare runs the scenario once per strategy row; the write still happens once (each call runs once)
     assert written == writes, (out, err)
-    assert "1 tool(s) declared destructive" in err and "save_note" in err
+    # save_note declares it; echo_env and ping say nothing, which MCP reads as possibly destructive
+    assert "3 tool(s) that may be destructive" in err and "1 declared destructive: save_note" in err
+    unmarked = "2 unmarked (not read-only, no destructiveHint: MCP's default is destructive): echo_env, ping"
+    assert unmarked in err
     said = {
         None: "held back",
         "exclude": "held back",

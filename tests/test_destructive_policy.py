@@ -40,8 +40,10 @@ def catalog() -> list[Tool]:
         ),
         Tool("list_tables", "List the database tables", annotations=READ_ONLY, function=lambda: "users"),
         Tool("describe_table", "Describe the columns of a database table", TABLE, annotations=READ_ONLY),
-        # No annotations: MCP would assume "may be destructive", but only a declaration counts.
+        # No annotations: MCP's default (not read-only, destructiveHint true) makes it possibly destructive.
         Tool("rename_table", "Rename a database table", TABLE),
+        # Not read-only, but it says its updates are only additive (destructiveHint false): not held back.
+        Tool("create_table", "Create a database table", TABLE, annotations={"destructiveHint": False}),
         Tool("nuke_db", "Start over with an empty database", annotations=DESTRUCTIVE),
     ]
 
@@ -72,7 +74,7 @@ def test_exclude_never_returns_them_even_when_asked_and_they_cannot_be_called():
     DROPPED.clear()
     call = AssistantTurn(None, [ToolCall("c1", "drop_table", json.dumps({"table": "users"}))])
     trace = run("exclude", search("drop the users table"), call)
-    assert "drop_table" not in found(trace) and "nuke_db" not in found(trace)
+    assert not {"drop_table", "nuke_db", "rename_table"} & set(found(trace))
     assert found(trace)  # the other table tools still come back
     rejected = trace.iterations[1].tool_calls[0]
     assert rejected.kind == "rejected" and "not available" in (rejected.error or "")
@@ -84,7 +86,7 @@ def test_exclude_still_fills_max_results_with_the_tools_that_may_be_shown():
     included = run("include", search("drop a database table", maxResults=2))
     assert found(included)[0] == "drop_table" and len(found(included)) == 2
     trace = run("exclude", search("drop a database table", maxResults=2))
-    assert len(found(trace)) == 2 and "drop_table" not in found(trace)
+    assert len(found(trace)) == 2 and not {"drop_table", "rename_table"} & set(found(trace))
     assert trace.iterations[0].searches[0].max_results == 2
 
 
@@ -110,7 +112,7 @@ def test_pre_retrieval_goes_through_the_policy_too():
         model = ScriptedModel([AssistantTurn("done")])
         assert advisor.run(model, request, catalog(), session_id="s").stop_reason == "answered"
         sent[policy] = model.calls[0]["tools"]
-    assert sent == {"include": ["drop_table", "rename_table"], "exclude": ["rename_table", "describe_table"]}
+    assert sent == {"include": ["drop_table", "rename_table"], "exclude": ["create_table", "describe_table"]}
 
 
 def test_config_passes_it_on_and_bad_values_are_named():
@@ -133,7 +135,7 @@ def test_the_rule_for_asking():
     assert asks_for_destructive("Delete a file") and asks_for_destructive("git_reset to HEAD~1")
     assert asks_for_destructive("WRITE a query") and asks_for_destructive("removing old branches")
     assert not asks_for_destructive("open the dropdown") and not asks_for_destructive(None)
-    assert hidden_tools(catalog(), "ask", "list tables") == {"drop_table", "nuke_db"}
+    assert hidden_tools(catalog(), "ask", "list tables") == {"drop_table", "nuke_db", "rename_table"}
     assert hidden_tools(catalog(), "ask", "truncate it") == set()
     assert hidden_tools(catalog(), "include", "anything") == set()
 

@@ -5,6 +5,7 @@ environment a server gets, and the streamable-HTTP and SSE transports, against r
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -75,23 +76,26 @@ def test_variables_come_from_the_environment_and_never_show(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("document", "message"),
+    ("entry", "message"),
     [
-        (
-            {"servers": {"a": {"command": "x", "env": {"K": "${NOPE}"}}}},
-            r"server 'a'.*'env.K'.*'NOPE' is not set",
-        ),
-        ({"servers": {"a": {"command": "${input:key}"}}}, r"VS Code prompt"),
-        ({"servers": {"a": {"type": "websocket", "url": "ws://x"}}}, r"'type' must be stdio, http or sse"),
-        ({"servers": {"a": {"args": ["x"]}}}, r"server 'a'.*needs 'command'"),
-        ({"servers": {"a": {"type": "http"}}}, r"server 'a'.*needs 'url'"),
-        ({"servers": {"a": {"command": "x", "args": "x y"}}}, r"'args' must be a list"),
-        ({"tools": []}, r"no 'mcpServers' .* or 'servers'"),
+        ({"command": "x", "env": {"K": "${NOPE}"}}, r"server 'a'.*'env.K'.*'NOPE' is not set"),
+        ({"command": "${input:key}"}, r"VS Code prompt"),
+        ({"type": "websocket", "url": "ws://x"}, r"'type' must be stdio, http or sse"),
+        ({"args": ["x"]}, r"server 'a'.*needs 'command'"),
+        ({"type": "http"}, r"server 'a'.*needs 'url'"),
+        ({"command": "x", "args": "x y"}, r"'args' must be a list"),
+        ("npx server", r"server 'a' must be an object, got str"),
     ],
 )
-def test_a_bad_config_names_the_server_and_field(document, message):
-    with pytest.raises(CatalogError, match=message):
-        load_mcp_config(document, environ={})
+def test_a_bad_entry_is_named_with_its_field_and_costs_only_itself(entry, message):
+    config = load_mcp_config({"servers": {"a": entry, "ok": {"command": "run"}}}, environ={})
+    assert [s.name for s in config.servers] == ["ok"]
+    assert list(config.invalid) == ["a"] and re.search(message, config.invalid["a"])
+
+
+def test_a_config_without_servers_is_refused_whole():
+    with pytest.raises(CatalogError, match=r"no 'mcpServers' .* or 'servers'"):
+        load_mcp_config({"tools": []}, environ={})
 
 
 def test_a_missing_or_broken_file_is_named(tmp_path):

@@ -20,7 +20,6 @@ import pytest
 from hostile_support import HOSTILE, PY, search_then_call
 from key_samples import ALNUM, sample_keys
 
-from toolsearch_lab.catalog.container import CatalogError
 from toolsearch_lab.catalog.mcp import McpConnection, McpToolError
 from toolsearch_lab.catalog.mcp_config import load_mcp_config
 from toolsearch_lab.cli.main import main
@@ -253,8 +252,8 @@ def test_a_config_marks_a_secret_by_name_and_a_mark_must_name_something(tmp_path
     assert server.env["REGION_CODE"].registered and not server.env["TZ"].registered
     assert scrub("zone internal-zone-417") == "zone ***"
     config.write_text(json.dumps({"mcpServers": {"s": {**entry, "secrets": ["REGION"]}}}))
-    with pytest.raises(CatalogError, match=r"'secrets' names 'REGION', which is no env"):
-        load_mcp_config(config)
+    # a mark that names nothing costs its own entry, named with the mark at fault (issue 48)
+    assert re.search(r"'secrets' names 'REGION', which is no env", load_mcp_config(config).invalid["s"])
 
 
 def test_the_python_api_marks_a_secret_by_wrapping_it_or_naming_it():

@@ -17,10 +17,12 @@ from .catalog.export import (
     to_openai_tools as to_openai_tools,
 )
 from .catalog.live import (
+    DestructiveToolsWarning as DestructiveToolsWarning,
     McpServers as McpServers,
     connect_mcp_config as connect_mcp_config,
     connect_mcp_stdio as connect_mcp_stdio,
 )
+from .catalog.mcp_config import McpConfig as McpConfig, load_mcp_config as load_mcp_config
 from .embed.minilm import MiniLMEmbedder as MiniLMEmbedder
 from .embed.openai import OpenAIEmbedder as OpenAIEmbedder
 from .embed.tfidf import TfidfEmbedder as TfidfEmbedder
@@ -91,6 +93,7 @@ from .loop.memory import (
     MessageWindow as MessageWindow,
 )
 from .loop.pinning import Pinned as Pinned
+from .loop.policy import ToolCallRefused as ToolCallRefused
 from .loop.run import TurnReading as TurnReading
 from .loop.search_tool import ToolSearchTool as ToolSearchTool
 from .loop.settings import AdvisorSettings as AdvisorSettings

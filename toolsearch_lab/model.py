@@ -97,10 +97,16 @@ class Tool:
     @property
     def destructive(self) -> bool:
         """The annotations *declare* the tool destructive: ``destructiveHint: true`` and not read-only (MCP
-        gives ``destructiveHint`` meaning only when ``readOnlyHint`` is false). MCP's default for a tool
-        that says nothing is "may be destructive"; that is not counted here, or every tool of a catalog
-        without annotations would be."""
+        gives ``destructiveHint`` meaning only when ``readOnlyHint`` is false). The doctor's finding."""
         return (self.annotations or {}).get("destructiveHint") is True and not self.read_only
+
+    @property
+    def may_be_destructive(self) -> bool:
+        """MCP's reading of the hints (ToolAnnotations, spec 2025-06-18: ``readOnlyHint`` defaults to
+        false, ``destructiveHint`` to true): a tool that is not marked read-only may be destructive unless
+        it says ``destructiveHint: false``. So a tool that says nothing (no annotations) may be; the
+        destructive-tool policies hold these back (:mod:`toolsearch_lab.loop.policy`)."""
+        return not self.read_only and (self.annotations or {}).get("destructiveHint") is not False
 
     def __post_init__(self) -> None:
         label = repr(self.name) if isinstance(self.name, str) else "<unnamed>"

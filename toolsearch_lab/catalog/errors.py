@@ -22,6 +22,7 @@ class CatalogError(ValueError):
 class ServerFailure(str, Enum):
     """How a server of an MCP config failed, so that none of its tools is in the catalog."""
 
+    CONFIG = "config"  # its config entry is malformed or cannot be resolved, so it was not started
     START = "start"  # it did not start, or did not answer the MCP handshake
     LISTING = "listing"  # it started, but listing its tools failed
 

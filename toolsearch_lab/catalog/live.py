@@ -18,21 +18,33 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+import time
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from toolsearch_lab.catalog.container import ToolCatalog
 from toolsearch_lab.catalog.errors import CatalogError, CatalogReport, NoteKind, ServerFailure
 from toolsearch_lab.catalog.formats import read_tools
-from toolsearch_lab.catalog.mcp_config import McpConfig, connect_servers, load_mcp_config
+from toolsearch_lab.catalog.mcp_config import McpConfig, McpServerConfig, ignored_key_note, load_mcp_config
 from toolsearch_lab.catalog.merge import Namespace, merge_catalogs
-from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, provider_name_problem
+from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, Tool, provider_name_problem
 
 if TYPE_CHECKING:
     from toolsearch_lab.catalog.mcp import McpConnection
+    from toolsearch_lab.catalog.mcp_wire import ToolListing
 
-__all__ = ["McpServers", "catalog_from_connection", "connect_mcp_config", "connect_mcp_stdio"]
+__all__ = [
+    "DestructiveToolsWarning",
+    "McpServers",
+    "catalog_from_connection",
+    "connect_mcp_config",
+    "connect_mcp_stdio",
+    "destructive_text",
+    "listed",
+    "say_destructive",
+]
 
 
 class McpServers:
@@ -75,9 +87,11 @@ def catalog_from_connection(
     strict: bool = True,
     category: str | None = None,
     server: str | None = None,
+    listing: ToolListing | None = None,
 ) -> ToolCatalog:
     """The tools of a live ``McpConnection`` as a catalog whose ``Tool.function`` calls the server; the
-    caller keeps the connection and closes it.
+    caller keeps the connection and closes it. ``listing``: its ``tools/list`` taken already (default:
+    listed now).
 
     Each record is checked on its own: a malformed one (or one naming a key twice) is left out with a
     problem line naming it, and the others load (``strict=True`` refuses the server instead). A name
@@ -86,7 +100,7 @@ def catalog_from_connection(
     :func:`~toolsearch_lab.catalog.merge.qualified_name`) with a note, and ``catalog.origins`` keeps the
     name the server knows, which ``Tool.function`` calls. A tool with no description (optional in MCP) gets
     ``""`` and a note; so does a description holding control characters, which terminals would obey."""
-    listing = connection.listing()
+    listing = connection.listing() if listing is None else listing
     source = f"mcp:{connection.label}"
     server = server or connection.name or "server"
     report = CatalogReport()
@@ -187,23 +201,27 @@ def connect_mcp_stdio(
 ) -> McpServers:
     """Start ``command args`` as an MCP stdio server and list its tools: ``servers.catalog`` holds them,
     ``servers.connections`` the one connection, under ``name`` (default: the command line). ``timeout``
-    bounds each request; ``startup_timeout`` (default ``DEFAULT_STARTUP_TIMEOUT_S``, 30 s) the spawn and
-    handshake. ``with connect_mcp_stdio(...) as servers:`` stops the server."""
+    bounds each request; ``startup_timeout`` (default ``DEFAULT_STARTUP_TIMEOUT_S``, 30 s) the spawn,
+    handshake and listing. ``with connect_mcp_stdio(...) as servers:`` stops the server."""
     # Imported here: the MCP SDK (with pydantic and jsonschema) costs about a second to import, and
     # most catalogs are files.
     from toolsearch_lab.catalog import mcp
 
     startup = mcp.DEFAULT_STARTUP_TIMEOUT_S if startup_timeout is None else startup_timeout
+    began = time.monotonic()
     connection = mcp.McpConnection(
         command, args, env, cwd=cwd, name=name, timeout=timeout, startup_timeout=startup
     )
     try:
+        server = name or _command_name(command, args)
+        listing = listed(connection, began, startup)
         catalog = catalog_from_connection(
-            connection, strict=strict, category=category, server=name or _command_name(command, args)
+            connection, strict=strict, category=category, server=server, listing=listing
         )
     except BaseException:
         connection.close()
         raise
+    say_destructive(catalog)
     return McpServers(catalog, {name or connection.label: connection})
 
 
@@ -224,55 +242,152 @@ def connect_mcp_config(
     pass_env: Sequence[str] = (),
 ) -> McpServers:
     """Start every server of an MCP config file (Claude Desktop, VS Code, Cursor; see
-    :mod:`toolsearch_lab.catalog.mcp_config`), or only those named in ``servers``, concurrently, and merge
-    their tools with names qualified by server where they collide (:mod:`toolsearch_lab.catalog.merge`).
-    A server that fails to start, or whose tools cannot be listed, is named in ``failures`` (and in the
-    catalog's report) with its error, and the others still load; a malformed tool costs only itself (a
-    problem line); names that still collide are qualified again, with a note. ``strict=True`` refuses
+    :mod:`toolsearch_lab.catalog.mcp_config`), or only those named in ``servers`` (the others are never
+    resolved), concurrently, and merge their tools with names qualified by server where they collide
+    (:mod:`toolsearch_lab.catalog.merge`). An entry that cannot be used, a server that fails to start, or
+    one whose tools cannot be listed within ``startup_timeout`` (start and listing together) is named in
+    ``failures`` (and in the catalog's report, with how it failed) and the others still load; a malformed
+    tool costs only itself (a problem line); names that still collide are qualified again, with a note;
+    each key the config ignores is a note saying what the lab does instead. ``strict=True`` refuses
     instead, as does a config none of whose servers start.
     ``with connect_mcp_config(path) as servers:`` stops the servers."""
-    loaded = config if isinstance(config, McpConfig) else load_mcp_config(config)
-    loaded = loaded.select(list(servers) if servers else None)
-    if not loaded.servers:
+    if isinstance(config, McpConfig):
+        loaded = config.select(servers)
+    else:
+        loaded = load_mcp_config(config, servers=servers)
+    if not loaded.servers and not loaded.invalid:
         raise CatalogError(f"{loaded.source}: the config names no enabled server")
-    connections, failures = connect_servers(
-        loaded, timeout=timeout, startup_timeout=startup_timeout, pass_env=pass_env
-    )
-    from toolsearch_lab.catalog.mcp import McpToolError
-
-    unlisted: set[str] = set()  # servers that started but could not list their tools
+    failures = {name: (ServerFailure.CONFIG, why) for name, why in loaded.invalid.items()}
+    started = _start_all(loaded, timeout, startup_timeout, pass_env)
+    connections: dict[str, McpConnection] = {}
     try:
         parts = []
-        for name, connection in list(connections.items()):
+        for name, connection, listing, failed_how in started:
+            if connection is None or listing is None:
+                failures[name] = failed_how
+                continue
+            connections[name] = connection
             try:
-                parts.append((name, catalog_from_connection(connection, strict=strict, server=name)))
-            except (McpToolError, CatalogError) as exc:
+                part = catalog_from_connection(connection, strict=strict, server=name, listing=listing)
+            except CatalogError as exc:
                 if strict:
                     raise
                 connection.close()  # its tools cannot be listed: it costs only itself
                 del connections[name]
-                failures[name] = f"started, but listing its tools failed: {exc}"
-                unlisted.add(name)
+                failures[name] = (ServerFailure.LISTING, f"started, but listing its tools failed: {exc}")
+                continue
+            parts.append((name, part))
         if failures and (strict or not connections):
-            listed = "; ".join(f"{name!r}: {why}" for name, why in failures.items())
+            total = len(loaded.servers) + len(loaded.invalid)
+            listed = "; ".join(f"{name!r}: {why}" for name, (_, why) in failures.items())
             raise CatalogError(
-                f"{loaded.source}: {len(failures)} of {len(loaded.servers)} server(s) "
-                f"failed to start: {listed}"
+                f"{loaded.source}: {len(failures)} of {total} server(s) failed to start: {listed}"
             )
         merged = merge_catalogs(parts, namespace=namespace, source=f"mcp-config:{loaded.source}")
     except BaseException:
-        for c in connections.values():
-            c.close()
+        for _, connection, _, _ in started:
+            if connection is not None:
+                connection.close()
         raise
-    report = CatalogReport(list(merged.report.problems), list(merged.report.notes), dict(failures))
+    failed = {name: why for name, (_, why) in failures.items()}
+    report = CatalogReport(list(merged.report.problems), list(merged.report.notes), failed)
     for item in loaded.ignored:
         server, _, key = item.partition(": ")
-        why = f"config key {key!r} is not used by this loader (ignored)"
-        report.add_note(f"server {server!r}", why, NoteKind.SERVER)
-    for name, why in failures.items():
-        if name in unlisted:
-            report.add_problem(f"server {name!r}", why, ServerFailure.LISTING)
-        else:
-            report.add_problem(f"server {name!r}", f"failed to start: {why}", ServerFailure.START)
+        report.add_note(f"server {server!r}", ignored_key_note(key), NoteKind.SERVER)
+    for name, (failure, why) in failures.items():
+        said = {ServerFailure.CONFIG: "not started: ", ServerFailure.START: "failed to start: "}
+        report.add_problem(f"server {name!r}", said.get(failure, "") + why, failure)
     catalog = ToolCatalog(merged, source=merged.source, report=report, origins=merged.origins)
+    say_destructive(catalog)
     return McpServers(catalog, connections)
+
+
+# (name, the connection, its listing, or how it failed and why): one server of _start_all.
+_Started = tuple[str, "McpConnection | None", "ToolListing | None", tuple[ServerFailure, str]]
+
+
+def _start_all(
+    config: McpConfig, timeout: float, startup_timeout: float | None, pass_env: Sequence[str]
+) -> list[_Started]:
+    """Start every server of ``config`` at once and list its tools, each server within its own start-up
+    deadline (spawn, handshake and every page of ``tools/list``), in config order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from toolsearch_lab.catalog import mcp
+
+    startup = mcp.DEFAULT_STARTUP_TIMEOUT_S if startup_timeout is None else startup_timeout
+
+    def start(server: McpServerConfig) -> _Started:
+        began = time.monotonic()
+        try:
+            connection = server.connect(timeout=timeout, startup_timeout=startup, pass_env=pass_env)
+        except (mcp.McpToolError, OSError, ValueError) as exc:
+            return server.name, None, None, (ServerFailure.START, str(exc))
+        try:
+            return server.name, connection, listed(connection, began, startup), (ServerFailure.START, "")
+        except mcp.McpToolError as exc:
+            connection.close()
+            return (
+                server.name,
+                None,
+                None,
+                (ServerFailure.LISTING, f"started, but listing its tools failed: {exc}"),
+            )
+
+    if not config.servers:
+        return []
+    with ThreadPoolExecutor(max_workers=min(8, len(config.servers))) as pool:
+        return list(pool.map(start, config.servers))
+
+
+def listed(connection: McpConnection, began: float, startup: float) -> ToolListing:
+    """The connection's ``tools/list``, all pages, within what is left of its start-up deadline
+    (``startup`` seconds from ``began``, a ``time.monotonic()``): a server that starts quickly but lists
+    slowly is bounded by the same deadline as one that starts slowly."""
+    from toolsearch_lab.catalog.mcp import McpToolError
+
+    left = startup - (time.monotonic() - began)
+    if left <= 0:
+        raise McpToolError(
+            f"MCP server {connection.label!r} used its {startup:g} s start-up timeout starting"
+        )
+    return connection.listing(left, f"start-up timeout ({startup:g} s to start and list its tools)")
+
+
+class DestructiveToolsWarning(UserWarning):
+    """Tools of live MCP servers may change things, and a :class:`ToolSearchAdvisor` with its default
+    ``destructive="include"`` runs them when the model calls them (:func:`say_destructive`)."""
+
+
+def say_destructive(catalog: ToolCatalog) -> None:
+    """Say once, as a :class:`DestructiveToolsWarning`, which tools of live servers may change things
+    (:func:`destructive_text`). The CLI says it its own way, with ``--destructive``."""
+    possibly = [t for t in catalog if t.may_be_destructive]
+    if possibly:
+        warnings.warn(
+            f"{len(possibly)} of {len(catalog)} live MCP tools may be destructive "
+            f"({destructive_text(possibly)}). A ToolSearchAdvisor runs them when the model calls them "
+            "(destructive='include', its default); destructive='exclude' holds them back, 'ask' unless "
+            "the query asks for them",
+            DestructiveToolsWarning,
+            stacklevel=3,
+        )
+
+
+def destructive_text(tools: Iterable[Tool], shown: int = 8) -> str:
+    """The tools that may be destructive (:attr:`~toolsearch_lab.model.Tool.may_be_destructive`), in two
+    groups: those that declare it, and the unmarked ones, which MCP counts as possibly destructive (not
+    read-only, no ``destructiveHint``); at most ``shown`` names each."""
+    possibly = [t for t in tools if t.may_be_destructive]
+    declared = [t.name for t in possibly if t.destructive]
+    unmarked = [t.name for t in possibly if not t.destructive]
+    groups = [
+        (declared, "declared destructive"),
+        (unmarked, "unmarked (not read-only, no destructiveHint: MCP's default is destructive)"),
+    ]
+    return "; ".join(f"{len(names)} {what}: {_names(names, shown)}" for names, what in groups if names)
+
+
+def _names(names: Sequence[str], shown: int) -> str:
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more

@@ -13,7 +13,10 @@ Tool results become text (what a model reads): the text blocks joined with newli
 carrying the server's message; the advisor turns a raised exception into an error tool result for the model.
 
 Start-up has its own, generous deadline (``startup_timeout``, 30 s: a cold Python server on a busy machine
-takes seconds to import its SDK), separate from the per-request ``timeout``. A server process that exits
+takes seconds to import its SDK), separate from the per-request ``timeout``; the catalog loaders hold the
+first listing to what is left of it (:meth:`McpConnection.listing` takes a deadline). An error the server
+sends is named by its JSON-RPC code and message; a server that exits gets one restart, counted once however
+many calls fail with it. A server process that exits
 during start-up is noticed at once (its stdout closes), so a broken command fails fast either way. An HTTP
 server that refuses us is named with its status (``HTTP 401 Unauthorized: …``).
 
@@ -44,7 +47,8 @@ import contextlib
 import json
 import tempfile
 import threading
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+import time
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
 import anyio
@@ -52,20 +56,24 @@ import jsonschema  # noqa: F401  (the mcp client imports it lazily on the first 
 from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from toolsearch_lab.catalog.mcp_wire import (
     MAX_LIST_CHARS,
     MAX_LIST_PAGES,
     ToolListing,
     WireLog,
+    exception_leaves,
+    http_streams,
     install_stdio_hook,
     listing_bound,
     quiet_sdk_logs,
     raw_request,
     remember_output_schemas,
+    result_to_text,
     watched_http_client,
 )
+from toolsearch_lab.jsonlimits import shown
 from toolsearch_lab.secrets import (
     RedactedError,
     Secret,
@@ -101,45 +109,14 @@ install_log_redaction()
 
 # Extra wall-clock allowance on top of the SDK's own read timeout before a sync wait gives up.
 _GRACE_SECONDS = 5.0
+# How long the ping that tells a closed connection from a server's error answer may take (_mcp_error).
+_PING_SECONDS = 5.0
 _T = TypeVar("_T")  # what a request run on the connection's loop returns
 
 
 class McpToolError(RedactedError):
     """An MCP server could not be started, reached, or it reported a tool error. The message says which
     server (command) and which tool, with secrets hidden (``secret_hidden`` says whether one was)."""
-
-
-def _leaves(exc: BaseException) -> list[BaseException]:
-    """The real errors inside (nested) exception groups, which anyio task groups wrap everything in."""
-    inner = getattr(exc, "exceptions", None)
-    if isinstance(inner, (list, tuple)) and inner:
-        return [leaf for e in inner for leaf in _leaves(e)]
-    return [exc]
-
-
-def result_to_text(result: Any) -> str:
-    """A ``CallToolResult``'s content as the text a model gets (see the module docstring)."""
-    parts: list[str] = []
-    for block in result.content or []:
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            parts.append(block.text)
-        elif kind in ("image", "audio"):
-            parts.append(
-                f"[{kind} content: {getattr(block, 'mime_type', '?')}, {len(block.data or '')} base64 chars]"
-            )
-        elif kind == "resource_link":
-            parts.append(f"[resource link: {block.uri}]")
-        elif kind == "resource":
-            resource = block.resource
-            text = getattr(resource, "text", None)
-            parts.append(text if isinstance(text, str) else f"[embedded resource: {resource.uri}]")
-        else:
-            parts.append(f"[{kind} content]")
-    text = "\n".join(parts)
-    if not text and result.structured_content is not None:
-        return json.dumps(result.structured_content, ensure_ascii=False)
-    return text
 
 
 class McpConnection:
@@ -216,6 +193,8 @@ class McpConnection:
         self._stop: asyncio.Event | None = None
         self.max_restarts = max_restarts
         self.restarts: list[str] = []  # why each restart happened, in order
+        self._restart_lock = threading.Lock()
+        self._generation = 0  # which start of the server the session belongs to; a restart adds one
         self._start()
 
     def _start(self) -> None:
@@ -227,31 +206,38 @@ class McpConnection:
         if not self._ready.wait(self.startup_timeout):
             tail = self._stderr_tail()
             self.close()
-            raise McpToolError(
-                f"MCP server {self.label!r} did not start within {self.startup_timeout:g} s" + tail
-            )
+            message = f"MCP server {self.label!r} did not start within {self.startup_timeout:g} s"
+            raise McpToolError(message + tail)
         if self._startup_error is not None:
             tail = self._stderr_tail()
             self.close()
             reasons = self._wire.http_reason() or "; ".join(
-                f"{type(e).__name__}: {e}" for e in _leaves(self._startup_error)
+                f"{type(e).__name__}: {e}" for e in exception_leaves(self._startup_error)
             )
-            raise McpToolError(f"MCP server {self.label!r} failed to start: {reasons}{tail}") from None
+            message = f"MCP server {self.label!r} failed to start: {reasons}{tail}"
+            raise McpToolError(message) from None
 
-    def _restart(self, why: str) -> str:
-        """Start the server again after it died (at most ``max_restarts`` times): what to tell the caller."""
-        if len(self.restarts) >= self.max_restarts:
-            return f"; it was restarted {len(self.restarts)} time(s) already, so it stays down"
-        if self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-        with contextlib.suppress(Exception):
-            self._serve_future.result(_GRACE_SECONDS)
-        self.restarts.append(why)
-        try:
-            self._start()
-        except McpToolError as exc:
-            return f"; restarting it failed: {exc}"
-        return f"; the server was restarted ({len(self.restarts)} of {self.max_restarts}): call again"
+    def _restart(self, why: str, generation: int) -> str:
+        """Start the server again after it died (at most ``max_restarts`` times): what to tell the caller.
+        ``generation`` is the start of the server the failed call used, so calls that fail together (on
+        several threads) restart it once and the count stays exact."""
+        with self._restart_lock:
+            if self._generation != generation:
+                done = f"{len(self.restarts)} of {self.max_restarts}"
+                return f"; the server was restarted by another call ({done}): call again"
+            if len(self.restarts) >= self.max_restarts:
+                return f"; it was restarted {len(self.restarts)} time(s) already, so it stays down"
+            if self._stop is not None:
+                self._loop.call_soon_threadsafe(self._stop.set)
+            with contextlib.suppress(Exception):
+                self._serve_future.result(_GRACE_SECONDS)
+            self.restarts.append(why)
+            self._generation += 1
+            try:
+                self._start()
+            except McpToolError as exc:
+                return f"; restarting it failed: {exc}"
+            return f"; the server was restarted ({len(self.restarts)} of {self.max_restarts}): call again"
 
     def _scrub(self, message: str) -> str:
         return scrub(message, self._secrets)
@@ -272,7 +258,7 @@ class McpConnection:
                 timeout=self.startup_timeout,
                 httpx_client_factory=factory,
             )
-        return _http_streams(self._url.reveal(), headers, factory)
+        return http_streams(self._url.reveal(), headers, factory)
 
     async def _serve(self) -> None:
         """Holds the transport and session open (they must be entered and left in one task) until close."""
@@ -298,38 +284,40 @@ class McpConnection:
             self._ready.set()
 
     # -- sync API ----------------------------------------------------------------------------------------
-    def _run(self, coro_factory: Callable[[ClientSession], Coroutine[Any, Any, _T]], what: str) -> _T:
+    def _run(
+        self,
+        coro_factory: Callable[[ClientSession], Coroutine[Any, Any, _T]],
+        what: str,
+        timeout: float | None = None,
+        limit: str = "timeout",
+    ) -> _T:
+        """``coro_factory(session)`` on the connection's loop, waited for ``timeout`` seconds (default
+        ``self.timeout``, named ``limit`` in the error) plus a grace period."""
         if self._closed:
             raise McpToolError(f"MCP server {self.label!r}: connection is closed ({what})")
+        generation = self._generation  # read before the session: a restart replaces the session after it
         session = self._session
         if session is None:
             raise McpToolError(f"MCP server {self.label!r} is not connected ({what}){self._stderr_tail()}")
+        seconds = self.timeout if timeout is None else timeout
+        started = time.monotonic()
         future = asyncio.run_coroutine_threadsafe(coro_factory(session), self._loop)
         try:
-            return future.result(self.timeout + _GRACE_SECONDS)
+            return future.result(seconds + _GRACE_SECONDS)
         # concurrent.futures.TimeoutError is the builtin TimeoutError on 3.11+, its own class on 3.10.
         except (concurrent.futures.TimeoutError, TimeoutError):
             if not future.done():
                 future.cancel()
-                waited = self.timeout + _GRACE_SECONDS
+                waited = seconds + _GRACE_SECONDS
                 raise McpToolError(
                     f"MCP server {self.label!r}: {what} gave no answer within {waited:g} s"
                 ) from None
             # anyio.fail_after inside the request raised TimeoutError: the request's own deadline.
             raise McpToolError(
-                f"MCP server {self.label!r}: {what} failed: no answer within the {self.timeout:g} s timeout"
+                f"MCP server {self.label!r}: {what} failed: no answer within the {seconds:.3g} s {limit}"
             ) from None
         except MCPError as exc:
-            code = getattr(getattr(exc, "error", None), "code", None)
-            reason = {
-                -32000: "the server closed the connection (did it exit?)",
-                -32001: f"no answer within the {self.timeout:g} s timeout",
-            }.get(code if isinstance(code, int) else 0, self._wire.http_reason() or str(exc))
-            detail = f" [{exc}]" if str(exc) != reason else ""
-            message = f"MCP server {self.label!r}: {what} failed: {reason}{detail}{self._stderr_tail()}"
-            if code == -32000:  # the process is gone: ``alive`` stops saying True, and it gets one restart
-                self._server_gone = True
-                message += self._restart(f"{what}: {reason}")
+            message = self._mcp_error(exc, what, session, generation, time.monotonic() - started)
             raise McpToolError(message) from None
         except Exception as exc:
             problem = f"{type(exc).__name__}: {exc}"
@@ -337,17 +325,55 @@ class McpConnection:
                 f"MCP server {self.label!r}: {what} failed: {problem}{self._stderr_tail()}"
             ) from None
 
-    def listing(self) -> ToolListing:
+    def _mcp_error(
+        self, exc: MCPError, what: str, session: ClientSession, generation: int, waited: float
+    ) -> str:
+        """What to say of an ``MCPError``: the SDK's own "connection closed" (the server exited: it gets
+        one restart) and "timed out", or an error answer the server sent, named by its JSON-RPC code and
+        message. The SDK's codes are in JSON-RPC's range for servers, so a server may send them too: a
+        closed connection is told apart by a ping (:meth:`_gone`), the SDK's timeout by the time waited
+        (never less than the shortest of the connection's timeouts)."""
+        code = exc.error.code
+        if code == CONNECTION_CLOSED and self._gone(session):
+            reason = "the server closed the connection (did it exit?)"
+            self._server_gone = True  # ``alive`` stops saying True, and it gets one restart
+            restarted = self._restart(f"{what}: {reason}", generation)
+            return f"MCP server {self.label!r}: {what} failed: {reason}{self._stderr_tail()}{restarted}"
+        if code == REQUEST_TIMEOUT and waited >= min(self.timeout, self.startup_timeout):
+            reason = f"no answer within the {self.timeout:g} s timeout"
+        else:
+            http = self._wire.http_reason()
+            reason = (
+                http or f"the server answered with JSON-RPC error {code}: {shown(exc.error.message, 300)}"
+            )
+        return f"MCP server {self.label!r}: {what} failed: {reason}{self._stderr_tail()}"
+
+    def _gone(self, session: ClientSession) -> bool:
+        """The server is gone: a ping gets no answer (the SDK refuses it at once with its "connection
+        closed" when the connection is). Any answer, an error answer included, means it is there."""
+        ping = asyncio.run_coroutine_threadsafe(session.send_ping(), self._loop)
+        try:
+            ping.result(min(self.timeout, _PING_SECONDS))
+        except MCPError as exc:
+            return exc.error.code == CONNECTION_CLOSED
+        except Exception:  # noqa: BLE001  (no answer in time, or the transport failed: as good as gone)
+            ping.cancel()
+            return True
+        return False
+
+    def listing(self, timeout: float | None = None, limit: str = "timeout") -> ToolListing:
         """Every ``tools/list`` page as the server sent it, following cursors within the bounds of the
-        module docstring (see :class:`ToolListing`). The SDK's validation of the whole page is bypassed on
-        purpose: it refuses every tool for one malformed record."""
+        module docstring (see :class:`ToolListing`), all pages within ``timeout`` seconds (default
+        ``self.timeout``; ``limit`` names it in the error). The SDK's validation of the whole page is
+        bypassed on purpose: it refuses every tool for one malformed record."""
+        seconds = self.timeout if timeout is None else timeout
         wire = self._wire
 
         async def list_all(session: ClientSession) -> ToolListing:
             listing = ToolListing([], pages=0)
             sent: str | None = None
             chars = 0
-            with anyio.fail_after(self.timeout):  # the whole listing, every page
+            with anyio.fail_after(seconds):  # the whole listing, every page
                 while True:
                     wire.listing_duplicates.clear()
                     page = await raw_request(session, "tools/list", {"cursor": sent} if sent else None)
@@ -378,7 +404,7 @@ class McpConnection:
             remember_output_schemas(session, listing.records)
             return listing
 
-        listing = self._run(list_all, "tools/list")
+        listing = self._run(list_all, "tools/list", seconds, limit)
         note = wire.noise_note()
         if note:
             listing.notes.append(self._scrub(note))
@@ -465,16 +491,3 @@ class McpConnection:
         except (OSError, ValueError):
             return ""
         return "\nserver stderr (last lines):\n  " + "\n  ".join(tail) if tail else ""
-
-
-@contextlib.asynccontextmanager
-async def _http_streams(
-    url: str, headers: Mapping[str, str], client_factory: Callable[..., Any]
-) -> AsyncIterator[Any]:
-    """Streamable HTTP with our headers: the SDK takes them on the HTTP client it is given. Yields the
-    SDK's ``(read, write)`` streams."""
-    async with (
-        client_factory(headers=dict(headers) or None) as client,
-        streamable_http_client(url, http_client=client) as streams,
-    ):
-        yield streams

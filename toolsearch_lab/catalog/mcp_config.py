@@ -7,17 +7,24 @@
 | VS Code ``.vscode/mcp.json`` | ``servers`` | ``type`` (``stdio``, ``http``, ``sse``), then the same fields |
 
 ``cwd`` is accepted everywhere. A server with ``"disabled": true`` is skipped and listed in
-``McpConfig.skipped``. Strings may use ``${VAR}`` and ``${env:VAR}`` (from the environment),
-``${VAR:-default}`` (Claude Code: the default when the variable is unset or empty),
+``McpConfig.skipped`` (``"disabled"`` must be a boolean). Strings may use ``${VAR}`` and ``${env:VAR}``
+(from the environment), ``${VAR:-default}`` (Claude Code: the default when the variable is unset or empty),
 ``${workspaceFolder}`` (the folder holding ``.vscode``/``.cursor``, else the config's folder) and
-``${userHome}``. A variable that is not set (and has no default) is an error naming the server, the field
-and the variable. VS Code's ``${input:…}`` prompts cannot be answered here and are refused by name.
+``${userHome}``. VS Code's ``${input:…}`` prompts cannot be answered here and are refused by name.
+
+One bad entry costs only itself: an entry that is malformed (``args`` a string, ``disabled`` not a
+boolean) or cannot be resolved (a variable that is not set and has no default, an ``envFile`` that cannot
+be read) is named in ``McpConfig.invalid`` with the field at fault, and the other entries load. An entry
+that ``servers=`` (the CLI's ``--server``) does not select is never resolved.
 
 VS Code's ``envFile`` (a dotenv file: ``NAME=value`` lines, ``#`` comments, optional quotes) is read into
-the server's ``env`` (``env`` wins on a name both give); a missing file is an error naming it. FastMCP's
+the server's ``env`` (``env`` wins on a name both give); it must be a regular file of at most
+:data:`MAX_ENV_FILE_BYTES` (a FIFO or ``/dev/zero`` is refused by what it is, never read forever). FastMCP's
 ``"transport"`` key is read like ``"type"`` (``sse``, ``http``, ``streamable-http``, ``stdio``); the two
 disagreeing is an error. A key named twice anywhere in the file is refused by name, since JSON would keep
-the last one silently. Other keys a server entry may carry are listed in ``McpConfig.ignored``.
+the last one silently. Other keys a server entry may carry are listed in ``McpConfig.ignored``, each said
+once with what the lab does instead (:func:`ignored_key_note`: for a key about credentials, such as Claude
+Code's ``headersHelper`` or FastMCP's ``auth``, "no OAuth or header helper: set the header yourself").
 
 Every ``env`` and ``headers`` value is held as a :class:`~toolsearch_lab.secrets.Secret`, so a config's
 repr never shows it. What is *registered* as a secret (hidden from everything the lab shows, logs or sends
@@ -33,13 +40,14 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+import stat
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolsearch_lab.catalog.errors import CatalogError
-from toolsearch_lab.jsonlimits import DuplicateKeyError, JsonLimitError, loads_unique
+from toolsearch_lab.jsonlimits import DuplicateKeyError, JsonLimitError, loads_unique, shown
 from toolsearch_lab.schema import MAX_CATALOG_DEPTH
 from toolsearch_lab.secrets import (
     Secret,
@@ -55,7 +63,15 @@ from toolsearch_lab.secrets import (
 if TYPE_CHECKING:
     from toolsearch_lab.catalog.mcp import McpConnection
 
-__all__ = ["McpConfig", "McpServerConfig", "load_mcp_config"]
+__all__ = [
+    "AUTH_KEY",
+    "MAX_ENV_FILE_BYTES",
+    "McpConfig",
+    "McpServerConfig",
+    "SET_THE_HEADER",
+    "ignored_key_note",
+    "load_mcp_config",
+]
 
 _VARIABLE = re.compile(r"\$\{([^}]*)\}")
 # The keys a server entry may have that this loader reads or knows to be harmless (client-side settings).
@@ -63,6 +79,16 @@ _KNOWN_KEYS = frozenset(
     {"type", "transport", "command", "args", "env", "envFile", "cwd", "url", "headers", "disabled", "secrets"}
     | {"autoApprove", "alwaysAllow", "timeout", "description", "name", "gallery", "version", "dev"}
 )
+# A key about credentials, however a client spells it: Claude Code's headersHelper (a command printing the
+# headers) and oauth, FastMCP's auth, the Messages API connector's authorization_token, Gemini CLI's
+# authProviderType, a bearerToken or apiKey. The lab runs no OAuth flow and no helper: it sends the headers
+# the entry gives.
+AUTH_KEY = re.compile(r"auth|token|bearer|header|credential|api[_-]?key|secret|password", re.IGNORECASE)
+SET_THE_HEADER = (
+    'no OAuth or header helper: set the header yourself ("headers": {"Authorization": "Bearer ${env:TOKEN}"})'
+)
+# The most an envFile may hold: a dotenv file is a few hundred bytes; this stops a FIFO or a huge file.
+MAX_ENV_FILE_BYTES = 1_000_000
 _TRANSPORT_ALIASES = {
     "stdio": "stdio",
     "http": "http",
@@ -131,31 +157,58 @@ class McpServerConfig:
 
 @dataclass(frozen=True)
 class McpConfig:
-    """The servers of one config file, in file order, and the names of those marked disabled."""
+    """The servers of one config file, in file order (or in the order ``servers=`` named them), the names
+    of those marked disabled, the keys it ignores, and the entries that could not be used."""
 
     servers: tuple[McpServerConfig, ...]
     source: str
     skipped: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()  # "server: key" for keys of a server entry this loader does not use
+    # {server: why its entry cannot be used}: malformed, or naming a variable that is not set. Each costs
+    # only itself: connect_mcp_config names it beside the servers that failed to start.
+    invalid: Mapping[str, str] = field(default_factory=dict)
 
-    def select(self, names: list[str] | tuple[str, ...] | None) -> McpConfig:
+    def select(self, names: Sequence[str] | None) -> McpConfig:
         """Only the servers named (in the order given); an unknown name is an error listing the known."""
         if not names:
             return self
         by_name = {s.name: s for s in self.servers}
-        unknown = [n for n in names if n not in by_name]
-        if unknown:
-            raise CatalogError(
-                f"{self.source}: no server named {unknown[0]!r}; "
-                f"the config has {', '.join(by_name) or 'none'}"
-            )
-        return McpConfig(tuple(by_name[n] for n in names), self.source, self.skipped, self.ignored)
+        _check_selection(names, [*by_name, *self.invalid, *self.skipped], self.source)
+        chosen = dict.fromkeys(names)
+        return McpConfig(
+            tuple(by_name[n] for n in chosen if n in by_name),
+            self.source,
+            tuple(n for n in self.skipped if n in chosen),
+            tuple(i for i in self.ignored if i.partition(": ")[0] in chosen),
+            {n: why for n, why in self.invalid.items() if n in chosen},
+        )
+
+
+def ignored_key_note(key: str) -> str:
+    """What the lab does instead of an entry's key it does not use: for a key about credentials
+    (:data:`AUTH_KEY`), :data:`SET_THE_HEADER`."""
+    advice = SET_THE_HEADER if AUTH_KEY.search(key) else "not used by this loader"
+    return f"config key {key!r} is ignored: {advice}"
+
+
+def _check_selection(names: Sequence[str], known: Sequence[str], source: str) -> None:
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise CatalogError(
+            f"{source}: no server named {unknown[0]!r}; the config has {', '.join(known) or 'none'}"
+        )
 
 
 def load_mcp_config(
-    config: str | os.PathLike[str] | Mapping[str, Any], *, environ: Mapping[str, str] | None = None
+    config: str | os.PathLike[str] | Mapping[str, Any],
+    *,
+    environ: Mapping[str, str] | None = None,
+    servers: Sequence[str] | None = None,
 ) -> McpConfig:
-    """Read a config file (or its parsed JSON) in any of the formats above."""
+    """Read a config file (or its parsed JSON) in any of the formats above. ``servers``: only these entries
+    (in this order; an unknown name is an error listing the config's); the others are never resolved, so
+    their variables need not be set. An entry that cannot be used is named in ``McpConfig.invalid`` and
+    the others load."""
     environ = os.environ if environ is None else environ
     if isinstance(config, Mapping):
         document, source, folder = config, "mcp config", Path.cwd()
@@ -187,16 +240,35 @@ def load_mcp_config(
             f"{source}: {key!r} must map server names to servers, got {type(entries).__name__}"
         )
     variables = {"workspaceFolder": str(folder), "userHome": str(Path.home())}
-    servers, skipped, ignored = [], [], []
-    for name, entry in entries.items():
-        if not isinstance(entry, Mapping):
-            raise CatalogError(f"{source}: server {name!r} must be an object, got {type(entry).__name__}")
-        if entry.get("disabled") is True:
-            skipped.append(str(name))
-            continue
-        ignored += [f"{name}: {key}" for key in entry if key not in _KNOWN_KEYS]
-        servers.append(_server(str(name), entry, f"{source}: server {name!r}", variables, environ))
-    return McpConfig(tuple(servers), source, tuple(skipped), tuple(ignored))
+    if servers:
+        _check_selection(servers, [str(name) for name in entries], source)
+    chosen = [(n, entries[n]) for n in dict.fromkeys(servers)] if servers else list(entries.items())
+    loaded: list[McpServerConfig] = []
+    skipped: list[str] = []
+    ignored: list[str] = []
+    invalid: dict[str, str] = {}
+    for name, entry in chosen:
+        where = f"{source}: server {name!r}"
+        try:  # each entry on its own: a bad one is named in ``invalid``, and the others load
+            if _disabled(entry, where):
+                skipped.append(str(name))
+                continue
+            ignored += [f"{name}: {key}" for key in entry if key not in _KNOWN_KEYS]
+            loaded.append(_server(str(name), entry, where, variables, environ))
+        except CatalogError as exc:
+            invalid[str(name)] = str(exc)
+    return McpConfig(tuple(loaded), source, tuple(skipped), tuple(ignored), invalid)
+
+
+def _disabled(entry: Any, where: str) -> bool:
+    """Whether the entry is marked ``"disabled": true``; a value that is not a boolean is an error (the
+    string ``"true"`` would otherwise start a server its user meant to switch off)."""
+    if not isinstance(entry, Mapping):
+        raise CatalogError(f"{where} must be an object, got {type(entry).__name__}")
+    disabled = entry.get("disabled", False)
+    if not isinstance(disabled, bool):
+        raise CatalogError(f"{where}: 'disabled' must be true or false, got {shown(disabled, 40)}")
+    return disabled
 
 
 def _server(
@@ -297,8 +369,8 @@ def _env_file(path_text: str, where: str, variables: dict[str, str]) -> dict[str
     if not path.is_absolute():
         path = Path(variables["workspaceFolder"]) / path
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
+        lines = _read_env_file(path).splitlines()
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise CatalogError(f"{where}: 'envFile' {str(path)!r} cannot be read ({exc})") from None
     values: dict[str, str] = {}
     for number, line in enumerate(lines, 1):
@@ -313,6 +385,27 @@ def _env_file(path_text: str, where: str, variables: dict[str, str]) -> dict[str
             value = value[1:-1]
         values[name] = value
     return values
+
+
+def _read_env_file(path: Path) -> str:
+    """The text of a regular file of at most :data:`MAX_ENV_FILE_BYTES`. Opened without blocking and
+    checked on the open file, so a FIFO, a device (``/dev/zero``) or a file growing while it is read is
+    refused by what it is, never read forever."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as file:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ValueError(f"not a regular file but {_file_kind(mode)}")
+        data = file.read(MAX_ENV_FILE_BYTES + 1)
+    if len(data) > MAX_ENV_FILE_BYTES:
+        raise ValueError(f"larger than {MAX_ENV_FILE_BYTES:,} bytes (MAX_ENV_FILE_BYTES)")
+    return data.decode("utf-8")
+
+
+def _file_kind(mode: int) -> str:
+    kinds = {stat.S_ISFIFO: "a FIFO", stat.S_ISCHR: "a character device", stat.S_ISBLK: "a block device"}
+    kinds |= {stat.S_ISDIR: "a directory", stat.S_ISSOCK: "a socket"}
+    return next((kind for test, kind in kinds.items() if test(mode)), "not a file")
 
 
 def _expand(
@@ -344,39 +437,3 @@ def _expand(
         return environ[var]
 
     return _VARIABLE.sub(replace, value), from_env
-
-
-def connect_servers(
-    config: McpConfig,
-    *,
-    timeout: float = 30.0,
-    startup_timeout: float | None = None,
-    pass_env: Iterable[str] = (),
-) -> tuple[dict[str, McpConnection], dict[str, str]]:
-    """Start every server of ``config`` at once, each within its own start-up deadline:
-    ``({name: connection}, {name: why it failed})``, both in config order."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from toolsearch_lab.catalog.mcp import McpToolError
-
-    def start(server: McpServerConfig) -> tuple[str, McpConnection | None, str | None]:
-        try:
-            return (
-                server.name,
-                server.connect(timeout=timeout, startup_timeout=startup_timeout, pass_env=pass_env),
-                None,
-            )
-        except (McpToolError, OSError, ValueError) as exc:
-            return server.name, None, str(exc)
-
-    connections: dict[str, McpConnection] = {}
-    failures: dict[str, str] = {}
-    if not config.servers:
-        return connections, failures
-    with ThreadPoolExecutor(max_workers=min(8, len(config.servers))) as pool:
-        for name, connection, problem in pool.map(start, config.servers):
-            if connection is not None:
-                connections[name] = connection
-            else:
-                failures[name] = problem or "failed to start"
-    return connections, failures

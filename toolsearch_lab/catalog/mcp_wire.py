@@ -21,11 +21,12 @@ Three seams, each checked by tests/test_mcp_isolation.py against the SDK version
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,11 +47,14 @@ __all__ = [
     "SDK_JSON_DEPTH",
     "ToolListing",
     "WireLog",
+    "exception_leaves",
+    "http_streams",
     "install_stdio_hook",
     "listing_bound",
     "quiet_sdk_logs",
     "raw_request",
     "remember_output_schemas",
+    "result_to_text",
     "watched_http_client",
 ]
 
@@ -301,3 +305,51 @@ def remember_output_schemas(session: Any, records: list[Any]) -> None:
             schema = record.get("outputSchema")
             schemas[record["name"]] = schema if isinstance(schema, dict) else None
     set_mcp_output_schemas(session, schemas)
+
+
+def exception_leaves(exc: BaseException) -> list[BaseException]:
+    """The real errors inside (nested) exception groups, which anyio task groups wrap everything in."""
+    inner = getattr(exc, "exceptions", None)
+    if isinstance(inner, (list, tuple)) and inner:
+        return [leaf for e in inner for leaf in exception_leaves(e)]
+    return [exc]
+
+
+@contextlib.asynccontextmanager
+async def http_streams(
+    url: str, headers: Mapping[str, str], client_factory: Callable[..., Any]
+) -> AsyncIterator[Any]:
+    """Streamable HTTP with our headers: the SDK takes them on the HTTP client it is given. Yields the
+    SDK's ``(read, write)`` streams."""
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with (
+        client_factory(headers=dict(headers) or None) as client,
+        streamable_http_client(url, http_client=client) as streams,
+    ):
+        yield streams
+
+
+def result_to_text(result: Any) -> str:
+    """A ``CallToolResult``'s content as the text a model gets (see the module docstring)."""
+    parts: list[str] = []
+    for block in result.content or []:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            parts.append(block.text)
+        elif kind in ("image", "audio"):
+            parts.append(
+                f"[{kind} content: {getattr(block, 'mime_type', '?')}, {len(block.data or '')} base64 chars]"
+            )
+        elif kind == "resource_link":
+            parts.append(f"[resource link: {block.uri}]")
+        elif kind == "resource":
+            resource = block.resource
+            text = getattr(resource, "text", None)
+            parts.append(text if isinstance(text, str) else f"[embedded resource: {resource.uri}]")
+        else:
+            parts.append(f"[{kind} content]")
+    text = "\n".join(parts)
+    if not text and result.structured_content is not None:
+        return json.dumps(result.structured_content, ensure_ascii=False)
+    return text

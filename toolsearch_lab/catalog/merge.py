@@ -32,6 +32,7 @@ from toolsearch_lab.model import PROVIDER_NAME_PATTERN, Tool
 
 __all__ = [
     "NAMESPACES",
+    "NameCollisionError",
     "Namespace",
     "PROVIDER_NAME_PATTERN",
     "SEPARATOR",
@@ -83,6 +84,21 @@ def _unique_slugs(servers: list[str], report: CatalogReport) -> dict[str, str]:
     return slugs
 
 
+class NameCollisionError(CatalogError):
+    """``namespace="never"`` and two servers define the tool ``name``. The message names the setting as
+    Python spells it; :meth:`said_with` names it another way (the CLI's ``--namespace``)."""
+
+    def __init__(self, name: str, servers: Sequence[str]) -> None:
+        self.name, self.servers = name, tuple(servers)
+        super().__init__(self.said_with("namespace='never'", "pass namespace='auto'"), tool=name)
+
+    def said_with(self, never: str, auto: str) -> str:
+        return (
+            f"tool {self.name!r} is defined by servers {', '.join(map(repr, self.servers))} ({never}); "
+            f"{auto} to qualify it as {qualified_name(self.servers[0], self.name)!r} and so on"
+        )
+
+
 def merge_catalogs(
     parts: Mapping[str, ToolCatalog] | Sequence[tuple[str, ToolCatalog]],
     *,
@@ -104,10 +120,7 @@ def merge_catalogs(
     clashes = {name: where for name, where in owners.items() if len(where) > 1}
     if clashes and namespace == "never":
         name, where = next(iter(clashes.items()))
-        raise CatalogError(
-            f"tool {name!r} is defined by servers {', '.join(map(repr, where))}; "
-            f"pass namespace='auto' to qualify it as {qualified_name(where[0], name)!r} and so on"
-        )
+        raise NameCollisionError(name, where)
     report = CatalogReport()
     slugs = _unique_slugs(servers, report)
     tools: list[Tool] = []

@@ -443,6 +443,9 @@ def tokens_lines(trace: RunTrace, head: Headline | None = None) -> list[str]:
 def stop_line(trace: RunTrace) -> str:
     if trace.stop_reason == ANSWERED:
         return f"Stop reason     {trace.stop_reason}"
+    if trace.stop_reason == "refused":
+        why = "a tool call was not run (declined at the prompt, or no terminal to ask)"
+        return f"Stop reason     refused: {why}, so the run stopped without an answer"
     return f"Stop reason     {trace.stop_reason}: the run stopped without an answer"
 
 

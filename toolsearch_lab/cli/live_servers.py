@@ -10,13 +10,15 @@ import os
 import re
 import shlex
 import sys
+import warnings
 from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolsearch_lab.catalog.container import CatalogError, CatalogReport, ToolCatalog, load_catalog
-from toolsearch_lab.catalog.errors import NoteKind
+from toolsearch_lab.catalog.errors import NoteKind, ServerFailure
+from toolsearch_lab.catalog.merge import NameCollisionError
 from toolsearch_lab.cli.options import positive_float
 from toolsearch_lab.model import Tool
 
@@ -85,7 +87,7 @@ def add_live_options(parser: argparse.ArgumentParser, *, takes_file: bool = True
         type=positive_float,
         default=None,
         metavar="SECONDS",
-        help="how long each server may take to start (default: 30)",
+        help="how long each server may take to start and list its tools, every page (default: 30)",
     )
 
 
@@ -97,8 +99,9 @@ def live_config(args: argparse.Namespace) -> McpConfig | None:
         raise ValueError("--server picks servers of --mcp-config FILE; give --mcp-config too")
     servers: list[McpServerConfig] = []
     source: list[str] = []
-    if args.mcp_config:
-        config = load_mcp_config(args.mcp_config).select(args.server)
+    config = McpConfig((), "")
+    if args.mcp_config:  # only the entries --server names are read: the others are never resolved
+        config = load_mcp_config(args.mcp_config, servers=args.server)
         servers.extend(config.servers)
         source.append(config.source)
     taken = {s.name for s in servers}
@@ -110,7 +113,7 @@ def live_config(args: argparse.Namespace) -> McpConfig | None:
         taken.add(name)
         servers.append(McpServerConfig(name, "stdio", words[0], tuple(words[1:])))
         source.append(name)
-    if not servers:
+    if not servers and not config.invalid:
         if args.mcp_config:
             raise CatalogError(f"{args.mcp_config}: the config names no enabled server")
         if args.env:
@@ -122,7 +125,8 @@ def live_config(args: argparse.Namespace) -> McpConfig | None:
             dataclasses.replace(s, env={**s.env, **values}) if s.transport == "stdio" else s for s in servers
         ]
     # A one-server config keeps its file as the source; otherwise the files and commands, joined.
-    return McpConfig(tuple(servers), " + ".join(source) if len(source) > 1 else source[0])
+    joined = " + ".join(source) if len(source) > 1 else source[0]
+    return McpConfig(tuple(servers), joined, config.skipped, config.ignored, config.invalid)
 
 
 def pass_env(args: argparse.Namespace) -> list[str]:
@@ -193,16 +197,21 @@ def open_catalog(
     if config is None and not files:
         raise ValueError("give a catalog (shipped name or JSON file), --mcp-config FILE or --mcp COMMAND")
     parts = [(str(f), load_catalog(f, strict=strict_files or args.strict)) for f in files]
-    if config is None:
-        return parts[0][1] if len(parts) == 1 else merge_catalogs(parts, namespace=args.namespace)
-    live = open_servers(config, args, stack, command=command)
-    if not parts:
+    if config is None and len(parts) == 1:
+        return parts[0][1]
+    live = open_servers(config, args, stack, command=command) if config is not None else None
+    if live is not None and not parts:
         return live.catalog
-    merged = merge_catalogs(
-        [*parts, *per_server(live.catalog)],
-        namespace=args.namespace,
-        source=" + ".join([*files, live.catalog.source or ""]),
-    )
+    try:
+        merged = merge_catalogs(
+            [*parts, *(per_server(live.catalog) if live is not None else [])],
+            namespace=args.namespace,
+            source=" + ".join([*files, live.catalog.source or ""]) if live is not None else None,
+        )
+    except NameCollisionError as exc:
+        raise CatalogError(cli_words(exc)) from None
+    if live is None:
+        return merged
     # The servers that did not start stay on record (the doctor names them); the merge of files and
     # per-server parts starts a report of its own.
     report = CatalogReport(merged.report.problems, merged.report.notes, dict(live.failures))
@@ -231,30 +240,42 @@ def open_servers(
 ) -> McpServers:
     """Start the servers of ``config`` with the options of :func:`add_live_options`, stopped when ``stack``
     is closed; each server that failed to start is named on stderr."""
-    from toolsearch_lab.catalog.live import connect_mcp_config
+    from toolsearch_lab.catalog.live import DestructiveToolsWarning, connect_mcp_config
     from toolsearch_lab.catalog.mcp import McpToolError
 
     try:
-        live = connect_mcp_config(
-            config,
-            namespace=args.namespace,
-            strict=args.strict,
-            startup_timeout=args.startup_timeout,
-            pass_env=pass_env(args),
-        )
+        with warnings.catch_warnings():  # the commands name these tools their own way (--destructive)
+            warnings.simplefilter("ignore", DestructiveToolsWarning)
+            live = connect_mcp_config(
+                config,
+                namespace=args.namespace,
+                strict=args.strict,
+                startup_timeout=args.startup_timeout,
+                pass_env=pass_env(args),
+            )
     except (CatalogError, McpToolError) as exc:  # McpToolError: a server started, then its tools/list failed
-        raise CatalogError(one_line(str(exc))) from None
+        raise CatalogError(one_line(cli_words(exc))) from None
     stack.enter_context(live)
+    started = len(live.connections)
+    kinds = {p.tool: p.failure for p in live.catalog.report.problems if p.failure is not None}
     for server, why in live.failures.items():
-        started = len(live.connections)
+        unusable = kinds.get(f"server {server!r}") == ServerFailure.CONFIG  # its config entry
+        what = "not started" if unusable else "failed to start"
         print(
-            f"toolsearch-lab {command}: server {server!r} failed to start: {one_line(why)}\n"
+            f"toolsearch-lab {command}: server {server!r} {what}: {one_line(why)}\n"
             f"  (continuing with the {started} server{'s' if started != 1 else ''} that started; "
             "--strict refuses instead)",
             file=sys.stderr,
         )
     report_dropped(live.catalog.report, command)
     return live
+
+
+def cli_words(exc: Exception) -> str:
+    """An error's message with the settings it names spelled as the CLI's options."""
+    if isinstance(exc, NameCollisionError):
+        return exc.said_with("--namespace never", "--namespace auto")
+    return str(exc)
 
 
 _NOTES_SHOWN = 10

@@ -29,9 +29,10 @@ Deliberate deviations from Spring, each an option:
 - ``enforce_max_results_range=True`` refuses a ``maxResults`` outside 1-10 and puts that range into the
   meta-tool's schema. Off by default, as in Spring: 0 gives no results, 20 gives up to 20, a negative
   number is an error result;
-- ``destructive="exclude"`` or ``"ask"`` holds tools whose MCP annotations declare them destructive back
-  from search results (always, or unless the query asks for them: :mod:`toolsearch_lab.loop.policy`).
-  ``"include"``, the default, is Spring's behaviour;
+- ``destructive="exclude"`` or ``"ask"`` holds tools that may be destructive (MCP's reading of their
+  annotations) back from search results (always, or unless the query asks for them:
+  :mod:`toolsearch_lab.loop.policy`). ``"include"``, the default, is Spring's behaviour; a tool call a
+  person declines (:class:`~toolsearch_lab.loop.policy.ToolCallRefused`) stops the run ("refused");
 - in a conversation (each turn a ``run(..., turn=...)``; a
   :class:`~toolsearch_lab.loop.conversation.Conversation` holds one through chat memory), the advisor keeps
   the tools each session's turns found, and ``accumulation_source="session"`` (the default) reads them back,
@@ -79,7 +80,7 @@ from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, Tool, ToolIndex, session
 from toolsearch_lab.models.base import AssistantTurn, ChatModel
 from toolsearch_lab.session.eviction import EvictionStrategy, LruEviction
 from toolsearch_lab.tokens import TokenCounter
-from toolsearch_lab.trace import ANSWERED, Iteration, IterationTokens, RunTrace, SessionEvent
+from toolsearch_lab.trace import ANSWERED, REFUSALS, Iteration, IterationTokens, RunTrace, SessionEvent
 
 __all__ = ["MAX_RESULT_DEPTH", "RunResult", "ToolNotFoundError", "ToolSearchAdvisor", "TurnReading"]
 
@@ -233,6 +234,8 @@ class ToolSearchAdvisor:
                 reject_all(run, iteration, turn, breach)
                 return run.finish(iteration, breach[0])
             self._execute_calls(run, iteration, turn)
+            if any(call.failure in REFUSALS for call in iteration.tool_calls):
+                return run.finish(iteration, "refused")  # a person withheld their yes: stop there
             iteration.duration_ms = (time.perf_counter() - run.iteration_started) * 1000
 
     def _start(

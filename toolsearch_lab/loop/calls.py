@@ -25,7 +25,7 @@ from toolsearch_lab.loop.settings import AdvisorSettings
 from toolsearch_lab.loop.strategy import Strategy
 from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME
 from toolsearch_lab.models.base import ToolCall
-from toolsearch_lab.trace import CallKind, FailureKind, SearchRecord, ToolCallRecord
+from toolsearch_lab.trace import REFUSALS, CallKind, FailureKind, SearchRecord, ToolCallRecord
 from toolsearch_lab.wire import error_result
 
 __all__ = ["Advisor", "execute_call", "search_session"]
@@ -100,7 +100,8 @@ def execute_call(
         return done("rejected", None, message, failure=FailureKind.NO_IMPLEMENTATION)
     tool_context = {**run.context, TOOL_SEARCH_TOOL_SESSION_ID_KEY: run.session_id}
     ran = run_tool(tool, tool.function, args, tool_context, limit, advisor.settings.tool_timeout)
-    return done("tool", ran.content, ran.error, None, ran.flags, ran.failure)
+    kind: CallKind = "rejected" if ran.failure in REFUSALS else "tool"  # refused: it did not run
+    return done(kind, ran.content, ran.error, None, ran.flags, ran.failure)
 
 
 def _search_call(

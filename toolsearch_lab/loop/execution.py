@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolsearch_lab.jsonlimits import JsonLimitError, dumps_checked
+from toolsearch_lab.loop.policy import ToolCallRefused
 from toolsearch_lab.loop.result_flags import SECRET_HIDDEN, injection_flags
 from toolsearch_lab.loop.search_tool import MAX_ARGUMENT_DEPTH
 from toolsearch_lab.model import Tool
@@ -141,6 +142,8 @@ def run_tool(
         value = _call(lambda: invoke(function, args, tool_context), timeout, tool.name)
     except KeyboardInterrupt:
         raise
+    except ToolCallRefused as exc:  # not run: a person said no, or there was no one to ask
+        return _outcome(f"{tool.name} was not run: {describe_exception(exc)}", max_chars, exc.failure)
     except _NoAnswer:
         message = (
             f"{tool.name} gave no answer within {timeout:g} s (tool_timeout); the run went on without it "

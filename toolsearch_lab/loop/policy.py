@@ -1,16 +1,22 @@
 """Which tools a search may return: the destructive-tool policy (not a Spring setting; see docs/loop.md).
 
-A tool is destructive when its MCP annotations declare it (:attr:`~toolsearch_lab.model.Tool.destructive`:
-``destructiveHint: true`` and not ``readOnlyHint: true``). The policy decides what happens to such tools in
-search results:
+A tool may be destructive as MCP reads its annotations (:attr:`~toolsearch_lab.model.Tool.may_be_destructive`,
+ToolAnnotations: ``readOnlyHint`` defaults to false, ``destructiveHint`` to true): it declares
+``destructiveHint: true``, or it is not marked read-only and says nothing else (a tool without annotations
+too). The policy decides what happens to such tools in search results:
 
 * ``"include"`` (the default, Spring's behaviour): nothing is held back;
-* ``"exclude"``: destructive tools never appear in search results;
+* ``"exclude"``: they never appear in search results;
 * ``"ask"``: they appear only when the query asks for them, by a destructive verb
   (:data:`DESTRUCTIVE_WORDS`: "delete", "drop", "reset", ...) or by the tool's exact name.
 
 The rule looks at the query only, never at the model's other arguments: the meta-tool's schema stays
 Spring's.
+
+A tool's function that asks a person before it runs (the CLI's ``--destructive ask``) raises
+:class:`ToolCallRefused` when the call is declined or there is no one to ask: the loop answers the model
+with an error result, records the call as not run (``FailureKind.DECLINED`` or ``REFUSED``) and stops the run
+with the stop reason ``"refused"``, so a grade never counts it as done.
 """
 
 from __future__ import annotations
@@ -20,11 +26,13 @@ from collections.abc import Iterable
 from typing import Literal, get_args
 
 from toolsearch_lab.model import Tool
+from toolsearch_lab.trace import FailureKind
 
 __all__ = [
     "DESTRUCTIVE_POLICIES",
     "DESTRUCTIVE_WORDS",
     "DestructivePolicy",
+    "ToolCallRefused",
     "asks_for_destructive",
     "hidden_tools",
 ]
@@ -59,6 +67,19 @@ _WORD = re.compile(r"[a-z]+")
 _NAME_CHARS = r"A-Za-z0-9_.:-"
 
 
+class ToolCallRefused(PermissionError):
+    """A tool call that needed a person's yes and did not get it: ``declined`` (they said no) or not (there
+    was no one to ask, e.g. no terminal). The loop records it as not run and stops the run."""
+
+    def __init__(self, message: str, *, declined: bool) -> None:
+        super().__init__(message)
+        self.declined = declined
+
+    @property
+    def failure(self) -> FailureKind:
+        return FailureKind.DECLINED if self.declined else FailureKind.REFUSED
+
+
 def asks_for_destructive(query: str | None) -> bool:
     """The query contains one of :data:`DESTRUCTIVE_WORDS` (case-insensitive, as a whole word; ``_`` and
     other non-letters separate words)."""
@@ -76,7 +97,7 @@ def hidden_tools(tools: Iterable[Tool], policy: str, query: str | None) -> froze
     """The names of ``tools`` that a search for ``query`` must not return under ``policy``."""
     if policy == "include":
         return frozenset()
-    destructive = [t.name for t in tools if t.destructive]
+    destructive = [t.name for t in tools if t.may_be_destructive]
     if policy == "exclude" or not destructive:
         return frozenset(destructive)
     if asks_for_destructive(query):

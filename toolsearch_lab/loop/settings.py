@@ -88,6 +88,8 @@ class AdvisorSettings:
     max_tool_result_chars: int = DEFAULT_MAX_TOOL_RESULT_CHARS
     enforce_max_results_range: bool = False
     protect_running_sessions: bool = True
+    # Spring's behaviour. The CLI defaults to "ask" on a terminal, else "exclude"; in Python,
+    # connect_mcp_config / connect_mcp_stdio say once which live tools this default will run.
     destructive: DestructivePolicy = "include"
     accumulation_source: AccumulationSource = "session"
     tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT_S

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from toolsearch_lab.trace.codec import MAX_TRACE_DEPTH, TRACE_VERSION
 from toolsearch_lab.trace.records import (
+    REFUSALS,
     CallKind,
     FailureKind,
     Iteration,
@@ -67,6 +68,7 @@ __all__ = [
     "ANSWERED",
     "CHAT_COMPLETIONS_COUNT",
     "MAX_TRACE_DEPTH",
+    "REFUSALS",
     "TRACE_VERSION",
     "CallKind",
     "FailureKind",

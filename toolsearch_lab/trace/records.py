@@ -14,6 +14,7 @@ from typing import Any, Literal, get_args
 __all__ = [
     "CallKind",
     "FailureKind",
+    "REFUSALS",
     "Iteration",
     "IterationTokens",
     "RequestTokens",
@@ -124,8 +125,14 @@ class FailureKind(str, Enum):
     TOOL_RAISED = "tool_raised"  # the tool's function raised
     TOOL_TIMEOUT = "tool_timeout"  # the tool gave no answer within tool_timeout
     BAD_RESULT = "bad_result"  # the tool returned something that is neither text nor JSON data
+    DECLINED = "declined"  # not run: the person asked before it runs said no (ToolCallRefused)
+    REFUSED = "refused"  # not run: it needed a person's yes and there was no one to ask (no terminal)
     TOOL_ERROR = "tool_error"  # a replayed run: the log marks the tool's result as an error (is_error)
     NO_RESULT = "no_result"  # a replayed run: the log holds no result for the call
+
+
+# The failures that mean a person withheld their yes: the call was not run, and the run stops ("refused").
+REFUSALS: frozenset[FailureKind] = frozenset({FailureKind.DECLINED, FailureKind.REFUSED})
 
 
 @dataclass

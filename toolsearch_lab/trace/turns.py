@@ -27,6 +27,7 @@ StopReason = Literal[
     "error",  # a model request failed, or its answer could not be used (RunTrace.errors says why)
     "max_calls_per_tool",  # a turn called one tool more often than allowed: its calls were refused
     "max_total_tool_calls",  # a turn took the run past its total of tool calls
+    "refused",  # a tool call needed a person's yes and did not get it (declined, or no one to ask)
     # A replayed run's ends other than an answer.
     "unfinished",  # the log ends on tool calls, with no answer after them
     # Anthropic's stop_reason of the last response, as the API names it.

@@ -258,9 +258,7 @@ def destructive_findings(tools: Sequence[Tool]) -> list[Finding]:
     declared = [t.name for t in tools if t.destructive]
     if not declared:
         return []
-    unstated = [
-        t.name for t in tools if not t.read_only and (t.annotations or {}).get("destructiveHint") is None
-    ]
+    unstated = [t.name for t in tools if t.may_be_destructive and not t.destructive]
     also = (
         f"; {len(unstated)} more {'says' if len(unstated) == 1 else 'say'} nothing either way, which MCP "
         "treats as possibly destructive"
@@ -274,8 +272,8 @@ def destructive_findings(tools: Sequence[Tool]) -> list[Finding]:
             declared[0],
             f"{len(declared)} tool{'s' if len(declared) != 1 else ''} declared destructive "
             f"(annotations destructiveHint: true): {', '.join(declared)}{also}",
-            'to keep them out of search results unless the query asks for them, use destructive="ask" '
-            '(or "exclude") on ToolSearchAdvisor / ToolSearchConfig',
+            "to keep them (and those that say nothing) out of search results unless the query asks for "
+            'them, use destructive="ask" (or "exclude") on ToolSearchAdvisor / ToolSearchConfig',
             0.05,
             declared,
             {"declared": declared, "unstated": unstated},

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from toolsearch_lab.catalog.container import CatalogProblem, ToolCatalog, load_catalog, tools_from_json
-from toolsearch_lab.catalog.errors import NoteKind
-from toolsearch_lab.catalog.live import McpServers, connect_mcp_config
+from toolsearch_lab.catalog.errors import NoteKind, ServerFailure
+from toolsearch_lab.catalog.live import DestructiveToolsWarning, McpServers, connect_mcp_config
 from toolsearch_lab.catalog.mcp_config import McpConfig
 from toolsearch_lab.catalog.merge import merge_catalogs
 from toolsearch_lab.eval.doctor.report import Finding, plural
@@ -79,7 +80,10 @@ def _as_catalog(catalog: CatalogLike) -> ToolCatalog:
     if isinstance(catalog, McpServers):
         return catalog.catalog
     if isinstance(catalog, McpConfig):
-        with connect_mcp_config(catalog) as live:
+        with warnings.catch_warnings():  # the doctor reads the tools and stops the servers: nothing runs
+            warnings.simplefilter("ignore", DestructiveToolsWarning)
+            live = connect_mcp_config(catalog)
+        with live:
             return live.catalog
     if isinstance(catalog, (str, os.PathLike)):
         return load_catalog(catalog, strict=False)
@@ -194,7 +198,11 @@ def _from_problem(problem: CatalogProblem, severity: str, kind: str) -> Finding:
     if problem.failure is not None:
         # connect_mcp_config: a server of the config did not start, so none of its tools is here.
         kind, name, message = "server-failed", "", f"{problem.tool} {message}"
-        fix = "run the server's command by hand to see why (command, args, env); its tools are missing"
+        fix = (
+            "fix its entry in the config (the field named); its tools are missing"
+            if problem.failure == ServerFailure.CONFIG
+            else "run the server's command by hand to see why (command, args, env); its tools are missing"
+        )
     return Finding(
         severity,
         kind,
