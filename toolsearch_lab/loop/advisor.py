@@ -33,12 +33,14 @@ Deliberate deviations from Spring, each an option:
   from search results (always, or unless the query asks for them: :mod:`toolsearch_lab.loop.policy`).
   ``"include"``, the default, is Spring's behaviour;
 - in a conversation (each turn a ``run(..., turn=...)``; a
-  :class:`~toolsearch_lab.loop.conversation.Conversation` holds one through chat memory), the advisor keeps
-  the tools each session's turns found, and ``accumulation_source="session"`` (the default) reads them back,
-  so chat memory that drops or summarises old messages does not take them away;
-  ``"history"`` is Spring's rule, the names read back from the toolSearchTool results in the messages sent,
-  which a message window or a compaction removes (spring-ai #7034). A session's record goes when the
-  session is evicted (:mod:`toolsearch_lab.loop.conversation`).
+  :class:`~toolsearch_lab.loop.conversation.Conversation` holds one, with chat memory where Spring's
+  application would put it: :mod:`toolsearch_lab.loop.chain`), the advisor keeps the tools each session's
+  turns found, and ``accumulation_source="session"`` (the default) reads them back with the turn's whole
+  history, so neither memory nor its placement takes them away; ``"history"`` is Spring's rule, the names
+  read back from the toolSearchTool results in the messages the advisor holds, which a memory outside the
+  loop never stores, a window or a compaction removes, and the loop's own history turned off drops after
+  each tool call (spring-ai #7034). A session's record goes when the session is evicted
+  (:mod:`toolsearch_lab.loop.conversation`).
 
 Every setting that is a plain value is a field of :class:`~toolsearch_lab.loop.settings.AdvisorSettings`,
 checked once when it is made.
