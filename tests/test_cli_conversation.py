@@ -100,6 +100,7 @@ def test_compare_a_conversation_over_memories_and_sources_with_a_pin(capsys):
     assert lines[-1] == "pinned row: add_issue_comment always loaded"
 
 
+@pytest.mark.slow
 def test_demo_outside_every_later_turn_starts_with_the_search_tool_alone_and_every_step_succeeds(capsys):
     """The judged run: memory outside the loop (Spring's default order) re-searches every turn, succeeds, and
     makes more requests than the session record."""

@@ -240,3 +240,32 @@ def test_the_conversation_figures_of_compare_md_are_what_demo_measures():
         cells.append(f"{run.run.grade.steps_succeeded}/{len(run.run.steps)}")
         cells.append(f"{len(run.costs)} req · {whole['prompt_tokens']:,} · ${whole['cost_usd']:.4f}")
         assert figures == cells, (scenario, memory, placement, source)
+
+
+def test_a_scenario_checking_arguments_refuses_what_the_schema_refuses_and_says_what():
+    from toolsearch_lab.eval.scenarios import scenario_from_dict
+    from toolsearch_lab.eval.scenarios.format import argument_problems
+
+    properties = {"n": {"type": "integer"}, "on": {"type": "boolean"}}
+    schema = {"type": "object", "properties": properties, "required": ["n"]}
+    assert argument_problems(schema, {"n": 3, "on": True}) == []
+    assert argument_problems(schema, {"n": True}) == ["n must be of type integer, got true"]
+    assert argument_problems(schema, {"on": "yes"}) == [
+        "n is required",
+        'on must be of type boolean, got "yes"',
+    ]
+    raw = {
+        "name": "checked",
+        "check_arguments": True,
+        "tools": [{"name": "t", "description": "a tool", "parameters": schema}],
+        "results": {"t": "done"},
+        "user_request": "do it",
+        "steps": [{"need": "do it", "expected_tools": ["t"]}],
+    }
+    tool = scenario_from_dict(raw).tools[0]
+    assert tool.function(n=1) == "done"
+    with pytest.raises(ValueError, match="invalid input for t: n must be of type integer"):
+        tool.function(n="1")
+    assert scenario_from_dict({**raw, "check_arguments": False}).tools[0].function(n="1") == "done"
+    with pytest.raises(ValueError, match="'check_arguments' must be true or false"):
+        scenario_from_dict({**raw, "check_arguments": "yes"})

@@ -103,6 +103,7 @@ def test_the_package_places_memory_as_the_facts_say():
     from toolsearch_lab.loop.chain import (
         DEFAULT_CHAT_MEMORY_ORDER,
         HIGHEST_PRECEDENCE,
+        INSIDE_MEMORY_ORDER,
         TOOL_SEARCH_ADVISOR_ORDER,
         MemoryAdvisor,
     )
@@ -111,6 +112,7 @@ def test_the_package_places_memory_as_the_facts_say():
     assert int(BY_KEY["tool-loop-order"].words) == TOOL_SEARCH_ADVISOR_ORDER - HIGHEST_PRECEDENCE
     assert int(BY_KEY["memory-default-order"].words) == DEFAULT_CHAT_MEMORY_ORDER - HIGHEST_PRECEDENCE
     assert MessageWindow().max_messages == int(BY_KEY["window-default"].words.split()[0])
+    assert int(BY_KEY["inside-order"].words) == INSIDE_MEMORY_ORDER - HIGHEST_PRECEDENCE
     chain = MemoryAdvisor(MessageWindow(1), "outside")
     chain.stored = [{"role": "user", "content": "before"}]
     sent = chain.before([{"role": "user", "content": "now"}])

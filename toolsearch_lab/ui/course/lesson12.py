@@ -82,7 +82,7 @@ EXERCISES = (
     Exercise(
         key="12",
         notebook="12_conversations",
-        answer_cell="c20",
+        answer_cell="c18",
         hint="history_run.steps says which step failed and which tools it expected (StepOutcome.expected).",
         solve=solution,
         wrong='my_pins = ["add_issue_comment_reaction"]',

@@ -103,6 +103,16 @@ FACTS = (
         source="ToolCallingAdvisor.DEFAULT_ORDER, ~l. 75: Ordered.HIGHEST_PRECEDENCE + 300",
     ),
     SpringFact(
+        key="inside-order",
+        section="7.1 (identity and construction)",
+        spec="The ITs place MessageChatMemoryAdvisor at HIGHEST+1000 to run it inside every iteration, "
+        "together with disableInternalConversationHistory()",
+        words="+1000",
+        finds=r"inside[^.\n]{0,40}?\+\d{3,4}\b",
+        source="AbstractToolSearchToolCallingAdvisorIT, ~l. 145: MessageChatMemoryAdvisor "
+        ".order(Ordered.HIGHEST_PRECEDENCE + 1000)",
+    ),
+    SpringFact(
         key="memory-default-order",
         section="7.1 and 7.5 (Across user turns, Default)",
         spec="MessageChatMemoryAdvisor at DEFAULT_CHAT_MEMORY_PRECEDENCE_ORDER = +200 ... memory wraps the "
