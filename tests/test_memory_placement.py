@@ -269,3 +269,27 @@ def test_a_scenario_checking_arguments_refuses_what_the_schema_refuses_and_says_
     assert scenario_from_dict({**raw, "check_arguments": False}).tools[0].function(n="1") == "done"
     with pytest.raises(ValueError, match="'check_arguments' must be true or false"):
         scenario_from_dict({**raw, "check_arguments": "yes"})
+
+
+def test_inside_the_model_receives_each_message_once_whatever_the_reading():
+    """Memory inside puts what it holds before the advisor's [system, last message]: nothing twice, with
+    Spring's reading or with the session record's, in a later turn too."""
+
+    def turn(k):
+        search = ToolCall(f"s{k}", "toolSearchTool", json.dumps({"query": "weather"}))
+        return [AssistantTurn(None, [search]), AssistantTurn(None, [ToolCall(f"c{k}", "weatherTool", "{}")])]
+
+    for source in ("history", "session"):
+        advisor = ToolSearchAdvisor(RegexToolIndex(), accumulation_source=source)
+        model = ScriptedModel([*turn(1), AssistantTurn("sunny"), *turn(2), AssistantTurn("still sunny")])
+        chat = Conversation(advisor, model, _weather_tools(), session_id="s", memory_advisor="inside")
+        chat.send_all(["weather?", "and tomorrow?"])
+        for sent in (c["messages"] for c in model.calls):
+            assert len({json.dumps(m, sort_keys=True) for m in sent}) == len(sent), source
+        one_turn = ["user", "assistant", "tool", "assistant", "tool"]
+        assert [m["role"] for m in model.calls[5]["messages"]] == [
+            "system",
+            *one_turn,
+            "assistant",
+            *one_turn,
+        ], source

@@ -20,7 +20,7 @@ from toolsearch_lab.models.base import AssistantTurn, ChatModel
 from toolsearch_lab.tokens import TokenCounter
 from toolsearch_lab.trace import FailureKind, Iteration, RunTrace, SearchRecord, StopReason, ToolCallRecord
 
-__all__ = ["RunResult", "RunState", "ToolNotFoundError", "TurnReading", "reject_all"]
+__all__ = ["RunResult", "RunState", "ToolNotFoundError", "TurnReading", "last_message_start", "reject_all"]
 
 
 class ToolNotFoundError(RuntimeError):
@@ -99,12 +99,19 @@ class TurnReading:
         if self.scan == "turn":
             users = [i for i, m in enumerate(conversation[:opened]) if m.get("role") == "user"]
             return users[-1] if users else 0
-        if self.history or len(conversation) <= opened:
-            return 0
-        start = len(conversation)
-        while start > opened and conversation[start - 1].get("role") == "tool":
-            start -= 1
-        return start if start < len(conversation) else len(conversation) - 1
+        return 0 if self.history else last_message_start(conversation, opened)
+
+
+def last_message_start(conversation: Sequence[dict[str, Any]], opened: int) -> int:
+    """Where Spring's "last message" begins once a run has called tools: the run of tool results that ends
+    ``conversation`` (its one ``ToolResponseMessage``); 0 before the run's first reply (``opened``: how many
+    messages the run received), when the request holds what it received."""
+    if len(conversation) <= opened:
+        return 0
+    start = len(conversation)
+    while start > opened and conversation[start - 1].get("role") == "tool":
+        start -= 1
+    return start if start < len(conversation) else len(conversation) - 1
 
 
 @dataclass
@@ -151,9 +158,8 @@ class RunState:
         if self.reading is None or self.reading.history or len(self.conversation) <= self.opened:
             return self.conversation
         system = next((m for m in self.conversation if m.get("role") == "system"), None)
-        return ([system] if system is not None else []) + self.conversation[
-            self.reading.scan_from(self.conversation, self.opened) :
-        ]
+        last = last_message_start(self.conversation, self.opened)
+        return ([system] if system is not None else []) + self.conversation[last:]
 
     def fail(self, iteration: Iteration, message: str) -> None:
         iteration.errors.append(message)
