@@ -9,9 +9,10 @@ user request; one of higher order runs inside it, once per model request. Where 
 - ``"none"``: no memory advisor. The application keeps the transcript (tool messages included) and sends it
   with each user message; whatever trims it (a window the application applies) trims the found tools with it.
 - ``"outside"``: ``MessageChatMemoryAdvisor`` at its default order,
-  ``Advisor.DEFAULT_CHAT_MEMORY_PRECEDENCE_ORDER`` (:data:`DEFAULT_CHAT_MEMORY_ORDER`, +200; PR #6314). Its
-  ``before`` runs once per user request and stores only the user message; its ``after`` stores only the final
-  answer. No tool message is ever stored, so each new user turn starts with ``toolSearchTool`` alone.
+  ``Advisor.DEFAULT_CHAT_MEMORY_PRECEDENCE_ORDER`` (:data:`DEFAULT_CHAT_MEMORY_ORDER`, +200; commit
+  933bfbbce3). Its ``before`` runs once per user request and stores only the user message; its ``after``
+  stores only the final answer. No tool message is ever stored, so each new user turn starts with
+  ``toolSearchTool`` alone.
 - ``"inside"``: the memory advisor at +1000 (:data:`INSIDE_MEMORY_ORDER`, as Spring's integration tests place
   it). It stores every request's user or tool-response message and every reply, and puts what it holds into
   each request *downstream* of the tool-search advisor, whose scan never sees it. Boot's
