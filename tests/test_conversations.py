@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from chat_support import a, s, u
 
 from toolsearch_lab.eval.compare import compare, comparison_rows, run_strategy
 from toolsearch_lab.eval.pins import recommend_pins
@@ -30,18 +31,6 @@ from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ToolCall
 from toolsearch_lab.models.simulated import SimulatedAgent
 from toolsearch_lab.session.eviction import LruEviction
 from toolsearch_lab.trace import RunTrace
-
-
-def u(text):
-    return {"role": "user", "content": text}
-
-
-def a(text):
-    return {"role": "assistant", "content": text}
-
-
-def s(text):
-    return {"role": "system", "content": text}
 
 
 # ---- Spring's MessageWindowChatMemory, its own tests (MessageWindowChatMemoryTests.java) -----------------
@@ -182,30 +171,6 @@ def test_an_evicted_session_forgets_its_record_and_the_next_turn_says_what_it_lo
     assert events == [("indexed", "after_eviction")]
 
 
-def test_conversation_history_false_reads_only_the_last_message_as_spring_7034():
-    tools = [Tool("weatherTool", "Get the weather for a city", {"type": "object", "properties": {}}, None)]
-    tools = [
-        t.__class__(t.name, t.description, t.parameters, t.category, function=lambda **_: "sunny")
-        for t in tools
-    ]
-    search = ToolCall("s1", "toolSearchTool", json.dumps({"query": "weather"}))
-    turns = [
-        AssistantTurn(None, [search]),
-        AssistantTurn(None, [ToolCall("c1", "weatherTool", "{}")]),
-        AssistantTurn(None, [ToolCall("c2", "weatherTool", "{}")]),  # a retry of the same tool
-        AssistantTurn("done"),
-    ]
-    for enabled, second_call in ((True, "tool"), (False, "rejected")):
-        advisor = ToolSearchAdvisor(RegexToolIndex(), accumulation_source="history")
-        chat = Conversation(
-            advisor, ScriptedModel(list(turns)), tools, session_id="s", conversation_history=enabled
-        )
-        result = chat.send_all(["weather please"])
-        kinds = [c.kind for it in result.trace.iterations for c in it.tool_calls]
-        assert kinds == ["search", "tool", second_call], enabled
-        assert result.trace.config.get("conversation_history", True) is enabled
-
-
 def test_bad_chat_arguments_are_refused_before_anything_runs(support):
     advisor = ToolSearchAdvisor(RegexToolIndex())
     agent = SimulatedAgent(turns=support.agent_turns())
@@ -217,8 +182,14 @@ def test_bad_chat_arguments_are_refused_before_anything_runs(support):
         Conversation(advisor, agent, support.tools, session_id="x", memory="tiny:2")
     with pytest.raises(ValueError, match="accumulation_source must be one of"):
         ToolSearchAdvisor(RegexToolIndex(), accumulation_source="memory")
-    with pytest.raises(ValueError, match="memory and accumulation_source apply to conversation"):
+    with pytest.raises(ValueError, match="memory apply to conversation scenarios"):
         run_scenario("github", memory="window:6")
+    with pytest.raises(ValueError, match="memory_advisor apply to conversation scenarios"):
+        run_scenario("github", memory_advisor="outside")
+    with pytest.raises(ValueError, match="memory_advisor must be one of"):
+        Conversation(advisor, agent, support.tools, memory_advisor="middle")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="compaction rewrites whole turns"):
+        Conversation(advisor, agent, support.tools, memory="compact:6", memory_advisor="inside")
 
 
 # ---- the turn API ------------------------------------------------------------------------------------------
@@ -228,7 +199,10 @@ def test_a_turn_records_what_it_found_and_the_session_reading_brings_it_back():
     call = ToolCall("c1", "weatherTool", "{}")
     advisor = ToolSearchAdvisor(RegexToolIndex())
     session = TurnReading.of("session")
-    assert (session, TurnReading.of("history", False)) == (TurnReading("turn", True), TurnReading("last"))
+    assert (session, TurnReading.of("history", False)) == (
+        TurnReading("turn", True),
+        TurnReading("all", history=False),
+    )
     model = ScriptedModel([AssistantTurn(None, [search]), AssistantTurn("found it")])
     first = advisor.run(model, [u("weather?")], tools, session_id="s", turn=session)
     assert first.found == (("weatherTool",),) and advisor.found_groups("s") == [("weatherTool",)]

@@ -63,9 +63,12 @@ def demo():
 
 
 def test_1_the_first_request_exposes_only_the_meta_tool():
-    claims(1, "Only `toolSearchTool`", "are indexed, not sent")
+    claims(1, "Only `toolSearchTool`", "are indexed, not sent", "every turn starts with it alone")
     run = run_scenario("spring-demo", index="lucene")
     assert run.trace.iterations[0].exposed_tools == ["toolSearchTool"]
+    chat = run_scenario("spring-7034", memory_advisor="outside", accumulation_source="history")
+    assert [t.first_request_tools for t in chat.trace.turns] == [["toolSearchTool"]] * 2
+    assert all(chat.trace.turn_trace(t.number).searches() for t in chat.trace.turns)
 
 
 def test_2_the_search_result_is_a_json_array_of_names():

@@ -46,6 +46,7 @@ def test_shipped_scenarios_with_their_catalog_sizes():
         "spring-demo-shop-user": 26,
         "spring-demo-market-day-user": 26,
         "support-conversation": 117,
+        "spring-7034": 16,
     }
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from toolsearch_lab.ui.course.spring_facts import BY_KEY, FACTS
+from toolsearch_lab.ui.course.spring_facts import BY_KEY, FACTS, READ_IN_SOURCE
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -77,3 +77,48 @@ def test_the_package_behaves_as_the_facts_say():
         == index.search(SearchRequest("s", "weather", 2)).tool_names
         == ["weather", "clothing"]
     )
+
+
+@pytest.mark.parametrize("fact", FACTS, ids=lambda f: f.key)
+def test_every_fact_names_where_in_spring_it_is_and_how_it_was_checked(fact):
+    assert fact.source.strip(), f"{fact.key}: no source"
+    assert fact.checked == READ_IN_SOURCE or fact.checked.startswith("not checked: "), fact.checked
+    if fact.checked == READ_IN_SOURCE:  # read in a class: its name and approximate lines
+        assert re.search(r"[A-Z]\w+[.(]", fact.source) and re.search(r"~l\. \d+", fact.source), fact.source
+
+
+CONVERSATION_FACTS = [f for f in FACTS if f.section.startswith(("7.1", "7.5", "13"))]
+
+
+def test_the_conversation_lesson_and_the_loop_page_state_the_facts_of_conversations():
+    """Notebook 12 and docs/loop.md tell the story of conversations: each of its facts is stated in one of
+    them, in the fact's words (the test above holds every statement to them)."""
+    texts = [t for where, t in _texts() if where.startswith(("12_conversations", "docs/loop.md"))]
+    missing = [f.key for f in CONVERSATION_FACTS if not any(re.search(f.finds, t, flags=re.I) for t in texts)]
+    assert len(CONVERSATION_FACTS) >= 10 and not missing, missing
+
+
+def test_the_package_places_memory_as_the_facts_say():
+    from toolsearch_lab.eval.scenarios import run_scenario
+    from toolsearch_lab.loop.chain import (
+        DEFAULT_CHAT_MEMORY_ORDER,
+        HIGHEST_PRECEDENCE,
+        INSIDE_MEMORY_ORDER,
+        TOOL_SEARCH_ADVISOR_ORDER,
+        MemoryAdvisor,
+    )
+    from toolsearch_lab.loop.memory import MessageWindow
+
+    assert int(BY_KEY["tool-loop-order"].words) == TOOL_SEARCH_ADVISOR_ORDER - HIGHEST_PRECEDENCE
+    assert int(BY_KEY["memory-default-order"].words) == DEFAULT_CHAT_MEMORY_ORDER - HIGHEST_PRECEDENCE
+    assert MessageWindow().max_messages == int(BY_KEY["window-default"].words.split()[0])
+    assert int(BY_KEY["inside-order"].words) == INSIDE_MEMORY_ORDER - HIGHEST_PRECEDENCE
+    chain = MemoryAdvisor(MessageWindow(1), "outside")
+    chain.stored = [{"role": "user", "content": "before"}]
+    sent = chain.before([{"role": "user", "content": "now"}])
+    assert [m["content"] for m in sent] == ["before", "now"]  # read first, then stored
+    outside = run_scenario("spring-7034", memory_advisor="outside", accumulation_source="history")
+    roles = [m["role"] for m in outside.messages if m["role"] != "system"]
+    assert roles[:3] == ["user", "assistant", "user"]  # turn 2 received the stored user message and answer
+    inside = run_scenario("spring-7034", memory_advisor="inside", accumulation_source="history")
+    assert "lookupShipment" in inside.trace.turns[0].lost  # within the turn

@@ -322,7 +322,18 @@ def test_a_conversation_gets_turn_bands_a_turn_selector_and_its_memory_in_the_de
     app.slider.value = 1
     assert app.turn.value == app.turn.options[0][1]  # the selector follows the slider
     app.scenario_dropdown.value = "spring-demo"
-    assert app.memory.disabled and app.turn.disabled and app.turn.options == (("(one user request)", 0),)
+    assert app.memory.disabled and app.placement.disabled and app.turn.disabled
+    assert app.turn.options == (("(one user request)", 0),)
+
+
+def test_the_memory_advisor_dropdown_places_memory_and_says_when_a_placement_is_refused():
+    app = IterationStepper("spring-7034", memory_advisor="inside", source="history")
+    assert app.trace.config["memory_advisor"] == "inside" and "lookupShipment" in app.trace.turns[0].lost
+    assert "memory advisor: inside" in app.details.value
+    app.placement.value = "outside"
+    assert [t.first_request_tools for t in app.trace.turns] == [["toolSearchTool"]] * 2
+    app.memory.value, app.placement.value = "compact:6", "inside"
+    assert "compaction rewrites whole turns" in app.status.value  # refused, and the stepper says why
 
 
 def test_turns_table_and_turn_view_say_what_memory_took_in_text_too():
@@ -336,10 +347,10 @@ def test_turns_table_and_turn_view_say_what_memory_took_in_text_too():
     text = repr(table)
     assert table.columns[:3] == ["turn", "the user", "memory kept"] and len(table.rows) == 5
     assert "1 of 7" in text and "0/1" in text and "add_issue_comment" not in text.split("\n")[1]
-    assert "found tools kept in: history" in text
+    assert "found tools kept in: history" in text and "memory advisor: none" in text
     view = turn_view(run.trace, 4)
     assert "Turn 4: #57 is the same crash" in repr(view) and "add_issue_comment" in repr(view)
-    assert "Lost" in view._repr_html_()
+    assert "Lost" in view._repr_html_() and "first request exposed toolSearchTool" in repr(view)
     with pytest.raises(ValueError, match="has no turn 7"):
         turn_view(run.trace, 7)
 

@@ -15,7 +15,7 @@ import json
 import sys
 from contextlib import ExitStack
 
-from toolsearch_lab.cli.demo import memory_spec
+from toolsearch_lab.cli.chat import add_chat_options
 from toolsearch_lab.cli.live_servers import add_live_options, live_catalog
 from toolsearch_lab.cli.live_tools import add_destructive_option
 from toolsearch_lab.cli.options import (
@@ -28,7 +28,6 @@ from toolsearch_lab.cli.options import (
     positive_int,
 )
 from toolsearch_lab.index.factory import INDEX_KINDS
-from toolsearch_lab.loop.settings import ACCUMULATION_SOURCES
 from toolsearch_lab.loop.strategies import COMPARED_BY_DEFAULT, STRATEGY_NAMES
 
 NAME = "compare"
@@ -78,22 +77,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument(
         "--max-loaded", type=positive_int, default=None, help="keep at most this many loaded tools (same)"
     )
-    parser.add_argument(
-        "--memory",
-        nargs="+",
-        type=memory_spec,
-        default=None,
-        metavar="SPEC",
-        help="conversation scenarios: chat memories to compare, each 'full', 'window:N' or 'compact:N' "
-        "(default: full)",
-    )
-    parser.add_argument(
-        "--accumulation-source",
-        nargs="+",
-        choices=ACCUMULATION_SOURCES,
-        default=None,
-        help="conversation scenarios: where found tools live, 'session' and/or 'history' (default: session)",
-    )
+    add_chat_options(parser, several=True)
     parser.add_argument(
         "--pin",
         nargs="+",
@@ -134,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
             max_loaded=args.max_loaded,
             memories=args.memory,
             sources=args.accumulation_source,
+            placements=args.memory_advisor,
             pinned=args.pin,
             index_options=index_options,
         )
@@ -161,6 +146,7 @@ COLUMNS = (
     ("strategy", "strategy", "{}"),
     ("index", "index", "{}"),
     ("memory", "memory", "{}"),
+    ("memory_advisor", "memory at", "{}"),
     ("accumulation_source", "tools in", "{}"),
     ("requests", "req", "{}"),
     ("prompt_tokens", "prompt", "{:,}"),
@@ -178,18 +164,19 @@ def format_rows(rows: list[dict], priced: str) -> str:
     """A plain table: one line per row, columns padded to their widest cell (memory and where found tools
     live only for a conversation)."""
     conversation = any(row.get("memory") for row in rows)
-    columns = [c for c in COLUMNS if conversation or c[0] not in ("memory", "accumulation_source")]
+    chat = ("memory", "memory_advisor", "accumulation_source")
+    columns = [c for c in COLUMNS if conversation or c[0] not in chat]
     cells = [[label for _, label, _ in columns]]
     for row in rows:
         line = []
         for key, _, fmt in columns:
-            value = row[key]
+            value = row.get(key)
             if key == "success":
                 value = f"{'yes' if value else 'no'} {row['steps_succeeded']}/{row['steps']}"
             line.append("-" if value is None else fmt.format(value))
         cells.append(line)
     widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
-    left = 4 if conversation else 2
+    left = 5 if conversation else 2
     text = [
         "  ".join(
             c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))

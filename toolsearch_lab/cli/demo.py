@@ -6,10 +6,12 @@ code is 1. A finished run's saving is measured against a real all-tools run of t
 row of ``toolsearch-lab compare``), with the per-request counterfactual beside it and both runs billed with
 prompt caching (:func:`toolsearch_lab.eval.compare.headline`).
 
-A conversation scenario (``--scenario support-conversation``) runs turn by turn through chat memory
-(``--memory full|window:N|compact:N``) with its found tools kept in the session or read back from the
-messages (``--accumulation-source``); each turn shows what memory dropped, which found tools it carried or
-lost, its requests, and its prompt tokens and billed cost.
+A conversation scenario (``--scenario support-conversation``, ``spring-7034``) runs turn by turn with chat
+memory (``--memory full|window:N|compact:N``) where Spring's memory advisor sits (``--memory-advisor
+none|outside|inside``), its found tools kept in the session or read back from the messages
+(``--accumulation-source``; how the three combine: :mod:`toolsearch_lab.cli.chat`); each turn shows what
+memory did, the tools its first request exposed, which found tools it carried or lost, its requests, and its
+prompt tokens and billed cost.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from contextlib import ExitStack
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
+from toolsearch_lab.cli.chat import add_chat_options, chat_choice, short_names, turn_footer, turn_header
 from toolsearch_lab.cli.live_servers import add_live_options, live_catalog
 from toolsearch_lab.cli.live_tools import add_destructive_option
 from toolsearch_lab.cli.options import (
@@ -35,8 +38,6 @@ from toolsearch_lab.cli.options import (
     non_negative_int,
 )
 from toolsearch_lab.index.factory import INDEX_KINDS
-from toolsearch_lab.loop.memory import parse_memory
-from toolsearch_lab.loop.settings import ACCUMULATION_SOURCES
 from toolsearch_lab.trace import ANSWERED
 
 if TYPE_CHECKING:
@@ -107,36 +108,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="--model openai/anthropic: how often a failed model request (429, 5xx, timeout) is retried "
         "before the run stops with an error",
     )
-    parser.add_argument(
-        "--memory",
-        type=memory_spec,
-        default=None,
-        metavar="SPEC",
-        help="conversation scenarios: the chat memory, 'full', 'window:N' (Spring's MessageWindowChatMemory: "
-        "the newest N messages from a user message on) or 'compact:N' (older turns summarised into one "
-        "message) (default: full)",
-    )
-    parser.add_argument(
-        "--accumulation-source",
-        choices=ACCUMULATION_SOURCES,
-        default=None,
-        help="conversation scenarios: where tools found in earlier turns live, 'session' (kept by the "
-        "advisor; survives memory) or 'history' (Spring: read back from the messages memory kept) "
-        "(default: session)",
-    )
+    add_chat_options(parser)
     add_json_flag(parser, "the trace summary (with the grade, errors and retries)")
     add_abstention_options(parser)
     add_live_options(parser, takes_file=False)
     add_destructive_option(parser)
     return parser
-
-
-def memory_spec(text: str) -> str:
-    """``--memory``'s value, checked (argparse names the option when this raises)."""
-    try:
-        return parse_memory(text).describe()
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def build_model(args: argparse.Namespace) -> ChatModel | str:
@@ -169,11 +146,7 @@ def _run(args: argparse.Namespace, live: ToolCatalog | None) -> int:
     scenario = load_scenario(
         args.scenario, args.wording, examples=args.examples, live_tools=live.tools if live else None
     )
-    if not scenario.turns and (args.memory or args.accumulation_source):
-        raise ValueError(
-            f"--memory and --accumulation-source apply to conversation scenarios (several user turns, e.g. "
-            f"support-conversation); {scenario.name!r} is one user request"
-        )
+    chat = chat_choice(args, scenario)
     try:
         model = build_model(args)
     except ModelNotConfigured as exc:
@@ -189,9 +162,8 @@ def _run(args: argparse.Namespace, live: ToolCatalog | None) -> int:
         args.accumulation,
         model,
         real_baseline=baseline,
-        memory=args.memory or ("full" if scenario.turns else None),
-        accumulation_source=args.accumulation_source or ("session" if scenario.turns else None),
         index_options=index_options,
+        **chat,
     )
     result = head.tool_search.run
     finished = result.trace.stop_reason == ANSWERED
@@ -245,17 +217,10 @@ def json_summary(result: ScenarioRun, head: Headline | None = None) -> dict:
     return summary
 
 
-def _short(names: list[str], limit: int = 4) -> str:
-    if not names:
-        return "-"
-    shown = ", ".join(names[:limit])
-    return shown + (f" +{len(names) - limit}" if len(names) > limit else "")
-
-
 def _found_text(row: dict) -> str:
     if not row["found"] and row["abstained"]:
         return "no tool matches (the index abstained)"
-    return _short(row["found"])
+    return short_names(row["found"])
 
 
 def iteration_rows(result: ScenarioRun) -> list[dict]:
@@ -301,9 +266,10 @@ def format_run(result: ScenarioRun, head: Headline | None = None) -> str:
         f"encoding {trace.encoding}{abstention}",
     ]
     if trace.turns:
+        config = trace.config
         lines.append(
-            f"Memory    {trace.config.get('memory')}   found tools kept in: "
-            f"{trace.config.get('accumulation_source')}   {len(trace.turns)} user turns"
+            f"Memory    {config.get('memory')}   memory advisor: {config.get('memory_advisor')}   "
+            f"found tools kept in: {config.get('accumulation_source')}   {len(trace.turns)} user turns"
         )
     else:
         lines.append(f"Request   {trace.user_request}")
@@ -344,45 +310,6 @@ def format_run(result: ScenarioRun, head: Headline | None = None) -> str:
         trace.final_answer or "(none)",
     ]
     return "\n".join(lines)
-
-
-def turn_header(trace: RunTrace, number: int) -> list[str]:
-    """A turn's user message, what chat memory did when it arrived, and the found tools it had or lost."""
-    record = trace.turns[number - 1]
-    lines = ["", f"Turn {number}  {_plain(record.user_message, 100)}"]
-    memory = record.memory
-    if memory is not None:
-        gone = memory.dropped or memory.summarised
-        verb = "dropped" if memory.dropped else "summarised"
-        text = f"  memory {memory.memory}: given {memory.given} messages, kept {memory.kept}"
-        if gone:
-            text += f"; {verb} {len(gone)}: " + "; ".join(_plain(g, 60) for g in gone[:4])
-            text += f" +{len(gone) - 4} more" if len(gone) > 4 else ""
-        lines.append(text)
-    if number > 1:
-        source = trace.config.get("accumulation_source")
-        why = (
-            "memory removed the search results that found them" if source == "history" else "session evicted"
-        )
-        lost = f"   LOST {_short(record.lost, 6)} ({why})" if record.lost else ""
-        lines.append(f"  found in earlier turns: carried {_short(record.carried, 6)}{lost}")
-    return lines
-
-
-def _plain(text: str, limit: int) -> str:
-    """Untrusted text for the terminal: non-printable characters escaped, cut to ``limit``."""
-    safe = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    return safe if len(safe) <= limit else safe[: limit - 1] + "…"
-
-
-def turn_footer(bill: dict | None) -> str:
-    if bill is None:
-        return ""
-    return (
-        f"  turn {bill['turn']}: {bill['requests']} requests, {bill['prompt_tokens']:,} prompt tokens "
-        f"({bill['cached_tokens']:,} cached), billed ${bill['cost_usd']:.4f}; "
-        f"steps {bill['steps_succeeded']}/{bill['steps']}"
-    )
 
 
 def step_lines(result: ScenarioRun) -> list[str]:

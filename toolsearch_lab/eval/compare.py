@@ -4,10 +4,13 @@ Each run goes through the same :class:`~toolsearch_lab.loop.advisor.ToolSearchAd
 :mod:`~toolsearch_lab.loop.strategy`, the model wrapped in a :class:`RecordingModel` so the exact requests it
 received can be costed under a provider's caching rule (:mod:`toolsearch_lab.eval.cost`).
 
-A conversation scenario adds two dimensions: the chat memory (``full``, ``window:N``, ``compact:N``) and where
-found tools live (``accumulation_source``: ``session`` or ``history``); its rows are costed turn by turn too
-(:func:`turn_costs`). The ``pinned`` row pins the tools :func:`~toolsearch_lab.eval.pins.recommend_pins`
-chooses from the usage measured on the other shipped scenarios over the same catalog (:func:`usage_pins`).
+A conversation scenario adds the chat's dimensions: the chat memory (``full``, ``window:N``, ``compact:N``),
+where Spring's memory advisor sits (``memory_advisor``: ``none``, ``outside``, ``inside``;
+:mod:`toolsearch_lab.loop.chain`) and where found tools live (``accumulation_source``: ``session`` or
+``history``). By default a conversation is billed in the three placements with Spring's reading and with the
+session record beside them; its rows are costed turn by turn too (:func:`turn_costs`). The ``pinned`` row
+pins the tools :func:`~toolsearch_lab.eval.pins.recommend_pins` chooses from the usage measured on the other
+shipped scenarios over the same catalog (:func:`usage_pins`).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from toolsearch_lab.eval.scenarios import (
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.loop.anthropic_native import ANTHROPIC_VARIANTS, AnthropicNative
-from toolsearch_lab.loop.memory import parse_memory
+from toolsearch_lab.loop.chain import MemoryPlacement, chat_settings
 from toolsearch_lab.loop.settings import AccumulationSource
 from toolsearch_lab.loop.strategies import COMPARED_BY_DEFAULT, STRATEGY_NAMES, make_strategy
 from toolsearch_lab.loop.strategy import Strategy
@@ -107,6 +110,7 @@ class StrategyRun:
             "abstention": config.get("abstention"),  # None for an index that never judges that none fits
             "turns": len(self.trace.turns) or None,
             "memory": config.get("memory"),
+            **({"memory_advisor": config.get("memory_advisor")} if self.trace.turns else {}),
             "accumulation_source": config.get("accumulation_source"),
             "model": self.trace.model,
             "priced_as": self.price.model,
@@ -139,10 +143,12 @@ def run_strategy(
     accumulation_source: AccumulationSource | None = None,
     pinned: Sequence[str] | None = None,
     index_options: Mapping[str, Any] | None = None,
+    memory_advisor: MemoryPlacement | None = None,
 ) -> StrategyRun:
     """One scenario run with one strategy (a Strategy, or a row name with the unload options applied; the
     ``pinned`` row pins ``pinned``, or what :func:`usage_pins` recommends). A conversation runs with
-    ``memory`` and ``accumulation_source`` (defaults ``full`` and ``session``). ``index_options`` go to
+    ``memory``, ``memory_advisor`` and ``accumulation_source`` (defaults ``full``, ``none`` and
+    ``session``). ``index_options`` go to
     the index's constructor (e.g. ``{"abstain": False}``); pins are measured with the index's defaults."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     price = (prices or load_prices()).price(price_model)
@@ -176,6 +182,7 @@ def run_strategy(
         session_id=f"compare-{sc.name}-{strategy.name}",
         memory=memory if sc.turns else None,
         accumulation_source=source,
+        memory_advisor=memory_advisor,
     )
     return _costed(strategy, index, run, recorder, price, counter)
 
@@ -207,10 +214,11 @@ def run_spring(
     memory: str | None = None,
     accumulation_source: AccumulationSource | None = None,
     index_options: Mapping[str, Any] | None = None,
+    memory_advisor: MemoryPlacement | None = None,
 ) -> StrategyRun:
     """The run ``toolsearch-lab demo`` makes: Spring's advisor exactly (no strategy object), recorded and
     billed. Its requests are those of the ``search-only`` row with the same accumulation (a conversation:
-    the same memory and accumulation source)."""
+    the same memory, memory advisor and accumulation source)."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     counter = TokenCounter(encoding)
     recorder = RecordingModel(scenario_model(model, sc))
@@ -223,6 +231,7 @@ def run_spring(
         memory=memory,
         accumulation_source=accumulation_source,
         index_options=index_options,
+        memory_advisor=memory_advisor,
     )
     price = (prices or load_prices()).price(price_model)
     return _costed(
@@ -334,10 +343,12 @@ def headline(
     memory: str | None = None,
     accumulation_source: AccumulationSource | None = None,
     index_options: Mapping[str, Any] | None = None,
+    memory_advisor: MemoryPlacement | None = None,
 ) -> Headline:
     """Spring's loop on ``scenario`` (as ``demo`` runs it) against a real all-tools run of the same task
     with the same model and price (the ``all-tools`` row of ``compare``; a conversation with the same
-    memory); ``real_baseline=False`` skips that second run (e.g. when every request is paid for)."""
+    memory and memory advisor); ``real_baseline=False`` skips that second run (e.g. when every request is
+    paid for)."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     prices = prices or load_prices()
     spring = run_spring(
@@ -351,6 +362,7 @@ def headline(
         memory,
         accumulation_source,
         index_options,
+        memory_advisor,
     )
     real = (
         run_strategy(
@@ -362,6 +374,7 @@ def headline(
             price_model=price_model,
             encoding=encoding,
             memory=memory,
+            memory_advisor=memory_advisor,
         )
         if real_baseline
         else None
@@ -375,40 +388,41 @@ def compare(
     indexes: Sequence[str] = ("lucene",),
     memories: Sequence[str] | None = None,
     sources: Sequence[AccumulationSource] | None = None,
+    placements: Sequence[MemoryPlacement] | None = None,
     **options: Any,
 ) -> list[StrategyRun]:
     """Every strategy (by default all but ``pinned``, which first measures usage on other scenarios: ask for
-    it) x index on one scenario (loaded once), and for a conversation x chat memory
-    (``memories``, default ``["full"]``) x accumulation source (``sources``, default ``["session"]``);
-    ``options`` go to :func:`run_strategy`. A strategy with its own index (Anthropic's native search) runs
-    once, with that index."""
+    it) x index on one scenario (loaded once), and for a conversation x chat setting
+    (:func:`~toolsearch_lab.loop.chain.chat_settings` of ``memories``, ``sources`` and ``placements``: by
+    default full memory in :data:`~toolsearch_lab.loop.chain.CHAT_SETTINGS`); ``options`` go to
+    :func:`run_strategy`. A strategy with its own index (Anthropic's native search) runs once, with that
+    index."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     unknown = [s for s in strategies if s not in STRATEGY_NAMES]
     if unknown:
         raise ValueError(f"unknown strategies {unknown}; expected some of {list(STRATEGY_NAMES)}")
-    if not sc.turns and (memories or sources):
+    if not sc.turns and (memories or sources or placements):
         raise ValueError(
-            f"scenario {sc.name!r} is one user request: memories and sources apply to conversation "
-            "scenarios (several user turns)"
+            f"scenario {sc.name!r} is one user request: memories, sources and placements apply to "
+            "conversation scenarios (several user turns)"
         )
-    for spec in memories or ():
-        parse_memory(spec)  # a bad spelling fails before anything runs
     pins = options.pop("pinned", None)
     if "pinned" in strategies and pins is None:
         price = (options.get("prices") or load_prices()).price(options.get("price_model"))
         pins = usage_pins(sc, indexes[0], options.get("model", "simulated"), price).pinned
-    dimensions = [(m, s) for m in memories or ["full"] for s in sources or ["session"]]
+    dimensions = chat_settings(memories, sources, placements) if sc.turns else [(None, None, None)]
     return [
         run_strategy(
             sc,
             name,
             index,
-            memory=memory if sc.turns else None,
-            accumulation_source=source if sc.turns else None,
+            memory=memory,
+            accumulation_source=source,
+            memory_advisor=placement,
             **({"pinned": pins} if name == "pinned" else {}),
             **options,
         )
-        for memory, source in (dimensions if sc.turns else [(None, None)])
+        for memory, placement, source in dimensions
         for position, index in enumerate(indexes)
         for name in strategies
         if position == 0 or name not in OWN_INDEX

@@ -34,12 +34,14 @@ Deliberate deviations from Spring, each an option:
   :mod:`toolsearch_lab.loop.policy`). ``"include"``, the default, is Spring's behaviour; a tool call a
   person declines (:class:`~toolsearch_lab.loop.policy.ToolCallRefused`) stops the run ("refused");
 - in a conversation (each turn a ``run(..., turn=...)``; a
-  :class:`~toolsearch_lab.loop.conversation.Conversation` holds one through chat memory), the advisor keeps
-  the tools each session's turns found, and ``accumulation_source="session"`` (the default) reads them back,
-  so chat memory that drops or summarises old messages does not take them away;
-  ``"history"`` is Spring's rule, the names read back from the toolSearchTool results in the messages sent,
-  which a message window or a compaction removes (spring-ai #7034). A session's record goes when the
-  session is evicted (:mod:`toolsearch_lab.loop.conversation`).
+  :class:`~toolsearch_lab.loop.conversation.Conversation` holds one, with chat memory where Spring's
+  application would put it: :mod:`toolsearch_lab.loop.chain`), the advisor keeps the tools each session's
+  turns found, and ``accumulation_source="session"`` (the default) reads them back with the turn's whole
+  history, so neither memory nor its placement takes them away; ``"history"`` is Spring's rule, the names
+  read back from the toolSearchTool results in the messages the advisor holds, which a memory outside the
+  loop never stores, a window or a compaction removes, and the loop's own history turned off drops after
+  each tool call (spring-ai #7034). A session's record goes when the session is evicted
+  (:mod:`toolsearch_lab.loop.conversation`).
 
 Every setting that is a plain value is a field of :class:`~toolsearch_lab.loop.settings.AdvisorSettings`,
 checked once when it is made.
@@ -54,6 +56,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from toolsearch_lab.loop.calls import execute_call, search_session
+from toolsearch_lab.loop.chain import Downstream
 from toolsearch_lab.loop.checks import check_context, check_messages, check_tools, session_of, usable_turn
 from toolsearch_lab.loop.execution import MAX_RESULT_DEPTH, describe_exception
 from toolsearch_lab.loop.limits import limit_breach
@@ -80,7 +83,16 @@ from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME, Tool, ToolIndex, session
 from toolsearch_lab.models.base import AssistantTurn, ChatModel
 from toolsearch_lab.session.eviction import EvictionStrategy, LruEviction
 from toolsearch_lab.tokens import TokenCounter
-from toolsearch_lab.trace import ANSWERED, REFUSALS, Iteration, IterationTokens, RunTrace, SessionEvent
+from toolsearch_lab.trace import (
+    ANSWERED,
+    REFUSALS,
+    FailureKind,
+    Iteration,
+    IterationTokens,
+    RunTrace,
+    SessionEvent,
+    ToolCallRecord,
+)
 
 __all__ = ["MAX_RESULT_DEPTH", "RunResult", "ToolNotFoundError", "ToolSearchAdvisor", "TurnReading"]
 
@@ -186,6 +198,7 @@ class ToolSearchAdvisor:
         *,
         session_id: str | None = None,
         turn: TurnReading | None = None,
+        downstream: Downstream | None = None,
     ) -> RunResult:
         """One user request through the loop. The session id is ``session_id``, or Spring's way, the
         ``context`` value under ``session_id_key`` (both: they must agree). Bad arguments raise a
@@ -199,9 +212,20 @@ class ToolSearchAdvisor:
         tools found before are read from them and from the session's record
         (:class:`~toolsearch_lab.loop.run.TurnReading`; ``TurnReading.of`` gives an
         ``accumulation_source``'s). A turn's searches (``RunResult.found``) are added to the session's record
-        (:meth:`found_groups`)."""
+        (:meth:`found_groups`).
+
+        ``downstream``: what runs between this advisor and the model on every request, as Spring's advisors
+        of higher order do (a :class:`~toolsearch_lab.loop.chain.MemoryAdvisor` inside the loop): the model
+        receives ``downstream.before(messages)``, and ``downstream.after`` gets each reply. What it adds is
+        never scanned for found tools; the trace counts the tokens of what the model received. A
+        ``downstream`` that raises ends the run with stop reason "error"."""
         if turn is not None and not isinstance(turn, TurnReading):
             raise TypeError(f"run: turn must be a TurnReading or None, got {type(turn).__name__}")
+        if downstream is not None and not all(
+            callable(getattr(downstream, hook, None)) for hook in ("before", "after")
+        ):
+            kind = type(downstream).__name__
+            raise TypeError(f"run: downstream must have before(messages) and after(message), got {kind}")
         context = check_context(context)
         session = session_of(context, session_id, self.settings.session_id_key)
         context[self.settings.session_id_key] = session
@@ -210,7 +234,7 @@ class ToolSearchAdvisor:
         if self.settings.protect_running_sessions:
             self.sessions.pin(session)
         try:
-            result = self._loop(self._start(model, session, context, original, registered, turn))
+            result = self._loop(self._start(model, session, context, original, registered, turn, downstream))
         finally:
             if self.settings.protect_running_sessions:
                 self.sessions.unpin(session)
@@ -246,6 +270,7 @@ class ToolSearchAdvisor:
         original: list[dict[str, Any]],
         registered: dict[str, Tool],
         turn: TurnReading | None = None,
+        downstream: Downstream | None = None,
     ) -> RunState:
         counter = self._counter()
         user_request = next(
@@ -276,10 +301,11 @@ class ToolSearchAdvisor:
             search_definition=self.search_tool.definition(),
             generation=generation,
             opened=len(conversation),
+            reading=turn,
+            downstream=downstream,
         )
-        if turn is not None:  # read after initialize: an eviction there empties the session's record
-            run.kept = tuple(self.sessions.found_groups(session_id)) if turn.session_record else ()
-            run.scan_from = turn.scan_from(run.conversation)
+        if turn is not None and turn.session_record:  # after initialize: an eviction there empties it
+            run.kept = tuple(self.sessions.found_groups(session_id))
         count = self.strategy.pre_retrieval()
         if count is not None:
             outcome = search_session(self, run, {"query": trace.user_request, "maxResults": count}, None, "")
@@ -292,10 +318,16 @@ class ToolSearchAdvisor:
         run.iteration_started = time.perf_counter()
         run.plan = self.strategy.plan(
             RequestView(
-                run.conversation, run.registered, run.prebound, self.settings.strict, run.kept, run.scan_from
+                run.conversation,
+                run.registered,
+                run.prebound,
+                self.settings.strict,
+                run.kept,
+                run.scan_from(),
             )
         )
         exposed = run.plan.callable
+        run.exposed.append(tuple(exposed))
         array = ([TOOL_SEARCH_TOOL_NAME] if run.plan.offers_search else []) + run.plan.tools_array
         for name in exposed:
             if name not in run.discovered_order:
@@ -314,20 +346,41 @@ class ToolSearchAdvisor:
             run.search_definition if n == TOOL_SEARCH_TOOL_NAME else run.registered[n].definition()
             for n in array
         ]
-        baseline = baseline_messages(run.conversation, run.original)
+        run.trace.iterations.append(iteration)
+        sent = self._down_the_chain(run, iteration)
+        baseline = baseline_messages(sent, run.original)
         iteration.tokens = IterationTokens(
-            tool_search=run.counter.count_request(api_messages(run.conversation), run.definitions),
+            tool_search=run.counter.count_request(api_messages(sent), run.definitions),
             baseline=run.counter.count_request(api_messages(baseline), run.all_definitions),
         )
-        run.trace.iterations.append(iteration)
         return iteration
+
+    def _down_the_chain(self, run: RunState, iteration: Iteration) -> list[dict[str, Any]]:
+        """The messages the model receives: the advisor's instructions, through ``downstream`` if there is
+        one. A downstream that fails leaves ``run.sent`` empty, and the run ends there."""
+        instructions = run.instructions()
+        if run.downstream is None:
+            run.sent = instructions
+            return instructions
+        try:
+            run.sent = run.downstream.before([dict(m) for m in instructions])
+            check_messages(run.sent, run.counter)
+        except Exception as exc:  # noqa: BLE001  (the caller's downstream: its failure ends the run)
+            run.fail(
+                iteration, f"downstream {type(run.downstream).__name__} failed: {describe_exception(exc)}"
+            )
+            run.sent = []
+            return instructions
+        return run.sent
 
     def _call_model(self, run: RunState, iteration: Iteration) -> AssistantTurn | None:
         """One model call; a failure (or a turn the loop cannot use) is recorded, with the retries before
         it, and gives None."""
+        if not run.sent:  # the downstream failed (see _down_the_chain)
+            return None
         started = time.perf_counter()
         try:
-            turn = run.model.complete([dict(m) for m in run.conversation], run.definitions)
+            turn = run.model.complete([dict(m) for m in run.sent], run.definitions)
         except Exception as exc:
             iteration.model_ms = (time.perf_counter() - started) * 1000
             iteration.retries = list(getattr(exc, "retries", None) or [])
@@ -352,13 +405,36 @@ class ToolSearchAdvisor:
             return None
         iteration.tokens.api_usage = turn.usage.to_dict() if turn.usage else None
         run.conversation.append(turn.to_message())
+        if run.downstream is not None:
+            try:
+                run.downstream.after(turn.to_message())
+            except Exception as exc:  # noqa: BLE001  (as in _down_the_chain)
+                failed = describe_exception(exc)
+                run.fail(iteration, f"downstream {type(run.downstream).__name__} failed: {failed}")
+                return None
         return turn
 
     def _execute_calls(self, run: RunState, iteration: Iteration, turn: AssistantTurn) -> None:
         """Run every call of the turn and append one tool message per call."""
         exposed = set(run.plan.callable)
         for call in turn.tool_calls:
-            record, content, search = execute_call(self, call, exposed, run)
+            try:
+                record, content, search = execute_call(self, call, exposed, run)
+            except ToolNotFoundError as exc:  # strict: Spring fails the whole request; the trace says so
+                message = str(exc)
+                iteration.tool_calls.append(
+                    ToolCallRecord(
+                        call.id,
+                        call.name,
+                        call.arguments,
+                        "rejected",
+                        "",
+                        message,
+                        failure=FailureKind.NOT_EXPOSED,
+                    )
+                )
+                run.fail(iteration, message)
+                raise ToolNotFoundError(message, run.finish(iteration, "error")) from None
             iteration.tool_calls.append(record)
             if search is not None:
                 iteration.searches.append(search)

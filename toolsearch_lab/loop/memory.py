@@ -1,28 +1,38 @@
 """Chat memory: what a conversation keeps of its earlier turns (Spring AI's ``ChatMemory``).
 
-A :class:`~toolsearch_lab.loop.conversation.Conversation` hands its memory the previous turn's messages and
-the new user message at the start of every turn (Spring's memory advisor adds them as they come; adding them
-at once gives the same result, since a window only ever keeps a suffix) and sends the system message plus
-what memory returns. Memory never holds the system message: the conversation sends its own each time, as a
-Spring application does.
+``add(stored, new)`` is one ``ChatMemory.add``: memory after ``new`` joins the ``stored`` messages, trimmed
+once. Who adds what, and when, is the placement's (:mod:`toolsearch_lab.loop.chain`): the application
+managing its own transcript adds the previous turn's messages and the new user message in one ``add``
+(:class:`~toolsearch_lab.loop.conversation.Conversation`, ``memory_advisor="none"``); Spring's
+``MessageChatMemoryAdvisor`` adds one message at a time (the user or tool-response message in ``before``,
+the model's reply in ``after``). The two do **not** always give the same window: a window trims on each
+``add``, so a reply added alone after its turn's user message was cut away stays, while the same messages
+added at once are cut down to the next user message (``tests/test_conversations.py`` shows such a case).
+Memory never holds the system message: the conversation sends its own each time, as a Spring application
+does.
 
 - :class:`FullHistory` - every message, nothing dropped.
 - :class:`MessageWindow` - Spring's ``MessageWindowChatMemory`` (default 20 messages), its rule exactly as in
-  ``spring-ai-model/.../chat/memory/MessageWindowChatMemory.java`` (spring-projects/spring-ai, turn-boundary
-  snapping added in commit 848968491f, 2026-06-05):
+  ``spring-ai-model/.../chat/memory/MessageWindowChatMemory.java`` (``process``, ~l. 81-130; spring-ai
+  ``fd3fd6e``; turn-boundary snapping added in commit 848968491f, 2026-06-05):
     1. if the new messages hold a system message that memory does not, memory's system messages go;
     2. the stored messages plus the new ones; if there are at most ``max_messages``, keep them all;
     3. otherwise remove the first ``len - max_messages`` non-system messages, then keep removing up to the
        next user message, so the window starts at a complete turn (when there is no later user message every
        non-system message goes); system messages are always kept.
+  One message here is one OpenAI-style message: a tool result each, where Spring's ``ToolResponseMessage``
+  holds all the results of one assistant turn (the same count unless the model calls tools in parallel).
 - :class:`Compaction` - above ``max_messages``, the oldest complete turns are rewritten into one summary
   message (what Claude Code's and Codex's compaction do) and the newest turns that fit beside it are kept.
-  The summary here is written deterministically from what happened (each earlier user message, the tools
-  called with their arguments, the answer): it stands in for the summary a model would write, so runs stay
-  offline and repeatable.
+  The summary here is written deterministically from what happened (each earlier user message, quoted, the
+  tools called with their arguments, the answer): it stands in for the summary a model would write, so runs
+  stay offline and repeatable. It names every tool each summarised turn called, and cuts only inside
+  quotes, never a line. The summary is known by a key of its message (:data:`SUMMARY_KEY`) that only
+  compaction writes, never by its words: a user message that starts like a summary is quoted as what the
+  user asked, like any other.
 
 Neither a window nor a summary keeps toolSearchTool results, which is what Spring's advisor reads the
-discovered tools from (spring-ai #7034; ``accumulation_source`` in :mod:`toolsearch_lab.loop.conversation`).
+discovered tools from (``accumulation_source`` in :mod:`toolsearch_lab.loop.conversation`).
 """
 
 from __future__ import annotations
@@ -40,6 +50,7 @@ __all__ = [
     "DEFAULT_MAX_MESSAGES",
     "MEMORY_KINDS",
     "SUMMARY_HEADER",
+    "SUMMARY_KEY",
     "ChatMemory",
     "Compaction",
     "FullHistory",
@@ -48,12 +59,17 @@ __all__ = [
     "MessageWindow",
     "describe_message",
     "parse_memory",
+    "summary_message",
+    "summary_text",
 ]
 
 MemoryKind = Literal["full", "window", "compact"]
 MEMORY_KINDS: tuple[str, ...] = get_args(MemoryKind)
 DEFAULT_MAX_MESSAGES = 20  # MessageWindowChatMemory.DEFAULT_MAX_MESSAGES
 SUMMARY_HEADER = "Summary of the earlier conversation (compacted)"
+# The key that marks compaction's own summary message (its turns as data). Only compaction sets it: a user
+# cannot, since a user gives text; the models send a message's role, content and calls only.
+SUMMARY_KEY = "compaction"
 SUMMARY_LINES = 40  # a summary keeps at most this many lines (the newest)
 LINE_CHARS = 240
 
@@ -164,7 +180,7 @@ class Compaction(ChatMemory):
         if len(messages) <= self.max_messages:
             return MemoryUpdate(messages)
         kept, removed = _split(messages, _cut(messages, self.max_messages - 1))
-        summary = {"role": "user", "content": summary_text(removed)}
+        summary = summary_message(removed)
         system = [m for m in kept if m.get("role") == "system"]
         rest = [m for m in kept if m.get("role") != "system"]
         return MemoryUpdate(system + [summary] + rest, summarised=removed, summary=summary)
@@ -174,44 +190,108 @@ class Compaction(ChatMemory):
 
 
 # ---- the summary -------------------------------------------------------------------------------------------
+def summary_message(messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The one user message that stands for ``messages``: its text for the model, and under
+    :data:`SUMMARY_KEY` the same turns as data (each a line and the tools the turn called), which the next
+    compaction carries over instead of reading its own words back."""
+    turns = _fold(summary_turns(messages))
+    text = "\n".join(
+        [
+            f"{SUMMARY_HEADER}. It stands in for the messages it replaced; their tool results are not kept:",
+            *(turn["line"] for turn in turns),
+        ]
+    )
+    return {"role": "user", "content": text, SUMMARY_KEY: turns}
+
+
 def summary_text(messages: Sequence[Mapping[str, Any]]) -> str:
-    """One line per earlier user turn: what the user asked, the tools called (with their arguments), the
-    searches made and the answer; the lines of an earlier summary are carried over. Deterministic."""
-    lines: list[str] = []
-    current: list[str] = []
+    """The text of :func:`summary_message`: one line per earlier user turn (what the user asked, quoted; the
+    tools called with their arguments; the searches made; the answer), an earlier summary's turns carried
+    over. Deterministic."""
+    return str(summary_message(messages)["content"])
+
+
+def summary_turns(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each user turn of ``messages`` as ``{"line", "tools", "turns"}``: an earlier summary (known by its
+    :data:`SUMMARY_KEY`, never by its words) gives its turns as they were; every other user message opens a
+    turn, its text quoted."""
+    turns: list[dict[str, Any]] = []
+    current: list[tuple[str, str]] = []  # (kind, text) of the open turn: "asked", "call", "search", "answer"
 
     def close() -> None:
         if current:
-            lines.append(_short("- " + "; ".join(current), LINE_CHARS))
+            turns.append(_turn_entry(current))
             current.clear()
 
     for message in messages:
         role, content = message.get("role"), message.get("content")
         text = content if isinstance(content, str) else ""
-        if role == "user" and text.startswith(SUMMARY_HEADER):
+        earlier = _summary_turns_of(message)
+        if earlier is not None:
             close()
-            lines += [line for line in text.splitlines()[1:] if line.startswith("- ")]
+            turns += earlier
         elif role == "user":
             close()
-            current.append(f"the user asked: {_quote(text, 100)}")
+            current.append(("asked", f"the user asked: {_quote(text, 100)}"))
         elif role == "assistant":
             for call in message.get("tool_calls") or []:
                 fn = call.get("function") or {}
                 name = str(fn.get("name", "?"))
                 if name == TOOL_SEARCH_TOOL_NAME:
-                    current.append(f"I searched for tools ({_quote(_arguments(fn).get('query', ''), 60)})")
+                    query = _quote(_arguments(fn).get("query", ""), 60)
+                    current.append(("search", f"I searched for tools ({query})"))
                 else:
-                    current.append(f"I called {name}({_argument_text(_arguments(fn))})")
+                    current.append(("call", name))
+                    current.append(("called", f"I called {name}({_argument_text(_arguments(fn))})"))
             if text and not message.get("tool_calls"):
-                current.append(f"I answered: {_quote(text, 100)}")
+                current.append(("answer", text))
     close()
-    lines = lines[-SUMMARY_LINES:]
-    return "\n".join(
-        [
-            f"{SUMMARY_HEADER}. It stands in for the messages it replaced; their tool results are not kept:",
-            *lines,
-        ]
-    )
+    return turns
+
+
+def _turn_entry(parts: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """One summary line: every part of the turn; when that is longer than ``LINE_CHARS``, the short form
+    (what was asked, the names of the tools called, a shorter answer). Only quotes and argument lists are
+    ever shortened, never the line, so the tools a turn called are always named."""
+    tools = list(dict.fromkeys(text for kind, text in parts if kind == "call"))
+    answers = [text for kind, text in parts if kind == "answer"]
+    full = [text for kind, text in parts if kind in ("asked", "called", "search")]
+    full += [f"I answered: {_quote(answers[-1], 100)}"] if answers else []
+    line = "- " + "; ".join(full)
+    if len(line) > LINE_CHARS:
+        short = [text for kind, text in parts if kind == "asked"]
+        short += [f"tools called: {', '.join(tools)}"] if tools else []
+        short += [f"I answered: {_quote(answers[-1], 60)}"] if answers else []
+        line = "- " + "; ".join(short)
+    return {"line": line, "tools": tools, "turns": 1}
+
+
+def _summary_turns_of(message: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """The turns an earlier summary carries (None: the message is not one of compaction's summaries)."""
+    turns = message.get(SUMMARY_KEY)
+    if message.get("role") != "user" or not isinstance(turns, list):
+        return None
+    if not all(
+        isinstance(t, dict)
+        and isinstance(t.get("line"), str)
+        and isinstance(t.get("tools"), list)
+        and isinstance(t.get("turns"), int)
+        for t in turns
+    ):
+        return None
+    return [dict(t) for t in turns]
+
+
+def _fold(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """At most ``SUMMARY_LINES`` lines: the oldest turns beyond them become one line naming every tool
+    they called."""
+    if len(turns) <= SUMMARY_LINES:
+        return turns
+    old, kept = turns[: len(turns) - SUMMARY_LINES + 1], turns[len(turns) - SUMMARY_LINES + 1 :]
+    tools = list(dict.fromkeys(name for turn in old for name in turn["tools"]))
+    count = sum(turn["turns"] for turn in old)
+    called = f"called {', '.join(tools)}" if tools else "called no tool"
+    return [{"line": f"- {count} earlier turns {called}", "tools": tools, "turns": count}, *kept]
 
 
 def _arguments(fn: Mapping[str, Any]) -> dict[str, Any]:
@@ -250,7 +330,7 @@ def describe_message(message: Mapping[str, Any]) -> str:
             found = decode_search_result(text) or []
             return f"tool: {TOOL_SEARCH_TOOL_NAME} result {_short(', '.join(found) or '(no tools)', 120)}"
         return f"tool: {_short(name, 60)} result"
-    if role == "user" and text.startswith(SUMMARY_HEADER):
+    if _summary_turns_of(message) is not None:
         return "user: (the earlier summary)"
     return f"{role}: {_quote(text, 80)}"
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from toolsearch_lab.loop.chain import Downstream
 from toolsearch_lab.loop.limits import Breach
 from toolsearch_lab.loop.settings import AccumulationSource
 from toolsearch_lab.loop.strategy import RequestPlan, search_groups
@@ -19,12 +20,17 @@ from toolsearch_lab.models.base import AssistantTurn, ChatModel
 from toolsearch_lab.tokens import TokenCounter
 from toolsearch_lab.trace import FailureKind, Iteration, RunTrace, SearchRecord, StopReason, ToolCallRecord
 
-__all__ = ["RunResult", "RunState", "ToolNotFoundError", "TurnReading", "reject_all"]
+__all__ = ["RunResult", "RunState", "ToolNotFoundError", "TurnReading", "last_message_start", "reject_all"]
 
 
 class ToolNotFoundError(RuntimeError):
     """Raised only with ``strict=True``: Spring fails the whole request when the model calls a tool that is
-    not exposed."""
+    not exposed. ``result``: the request up to that call, its trace ending on the failure (stop reason
+    "error", the call recorded as refused)."""
+
+    def __init__(self, message: str, result: RunResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 @dataclass
@@ -32,56 +38,80 @@ class RunResult:
     """What a request gave: its ``trace``, every message of it (those it was given, with the suffix, then its
     own), the ``answer`` (None when it stopped without one) and what its searches ``found``: the names of its
     own toolSearchTool results, one group per assistant turn that searched (Spring reads them so), oldest
-    first. A conversation turn adds ``found`` to the session's record."""
+    first. A conversation turn adds ``found`` to the session's record. ``exposed``: the tools each model
+    request let the model call (its tools array, and definitions read inline), in order."""
 
     trace: RunTrace
     messages: list[dict[str, Any]]
     answer: str | None
     found: tuple[tuple[str, ...], ...] = ()
+    exposed: tuple[tuple[str, ...], ...] = ()
 
     @property
     def stop_reason(self) -> StopReason:
         return self.trace.stop_reason
 
 
-Scan = Literal["all", "turn", "last"]
+Scan = Literal["all", "turn"]
 SCANS: tuple[Scan, ...] = get_args(Scan)
 
 
 @dataclass(frozen=True)
 class TurnReading:
-    """How a turn (``ToolSearchAdvisor.run(..., turn=...)``) reads the tools found before it. ``scan``: whose
-    toolSearchTool results count among the messages the advisor holds at each request of the turn ("all"
-    of them; the "turn"'s, from its last user message on; or the "last" message's only, Spring with
-    ``conversationHistoryEnabled=false``). ``session_record``: also the search groups the advisor recorded
-    for the session's earlier turns. Nothing here depends on where those messages came from (the caller,
-    a chat memory): the turn reads what it receives."""
+    """How a turn (``ToolSearchAdvisor.run(..., turn=...)``) reads the tools found before it.
+
+    ``scan``: whose toolSearchTool results count at each request of the turn. "all" is Spring's
+    (``prepareIteration`` reads ``extractToolNameReferences`` over the instructions the advisor holds): the
+    messages it received, then its own turn's; "turn" reads the advisor's whole turn history from the turn's
+    last user message on, whatever the instructions hold. ``session_record``: also the search groups the
+    advisor recorded for the session's earlier turns (this toolkit's record, not Spring's). ``history``:
+    Spring's ``conversationHistoryEnabled``; off, each request after a tool call holds [system, last
+    message] only (``ToolCallingAdvisor.doGetNextInstructionsForToolCall``), so "all" finds only what that
+    last message holds: a found tool is gone once it has run (spring-ai #7034). Nothing here depends on
+    where the messages came from (the caller, a chat memory): the turn reads what it receives."""
 
     scan: Scan = "all"
     session_record: bool = False
+    history: bool = True
 
     def __post_init__(self) -> None:
         if self.scan not in SCANS or not isinstance(self.scan, str):
             raise ValueError(f"TurnReading.scan must be one of {list(SCANS)}, got {self.scan!r:.40}")
-        if not isinstance(self.session_record, bool):
-            given = f"{self.session_record!r:.40}"
-            raise ValueError(f"TurnReading.session_record must be True or False, got {given}")
+        for name in ("session_record", "history"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise ValueError(f"TurnReading.{name} must be True or False, got {value!r:.40}")
 
     @classmethod
-    def of(cls, source: AccumulationSource, conversation_history: bool = True) -> TurnReading:
+    def of(cls, source: AccumulationSource, history: bool = True) -> TurnReading:
         """The reading an ``accumulation_source`` stands for: "session", the session's record plus the turn's
-        own messages; "history", every message received (or, without ``conversation_history``, the last)."""
+        own messages; "history", the instructions the advisor holds (Spring's). ``history``: the loop's own
+        conversation history (Boot turns it off when a memory advisor sits inside the loop)."""
         if source == "session":
-            return cls("turn", session_record=True)
-        return cls("all" if conversation_history else "last")
+            return cls("turn", session_record=True, history=history)
+        return cls("all", history=history)
 
-    def scan_from(self, conversation: Sequence[dict[str, Any]]) -> int:
-        if self.scan == "last":
-            return -1
+    def scan_from(self, conversation: Sequence[dict[str, Any]], opened: int) -> int:
+        """Where the request's search results are read from, in ``conversation`` (the advisor's whole turn
+        history; ``opened``: how many messages the run received): the turn's last user message on ("turn");
+        everything ("all" with history); or, without history once the run has called tools, the last
+        message (its run of tool results, Spring's one ``ToolResponseMessage``)."""
         if self.scan == "turn":
-            users = [i for i, m in enumerate(conversation) if m.get("role") == "user"]
+            users = [i for i, m in enumerate(conversation[:opened]) if m.get("role") == "user"]
             return users[-1] if users else 0
+        return 0 if self.history else last_message_start(conversation, opened)
+
+
+def last_message_start(conversation: Sequence[dict[str, Any]], opened: int) -> int:
+    """Where Spring's "last message" begins once a run has called tools: the run of tool results that ends
+    ``conversation`` (its one ``ToolResponseMessage``); 0 before the run's first reply (``opened``: how many
+    messages the run received), when the request holds what it received."""
+    if len(conversation) <= opened:
         return 0
+    start = len(conversation)
+    while start > opened and conversation[start - 1].get("role") == "tool":
+        start -= 1
+    return start if start < len(conversation) else len(conversation) - 1
 
 
 @dataclass
@@ -111,8 +141,25 @@ class RunState:
     pre_search: SearchRecord | None = None
     generation: int = 0  # the session's indexing this run relies on (see IndexedSessions)
     kept: tuple[tuple[str, ...], ...] = ()  # a conversation turn: the session's recorded search groups
-    scan_from: int = 0  # a conversation turn: search results are read from conversation[scan_from:]
+    reading: TurnReading | None = None  # a conversation turn: how the tools found before are read
+    downstream: Downstream | None = None  # what runs between the advisor and the model (a memory inside)
     opened: int = 0  # len(conversation) when the run started: the messages after it are the run's own
+    sent: list[dict[str, Any]] = field(default_factory=list)  # the messages the current request carries
+    exposed: list[tuple[str, ...]] = field(default_factory=list)  # what each request let the model call
+
+    def scan_from(self) -> int:
+        """Where this request's search results are read from in :attr:`conversation` (everything for a plain
+        request; a turn: :meth:`TurnReading.scan_from`)."""
+        return 0 if self.reading is None else self.reading.scan_from(self.conversation, self.opened)
+
+    def instructions(self) -> list[dict[str, Any]]:
+        """What the advisor sends down the chain for this request: its whole turn history, or, with the
+        loop's history off once it has called tools, Spring's [system, last message]."""
+        if self.reading is None or self.reading.history or len(self.conversation) <= self.opened:
+            return self.conversation
+        system = next((m for m in self.conversation if m.get("role") == "system"), None)
+        last = last_message_start(self.conversation, self.opened)
+        return ([system] if system is not None else []) + self.conversation[last:]
 
     def fail(self, iteration: Iteration, message: str) -> None:
         iteration.errors.append(message)
@@ -122,7 +169,7 @@ class RunState:
         self.trace.stop_reason = stop_reason
         iteration.duration_ms = (time.perf_counter() - self.iteration_started) * 1000
         found = tuple(tuple(g) for g in search_groups(self.conversation[self.opened :]))
-        return RunResult(self.trace, self.conversation, answer, found)
+        return RunResult(self.trace, self.conversation, answer, found, tuple(self.exposed))
 
 
 def reject_all(run: RunState, iteration: Iteration, turn: AssistantTurn, breach: Breach) -> None:

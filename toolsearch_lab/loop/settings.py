@@ -185,7 +185,7 @@ _PROBLEMS: dict[str, Problem] = {
     "accumulation_source": _one_of(
         ACCUMULATION_SOURCES,
         ": 'session' keeps found tools in the advisor per session, 'history' reads them back from the "
-        "messages sent",
+        "messages the advisor holds",
     ),
     "tool_timeout": _seconds,
 }

@@ -8,8 +8,8 @@ always the ``tools`` array as sent). The strategies themselves are in :mod:`tool
 
 A strategy is stateless: everything it decides comes from the conversation so far (as Spring derives the
 exposed tools from it), so one strategy object serves many runs and threads. The functions at the end read
-that conversation. In a conversation (a ``Conversation``, each turn ``run(..., turn=...)``) the tools found in
-earlier turns come either from the messages memory kept (``accumulation_source="history"``, Spring's way) or
+that conversation. In a conversation (a ``Conversation``, each turn ``run(..., turn=...)``) the tools found
+before come either from the messages the advisor holds (``accumulation_source="history"``, Spring's way) or
 from the advisor's record of the session (``"session"``): :meth:`RequestView.found` reads whichever it was
 given.
 """
@@ -50,8 +50,8 @@ class RequestView:
     strict: bool = False  # Spring's strictness: a search result that is not an array of names raises
     # A conversation turn: the search groups of earlier turns the advisor recorded for the session, oldest
     # first ("session"); and where search results are read from: conversation[scan_from:] (0: every message
-    # sent, "history"; the turn's user message: this turn only; -1: the last message only, Spring with
-    # conversationHistoryEnabled=false).
+    # the advisor holds, "history"; the turn's user message: this turn only; the last message's run of tool
+    # results: Spring with conversationHistoryEnabled=false after a tool call; TurnReading.scan_from).
     kept: Sequence[Sequence[str]] = ()
     scan_from: int = 0
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +18,7 @@ from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME
 from toolsearch_lab.text.identifiers import spaced_identifiers, split_identifiers
 from toolsearch_lab.text.stopwords import AGENT_STOP_WORDS
 from toolsearch_lab.text.tool_text import example_requests
-from toolsearch_lab.wire import decode_search_items
+from toolsearch_lab.wire import decode_search_items, is_error_result
 
 OVERLAP_WEIGHT = 0.25
 STOP_WORDS = AGENT_STOP_WORDS
@@ -167,6 +167,7 @@ def fill_arguments(schema: dict, data: dict) -> dict:
 
 # ---- where an agent is, read from the conversation ------------------------------------------------------
 SKIP_NOTE = re.compile(r"^Skipping step (\d+)\b", re.MULTILINE)
+ANSWER_LINE = re.compile(r"^- .*? → ([A-Za-z0-9_.-]+): ", re.MULTILINE)  # a summary line of the agents'
 
 
 @dataclass
@@ -182,9 +183,12 @@ class Progress:
     skipped: list[int] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)  # the steps of the current turn
     turn_searches: int = 0  # searches made since the user's message
+    retry: str | None = None  # a tool whose call for this step got an error result, to call once more
+    retried: bool = False  # this step has had its one retry
 
     def next_step(self) -> None:
         self.step, self.searches, self.queries, self.last_found, self.found = self.step + 1, 0, [], [], {}
+        self.retry, self.retried = None, False
 
 
 def read_progress(messages: list[dict]) -> Progress:
@@ -209,7 +213,76 @@ def read_progress(messages: list[dict]) -> Progress:
                 state.last_found = names_in(content)
                 for name in dict.fromkeys(state.last_found):
                     state.found[name] = state.found.get(name, 0.0) + 1.0
+            elif is_error_result(content) and not state.retried:  # its input refused: one more try
+                state.retry, state.retried = name, True
             else:
                 state.results.append((state.step, name, content))
                 state.next_step()
     return state
+
+
+def tools_used_before(messages: list[dict]) -> list[str]:
+    """The tools the assistant used in earlier turns, as far as the conversation still shows them: the
+    calls of its messages before the last user message, and the tools its own earlier answers name (the
+    simulated agents' summary lines, ``- need → tool: result``). Newest first, once each."""
+    start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
+    names: list[str] = []
+    for message in messages[:start]:
+        if message.get("role") != "assistant":
+            continue
+        for call in message.get("tool_calls") or []:
+            names.append(str((call.get("function") or {}).get("name", "")))
+        names += ANSWER_LINE.findall(str(message.get("content") or ""))
+    return [n for n in dict.fromkeys(reversed(names)) if n and n != TOOL_SEARCH_TOOL_NAME]
+
+
+def retry_call(step: Step, state: Progress, candidates: list[dict]) -> tuple[str, str] | None:
+    """(tool, arguments) of the one retry a step gets after a tool refused its input (an error result): the
+    same tool, with the step's data converted to the types its schema declares. None when there is nothing
+    to retry, or when the request no longer offers the tool: then the agent looks for it again (searches),
+    as spring-ai #7034 says a model must once a found tool has left the request."""
+    if state.retry is None:
+        return None
+    tool = next((c["function"] for c in candidates if c["function"]["name"] == state.retry), None)
+    if tool is None:
+        return None
+    schema = tool.get("parameters") or {}
+    return tool["name"], json.dumps(typed_arguments(schema, fill_arguments(schema, step.data)))
+
+
+def recalled_query(
+    rate: Callable[[dict], float], threshold: float, state: Progress, candidates: list[dict], used: list[str]
+) -> str | None:
+    """A query for a tool used in an earlier turn (``used``: :func:`tools_used_before`) that the request
+    does not offer, before the step's first search: the best such tool by ``rate`` (given a definition
+    holding its name alone), searched for by its name's words when its rating reaches ``threshold``, as a
+    model looks up a tool it remembers using. None: no such tool, or the step has searched already."""
+    if state.searches or not used:
+        return None
+    offered = {c["function"]["name"] for c in candidates}
+    rated = [(rate({"function": {"name": n, "description": ""}}), n) for n in used if n not in offered]
+    confidence, name = max(rated, default=(0.0, ""))
+    query = " ".join(surface_words(name, split_camel=True))
+    return query if confidence >= threshold and query and query not in state.queries else None
+
+
+def typed_arguments(schema: dict, arguments: dict) -> dict:
+    """``arguments`` with each value that the schema types otherwise, and that reads as that type, converted
+    (the text "48213" for an integer parameter becomes 48213), as a model re-reads the schema after its
+    input was refused."""
+    properties = schema.get("properties") or {}
+    return {k: _as_type(v, (properties.get(k) or {}).get("type")) for k, v in arguments.items()}
+
+
+def _as_type(value: Any, kind: Any) -> Any:
+    if isinstance(value, str):
+        text = value.strip()
+        if kind == "integer" and re.fullmatch(r"[+-]?\d+", text):
+            return int(text)
+        if kind == "number" and re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)", text):
+            return float(text)
+        if kind == "boolean" and text.lower() in ("true", "false"):
+            return text.lower() == "true"
+    elif kind == "string" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return value

@@ -65,7 +65,11 @@ before its first search of a turn it rates each tool it already holds (kept from
 it rates search results, counting the tool as returned by one search (confidence = fit + ``VOTE_WEIGHT`` / 3),
 and calls the best when that reaches ``sure_threshold``; picking among the tools in front of it is easier than
 finding one among hundreds (Claude Code: a deferred tool used in 2 of 6 sessions, 6 of 6 when loaded). The
-literal agent's rule for exposed tools (``pick_threshold``) already covers tools in hand.
+literal agent's rule for exposed tools (``pick_threshold``) already covers tools in hand. Tools used before
+(semantic agent): one used in an earlier turn that the conversation still shows, not offered now, is rated by
+name alone the same way, and when sure searched for by name (:func:`.fit.recalled_query`). A retry (both
+agents): a call answered with an error result is made once more for the step, its data converted to the
+schema's types; if the request no longer offers the tool, it searches again (:func:`.fit.retry_call`).
 """
 
 from __future__ import annotations
@@ -87,8 +91,11 @@ from toolsearch_lab.models.fit import (
     fill_arguments,
     inline_definitions,
     read_progress,
+    recalled_query,
+    retry_call,
     semantic_fit,
     surface_words,
+    tools_used_before,
     turn_steps,
     word_fit,
 )
@@ -166,6 +173,7 @@ class SimulatedAgent(ABC):
         candidates = [t for t in tools if t["function"]["name"] != TOOL_SEARCH_TOOL_NAME]
         can_search = len(candidates) < len(tools)  # all-tools and pre-retrieval send no toolSearchTool
         candidates += inline_definitions(messages, {t["function"]["name"] for t in tools})
+        remembered = tools_used_before(messages) if self.turns is not None else []
 
         def call(name: str, arguments: str) -> AssistantTurn:
             return AssistantTurn("\n".join(notes) or None, [ToolCall(f"call_{turn_id}_0", name, arguments)])
@@ -175,6 +183,12 @@ class SimulatedAgent(ABC):
 
         while state.step < len(steps):
             step = steps[state.step]
+            again = retry_call(step, state, candidates)
+            if again is not None:
+                return call(*again)
+            recalled = self._recalled(step, state, candidates, remembered) if can_search else None
+            if recalled is not None:
+                return call(TOOL_SEARCH_TOOL_NAME, self._search_args(recalled, state.searches))
             chosen = self._choose(step, candidates, state)
             if chosen is not None:
                 return use(chosen)
@@ -200,6 +214,10 @@ class SimulatedAgent(ABC):
             return self.steps
         last = next((m.get("content") for m in reversed(messages) if m.get("role") == "user"), None)
         return self.turns.get(last.strip()) if isinstance(last, str) else None
+
+    def _recalled(self, step: Step, state: Progress, candidates: list[dict], used: list[str]) -> str | None:
+        """A query for a tool used in an earlier turn (none here; see :meth:`SemanticAgent._recalled`)."""
+        return None
 
     @abstractmethod
     def _nothing_fits(self, step: Step, state: Progress, notes: list[str]) -> AssistantTurn | None:
@@ -391,6 +409,13 @@ class SemanticAgent(SimulatedAgent):
             ((self.fit(step, c, used) + vote, c["function"]) for c in candidates), key=lambda p: p[0]
         )
         return tool if fit >= threshold else None
+
+    def _recalled(self, step: Step, state: Progress, candidates: list[dict], used: list[str]) -> str | None:
+        """Tools used before, recalled (:func:`.fit.recalled_query`): each rated by its name alone, as a held
+        tool is rated, and searched for by name when that reaches ``sure_threshold``."""
+        vote = VOTE_WEIGHT / self.max_searches_per_step
+        rate = lambda tool: self.fit(step, tool) + vote  # noqa: E731
+        return recalled_query(rate, self.sure_threshold, state, candidates, used)
 
     def _nothing_fits(self, step: Step, state: Progress, notes: list[str]) -> AssistantTurn | None:
         notes.append(

@@ -102,7 +102,8 @@ class RunTrace:
         )
 
     def turns_summary(self) -> list[dict[str, Any]]:
-        """Per turn: the user message, requests, prompt tokens, what memory did and the tools carried/lost."""
+        """Per turn: the user message, requests, searches, prompt tokens, the tools called, the tools array of
+        its first request, the found tools carried and lost, what memory did."""
         out = []
         for record in self.turns:
             part = self.turn_trace(record.number)
@@ -112,8 +113,10 @@ class RunTrace:
                     "turn": record.number,
                     "user_message": record.user_message,
                     "requests": len(part.iterations),
+                    "searches": len(part.searches()),
                     "prompt_tokens": sum(it.tokens.tool_search.total for it in part.iterations),
                     "called_tools": part.called_tools(),
+                    "first_request_tools": record.first_request_tools,
                     "carried": record.carried,
                     "lost": record.lost,
                     "memory": None if memory is None else asdict(memory),

@@ -120,8 +120,10 @@ class MemoryRecord:
 @dataclass
 class TurnRecord:
     """One user message of a conversation and how its turn went. ``carried``: found tools the turn's first
-    request exposed from earlier turns; ``lost``: tools the same accumulation rule would have carried from
-    everything found so far, but the turn did not have (the discovered tools memory took away)."""
+    request exposed from earlier turns; ``lost``: tools found earlier in the conversation or in the turn
+    that the same accumulation rule would expose, but a request of the turn lacked (what memory, the
+    memory's placement, the loop's own history or an eviction took away); ``first_request_tools``: the
+    tools array of the turn's first request."""
 
     number: int
     user_message: str
@@ -130,6 +132,7 @@ class TurnRecord:
     lost: list[str] = field(default_factory=list)
     stop_reason: StopReason = "running"
     answer: str | None = None
+    first_request_tools: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         check_choice("TurnRecord", "stop_reason", self.stop_reason, StopReason)

@@ -3,7 +3,8 @@ settings to see what changes.
 
 Moving the slider only redraws (a highlight and the details panel). Changing a setting re-runs the scenario,
 but runs are cached per parameter set, so going back to an earlier setting is instant. A conversation scenario
-(``support-conversation``) adds its chat memory and where found tools live to the settings, a band per user
+(``support-conversation``, ``spring-7034``) adds its chat memory, where Spring's memory advisor sits and where
+found tools live to the settings, a band per user
 turn behind both figures, a turn selector, and the selected request's turn above its details
 (:mod:`toolsearch_lab.ui.stepper_turns`).
 """
@@ -42,6 +43,7 @@ AGENT_LABELS = {
 OPENAI_LABEL = ("openai", "openai")
 MEMORIES = ("full", "window:6", "window:20", "compact:6")  # the memory dropdown (conversation scenarios)
 SOURCES = ("session", "history")
+MEMORY_ADVISORS = ("none", "outside", "inside")  # where Spring's memory advisor sits (loop/chain.py)
 _CONVERSATIONS: dict[str, bool] = {}
 
 
@@ -98,12 +100,13 @@ def default_runner(
     examples: bool = False,
     memory: str | None = None,
     accumulation_source: str | None = None,
+    memory_advisor: str | None = None,
 ):
     """Run a shipped scenario, its tools' descriptions with example requests if ``examples``. ``model`` is
     a simulated agent's name (``AGENT_NAMES``; "simulated" means the default one) or "openai". With a
     simulated agent the slider's max_results is what the agent asks for (it always sends maxResults, and
-    the model's value wins over the advisor's, as in Spring). A conversation runs with ``memory`` and
-    ``accumulation_source``."""
+    the model's value wins over the advisor's, as in Spring). A conversation runs with ``memory``,
+    ``memory_advisor`` and ``accumulation_source``."""
     sc = load_scenario(scenario, examples=examples)
     chat_model: Any = model
     mode = DEFAULT_MODE if model == "simulated" else model
@@ -119,14 +122,16 @@ def default_runner(
         min_score_threshold=threshold,
         memory=memory if sc.turns else None,
         accumulation_source=accumulation_source if sc.turns else None,  # type: ignore[arg-type]
+        memory_advisor=memory_advisor if sc.turns else None,  # type: ignore[arg-type]
     )
 
 
 class IterationStepper(Displayable):
     """See the module docstring. ``run`` may be a ScenarioRun or a RunTrace (a replayed one too:
     :func:`~toolsearch_lab.replay.load.load_transcript`; its settings cannot be re-run, so they are shown
-    disabled); ``runner`` replaces :func:`default_runner` (tests, or a custom model); ``memory`` and
-    ``source`` are a conversation's first chat memory and where its found tools live."""
+    disabled); ``runner`` replaces :func:`default_runner` (tests, or a custom model); ``memory``,
+    ``memory_advisor`` and ``source`` are a conversation's first chat memory, where Spring's memory advisor
+    sits and where its found tools live."""
 
     def __init__(
         self,
@@ -138,6 +143,7 @@ class IterationStepper(Displayable):
         *,
         memory: str = "full",
         source: str = "session",
+        memory_advisor: str = "none",
     ) -> None:
         self._runner = runner or default_runner
         replay = trace_of(run).replay if run is not None else None
@@ -147,7 +153,7 @@ class IterationStepper(Displayable):
         self._cache: dict[tuple, Any] = {}
         self._busy = False  # suppresses re-runs while controls are set programmatically
         self._build_settings(scenario, index, model)
-        self.memory.value, self.source.value = memory, source
+        self.memory.value, self.source.value, self.placement.value = memory, source, memory_advisor
         self._build_stepping()
         self.status = html_sink()
         self.details = html_sink()
@@ -215,6 +221,7 @@ class IterationStepper(Displayable):
         )
         self.memory = dropdown(MEMORIES, "full", "Chat memory", "220px")
         self.source = dropdown(SOURCES, "session", "Found tools kept in", "250px")
+        self.placement = dropdown(MEMORY_ADVISORS, "none", "Memory advisor", "220px")
         self.turn = widgets.Dropdown(
             options=[("(one user request)", 0)],
             value=0,
@@ -265,6 +272,7 @@ class IterationStepper(Displayable):
             self.accumulation,
             self.examples,
             self.memory,
+            self.placement,
             self.source,
         )
 
@@ -280,13 +288,15 @@ class IterationStepper(Displayable):
             [self.scenario_dropdown, self.model_dropdown, self.index_dropdown, self.run_button]
         )
         row2 = widgets.HBox([self.max_results, self.threshold])
-        row3 = widgets.HBox([self.accumulation, self.examples, self.memory, self.source])
+        row3 = widgets.HBox([self.accumulation, self.examples])
+        row4 = widgets.HBox([self.memory, self.placement, self.source])
         stepper = widgets.VBox([widgets.HBox([self.play, self.slider]), self.turn])
         return widgets.VBox(
             [
                 row1,
                 row2,
                 row3,
+                row4,
                 self.status,
                 stepper,
                 figure_box(self.tools_fig),
@@ -311,6 +321,7 @@ class IterationStepper(Displayable):
             bool(self.examples.value),
             self.memory.value,
             self.source.value,
+            self.placement.value,
         )
 
     def _configure_threshold(self, kind: str) -> None:
@@ -336,9 +347,14 @@ class IterationStepper(Displayable):
         if not force and params in self._cache:
             self.run, self.error = self._cache[params], None
             return True
-        scenario, index, accumulation, model, max_results, threshold, examples, memory, source = params
-        # Only a conversation takes memory and a source (a custom runner may know neither).
+        scenario, index, accumulation, model, max_results, threshold, examples, memory, source, placement = (
+            params
+        )
+        # Only a conversation takes memory, a placement and a source (a custom runner may know none of them,
+        # and is given a placement only when it is not the default).
         chat = {"memory": memory, "accumulation_source": source} if is_conversation(scenario) else {}
+        if chat and placement != "none":
+            chat["memory_advisor"] = placement
         try:
             run = self._runner(
                 scenario=scenario,
@@ -446,9 +462,9 @@ class IterationStepper(Displayable):
 
     # ---- conversations -------------------------------------------------------------------------------------
     def _sync_conversation(self, scenario: str) -> None:
-        """Memory and where found tools live matter only for a conversation scenario."""
+        """Memory, its placement and where found tools live matter only for a conversation scenario."""
         conversation = is_conversation(scenario)
-        self.memory.disabled = self.source.disabled = not conversation
+        self.memory.disabled = self.source.disabled = self.placement.disabled = not conversation
 
     def _sync_turns(self, trace) -> None:
         """The turn selector's choices for this run (one entry when it is a single request)."""

@@ -1,13 +1,14 @@
 """The stepper across a conversation's turns: a band per user turn behind both figures, a turn selector's
-choices, and a panel for the selected request's turn (what the user wrote, what chat memory dropped or
-summarised when it arrived, the found tools it carried and the ones it had lost). Pure functions of a
-:class:`~toolsearch_lab.trace.RunTrace`; a trace without turns gets none of it.
+choices, and a panel for the selected request's turn (what the user wrote, what chat memory did during it,
+the tools its first request exposed, the found tools it carried and the ones a request of it lost). Pure
+functions of a :class:`~toolsearch_lab.trace.RunTrace`; a trace without turns gets none of it.
 """
 
 from __future__ import annotations
 
 from toolsearch_lab.eval.compare import StrategyRun
 from toolsearch_lab.eval.requests import turn_costs
+from toolsearch_lab.loop.chain import why_lost
 from toolsearch_lab.trace import RunTrace, TurnRecord
 from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.display import Html, Table
@@ -84,11 +85,12 @@ def turn_html(trace: RunTrace, position: int) -> str:
     record = turn_of(trace, position)
     if record is None:
         return ""
-    source = trace.config.get("accumulation_source", "?")
+    config = trace.config
     parts = [
         t.heading(
-            f"Turn {record.number} of {len(trace.turns)} · memory {t.esc(trace.config.get('memory'))} · "
-            f"found tools kept in: {t.esc(source)}"
+            f"Turn {record.number} of {len(trace.turns)} · memory {t.esc(config.get('memory'))} · memory "
+            f"advisor: {t.esc(config.get('memory_advisor', 'none'))} · found tools kept in: "
+            f"{t.esc(config.get('accumulation_source', '?'))}"
         ),
         f"<div><b>The user:</b> “{t.esc(t.clip(record.user_message, 300))}”</div>",
     ]
@@ -106,17 +108,17 @@ def turn_html(trace: RunTrace, position: int) -> str:
                 f"{t.BASELINE}'>{t.esc(t.clip(memory.summary, 600))}</div>"
             )
         parts.append(f"<div>{text}</div>")
+    first = "".join(t.chip(n, t.INK, "#EDE9FE") for n in record.first_request_tools) or t.muted("none")
+    parts.append(f"<div><b>The turn's first request exposed:</b> {first}</div>")
     if record.number > 1:
         carried = "".join(t.chip(n, t.INK, "#EDE9FE") for n in record.carried) or t.muted("none")
         parts.append(f"<div><b>Found in earlier turns and still loaded:</b> {carried}</div>")
-        if record.lost:
-            why = (
-                "memory removed the toolSearchTool results they were read back from"
-                if source == "history"
-                else "the session was evicted, and its record with it"
-            )
-            lost = "".join(t.chip(n, t.BAD, LOST_TINT) for n in record.lost)
-            parts.append(f"<div><b style='color:{t.BAD}'>Lost</b> ({why}): {lost}</div>")
+    if record.lost:
+        lost = "".join(t.chip(n, t.BAD, LOST_TINT) for n in record.lost)
+        why = why_lost(config)
+        parts.append(
+            f"<div><b style='color:{t.BAD}'>Lost by a request of this turn</b> ({why}): {lost}</div>"
+        )
     return t.panel("".join(parts))
 
 
@@ -130,13 +132,14 @@ def turn_view(trace: RunTrace, number: int) -> HtmlPanel:
     text = f"Turn {number}: {record.user_message}"
     if memory is not None:
         text += f"\nmemory {memory.memory}: given {memory.given}, kept {memory.kept}"
+    text += f"\nfirst request exposed {', '.join(record.first_request_tools) or 'none'}"
     text += f"\ncarried {', '.join(record.carried) or 'none'}; lost {', '.join(record.lost) or 'none'}"
     return HtmlPanel(turn_html(trace, position), text)
 
 
 def turns_table(run: StrategyRun, caption: str = "") -> Table:
     """A conversation run, one row per user turn: what memory kept of what it was given, the found tools the
-    turn carried and lost, its requests, prompt tokens and billed cost, and its steps."""
+    turn carried and lost, its requests and searches, prompt tokens and billed cost, and its steps."""
     trace = run.trace
     bills = {b["turn"]: b for b in turn_costs(trace, run.costs)}
     rows = []
@@ -162,16 +165,29 @@ def turns_table(run: StrategyRun, caption: str = "") -> Table:
                 len(record.carried),
                 lost if record.lost else "-",
                 bill["requests"],
+                len(trace.turn_trace(record.number).searches()),
                 bill["prompt_tokens"],
                 round(bill["cost_usd"], 4),
                 mark,
             ]
         )
-    columns = ["turn", "the user", "memory kept", "carried", "lost", "requests", "prompt", "$", "steps"]
+    columns = [
+        "turn",
+        "the user",
+        "memory kept",
+        "carried",
+        "lost",
+        "requests",
+        "searches",
+        "prompt",
+        "$",
+        "steps",
+    ]
     config = trace.config
     return Table(
         columns,
         rows,
         caption
-        or f"memory {config.get('memory')} · found tools kept in: {config.get('accumulation_source')}",
+        or f"memory {config.get('memory')} · memory advisor: {config.get('memory_advisor', 'none')} · found "
+        f"tools kept in: {config.get('accumulation_source')}",
     )

@@ -98,13 +98,14 @@ class HtmlPanel:
 # ---- pure render functions ---------------------------------------------------------------------------------
 def table_html(rows: Sequence[dict], width: int = t.PANEL_WIDTH, mark_best: bool = True) -> str:
     """The comparison table; with ``mark_best`` the cheapest successful row is marked (★, tinted green). Rows
-    of a conversation also say their chat memory and where found tools were kept."""
+    of a conversation also say their chat memory, where its memory advisor sat and where found tools were
+    kept."""
     best = cheapest_successful(rows) if mark_best else None
     chat = any(r.get("memory") for r in rows)
     head = [
         "strategy",
         "index",
-        *(["memory", "tools in"] if chat else []),
+        *(["memory", "memory at", "tools in"] if chat else []),
         "requests",
         "prompt",
         "cached",
@@ -122,7 +123,11 @@ def table_html(rows: Sequence[dict], width: int = t.PANEL_WIDTH, mark_best: bool
         values = [
             _name_cell(r["strategy"]) + mark,
             t.esc(r["index"]),
-            *([t.esc(r.get("memory")), t.esc(r.get("accumulation_source"))] if chat else []),
+            *(
+                [t.esc(r.get("memory")), t.esc(r.get("memory_advisor")), t.esc(r.get("accumulation_source"))]
+                if chat
+                else []
+            ),
             str(r["requests"]),
             t.fmt_int(r["prompt_tokens"]),
             f"{t.fmt_int(r['cached_tokens'])} ({r['cached_share']:.0%})",

@@ -7,6 +7,7 @@ A scenario file (``data/scenarios/<name>.json``)::
      "catalog": "<shipped catalog name>"  or  "tools": [{"name","description","parameters"}...]
                                           or  "tools_of": "<scenario whose inline tools to reuse>",
      "results": {"<tool name>": <what the tool returns>},        # canned results of the tools a run needs
+     "check_arguments": false,     # true: a tool refuses arguments its parameters' schema refuses (see below)
      "steps": [{"need": "...", "data": {...}, "expected_tools": ["..."], "also_accepted": ["..."]}]}
 
 or a conversation: several user messages in one session, each with the steps it asks for (instead of
@@ -30,7 +31,10 @@ step succeeds when its expected tools run in order, or any one of its ``also_acc
 tool that does the same job, e.g. ``issue_write`` closing an issue) runs. ``"expected_tools": []`` marks a
 request no tool of the catalog can serve ("order sushi for the team" over GitHub's tools): that step succeeds
 when no tool runs for it, whether the agent searched or not. Tools without a canned result return a clearly
-labelled simulated echo of their arguments.
+labelled simulated echo of their arguments. With ``"check_arguments": true`` every tool first checks its
+arguments against its parameters, as a validating server does: a required parameter missing, or a value of
+another JSON type than the one declared, and the tool raises (the model reads an error result naming each
+problem) instead of returning its result.
 """
 
 from __future__ import annotations
@@ -286,10 +290,13 @@ def scenario_from_dict(
     unknown = sorted(set(results) - names)
     if unknown:
         raise ValueError(f"{where}: 'results' names tools that are not in the catalog: {unknown}")
+    check = raw.get("check_arguments", False)
+    if not isinstance(check, bool):
+        raise ValueError(f"{where}: field 'check_arguments' must be true or false, got {check!r:.40}")
     tools = [
         t
         if live_tools is not None and t.function is not None and t.name not in results
-        else _with_implementation(t, results)
+        else _with_implementation(t, results, check)
         for t in base_tools
     ]
     turns = _turns(raw, names, where)
@@ -356,22 +363,48 @@ def with_scenario_examples(
     return replace(scenario, tools=tools, examples=True)
 
 
-def _with_implementation(tool: Tool, results: dict) -> Tool:
-    if tool.name in results:
-        canned = results[tool.name]
+def _with_implementation(tool: Tool, results: dict, check: bool = False) -> Tool:
+    name = tool.name
 
-        def run(**arguments):
-            return canned
-    else:
-        name = tool.name
-
-        def run(**arguments):
-            # Honest about what it is: the scenario has no real backend for this tool.
-            return {
-                "simulated": True,
-                "tool": name,
-                "arguments": arguments,
-                "note": "no canned result in scenario",
-            }
+    def run(**arguments):
+        problems = argument_problems(tool.parameters, arguments) if check else []
+        if problems:
+            raise ValueError(f"invalid input for {name}: {'; '.join(problems)}")
+        if name in results:
+            return results[name]
+        # Honest about what it is: the scenario has no real backend for this tool.
+        return {
+            "simulated": True,
+            "tool": name,
+            "arguments": arguments,
+            "note": "no canned result in scenario",
+        }
 
     return replace(tool, function=run)
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+    "null": (type(None),),
+}
+
+
+def argument_problems(parameters: Mapping, arguments: Mapping) -> list[str]:
+    """What a validating server refuses in ``arguments`` against the ``parameters`` schema, at the top level:
+    each required parameter missing, each value whose JSON type is not the declared one (a bool is no
+    number here, as in JSON Schema)."""
+    properties = parameters.get("properties") or {}
+    problems = [f"{key} is required" for key in parameters.get("required") or [] if key not in arguments]
+    for key, value in arguments.items():
+        declared = (properties.get(key) or {}).get("type")
+        kinds = _JSON_TYPES.get(declared) if isinstance(declared, str) else None
+        if kinds is not None and (
+            not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds)
+        ):
+            problems.append(f"{key} must be of type {declared}, got {json.dumps(value, ensure_ascii=False)}")
+    return problems

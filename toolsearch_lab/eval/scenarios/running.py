@@ -14,6 +14,7 @@ from toolsearch_lab.eval.scenarios.format import Scenario, list_scenarios, load_
 from toolsearch_lab.eval.scenarios.grading import Grade, failed_steps, grade
 from toolsearch_lab.index.factory import INDEX_KINDS, make_index
 from toolsearch_lab.loop.advisor import ToolSearchAdvisor
+from toolsearch_lab.loop.chain import MemoryPlacement
 from toolsearch_lab.loop.conversation import Conversation
 from toolsearch_lab.loop.memory import ChatMemory
 from toolsearch_lab.loop.settings import AccumulationSource
@@ -57,18 +58,23 @@ def run_scenario(
     memory: ChatMemory | str | None = None,
     accumulation_source: AccumulationSource | None = None,
     index_options: Mapping[str, Any] | None = None,
+    memory_advisor: MemoryPlacement | None = None,
 ) -> ScenarioRun:
     """Run a scenario through a fresh ToolSearchAdvisor (or the one given), grade it step by step and put
     the step outcomes in the trace. ``model``: a ChatModel, or a name for
     :func:`~toolsearch_lab.models.factory.make_model` (a simulated agent gets the scenario's steps).
-    A conversation runs with ``memory`` (default ``full``) and ``accumulation_source`` (default the
-    advisor's, ``session``); a single request takes neither. ``index_options`` go to the index's
-    constructor (e.g. ``{"abstain": False}`` for the hybrid), not to an ``advisor`` given."""
+    A conversation runs with ``memory`` (default ``full``), its ``memory_advisor`` placement (default
+    ``"none"``: the application resends the transcript; :mod:`toolsearch_lab.loop.chain`) and
+    ``accumulation_source`` (default the advisor's, ``session``); a single request takes none of them.
+    ``index_options`` go to the index's constructor (e.g. ``{"abstain": False}`` for the hybrid), not to an
+    ``advisor`` given."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario, wording)
-    if not sc.turns and (memory is not None or accumulation_source is not None):
+    chat = {"memory": memory, "accumulation_source": accumulation_source, "memory_advisor": memory_advisor}
+    if not sc.turns and any(v is not None for v in chat.values()):
+        given = ", ".join(k for k, v in chat.items() if v is not None)
         raise ValueError(
-            f"scenario {sc.name!r} is one user request: memory and accumulation_source apply to "
-            "conversation scenarios (several user turns)"
+            f"scenario {sc.name!r} is one user request: {given} apply to conversation scenarios (several "
+            "user turns)"
         )
     if advisor is None:
         floor = {} if min_score_threshold is None else {"min_score_threshold": min_score_threshold}
@@ -93,7 +99,13 @@ def run_scenario(
     chat_model = scenario_model(model, sc, max_results)
     if sc.turns:
         conversation = Conversation(
-            advisor, chat_model, sc.tools, context=context, memory=memory, system=sc.system
+            advisor,
+            chat_model,
+            sc.tools,
+            context=context,
+            memory=memory,
+            system=sc.system,
+            memory_advisor=memory_advisor or "none",
         )
         result = conversation.send_all(sc.user_messages())
     else:

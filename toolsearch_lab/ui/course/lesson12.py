@@ -1,5 +1,5 @@
 """Notebook 12 (conversations): pin as few tools as possible so that Spring's way (found tools read back from
-the messages) survives a 6-message memory window."""
+the messages the advisor holds) survives a 6-message window on the transcript the application manages."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ def _failing(pins: Sequence[str], history_run: ScenarioRun) -> list[int]:
         "pinned",
         index=str(config.get("index", "lucene")),
         memory=config.get("memory"),
+        memory_advisor=config.get("memory_advisor", "none"),
         accumulation_source="history",
         pinned=list(pins),
     )
@@ -81,7 +82,7 @@ EXERCISES = (
     Exercise(
         key="12",
         notebook="12_conversations",
-        answer_cell="c12",
+        answer_cell="c18",
         hint="history_run.steps says which step failed and which tools it expected (StepOutcome.expected).",
         solve=solution,
         wrong='my_pins = ["add_issue_comment_reaction"]',
