@@ -332,5 +332,5 @@ def _pins(run):
     ],
 )
 def test_refuse_value_says_why_a_value_is_not_a_function_to_run(value, refusal):
-    said = refuse_value(value, "pins_for", "pins_for(run)", "conversation")
+    said = refuse_value(value, EXERCISES["12"].solve(), "conversation")
     assert (refusal in said) if refusal else said == "", said

@@ -32,12 +32,22 @@ class Case:
     context: Mapping[str, Any] = field(default_factory=dict)
 
 
+def declared(function: Callable[..., Any]) -> str:
+    """How a cell declares ``function``: its name and the parameters it cannot do without, ``...`` for the
+    rest ("my_loop(model, tools, messages, index, ...)")."""
+    parameters = inspect.signature(function).parameters.values()
+    required = [p.name for p in parameters if p.default is p.empty]
+    more = ", ..." if len(required) < len(parameters) else ""
+    return f"{function.__name__}({', '.join(required)}{more})"
+
+
 def refuse_value(
-    value: Any, name: str, signature: str, what: str, forbidden: frozenset[str] = frozenset()
+    value: Any, solution: Callable[..., Any], what: str, forbidden: frozenset[str] = frozenset()
 ) -> str:
-    """Why ``value`` cannot be run as the learner's function ``name`` ("" when it can). ``signature`` is how
-    the notebook's cell declares it ("my_pins(run)"), ``what`` the kind of input the check runs it on
-    ("conversation"), ``forbidden`` the package names that would do the exercise for it."""
+    """Why ``value`` cannot be run in place of the function ``solution`` ("" when it can). ``what`` is the
+    kind of input the check runs it on ("conversation"), ``forbidden`` the package names that would do the
+    exercise for it."""
+    name, signature = solution.__name__, declared(solution)
     if not callable(value):
         return (
             f"{name} should be the function the cell above defines (def {signature}: ...), not a value "
@@ -51,12 +61,11 @@ def refuse_value(
     used = sorted(forbidden & code_names(value))
     if used:
         return f"{name} calls {', '.join(used)}, which does the exercise for it: write the steps yourself"
-    wanted = signature[signature.index("(") + 1 : signature.rindex(")")].split(",")
-    wanted = [p.strip() for p in wanted if p.strip() and "=" not in p]
+    required = [p.name for p in inspect.signature(solution).parameters.values() if p.default is p.empty]
     try:
-        inspect.signature(value).bind(*wanted)
+        inspect.signature(value).bind(*required)
     except TypeError:
-        return f"{name} should take {', '.join(wanted)} (def {signature}: ...)"
+        return f"{name} should take {', '.join(required)} (def {signature}: ...)"
     return ""
 
 
@@ -86,13 +95,14 @@ def first_difference(name: str, cases: Sequence[Case], differs: Callable[[Case],
 class FunctionCheck:
     """The judge of an exercise whose answer is a function returning a value.
 
-    ``cases`` builds, from the objects the notebook passed to ``check``, the notebook's case first and then
-    the ones the check keeps to itself; ``judge`` judges one answer, ``judge(answer, **case.context)``, with
-    the reasons a learner reads. ``look_at`` says where to look when the function is right on the notebook's
-    case only (it must name no number a learner could home in on)."""
+    ``solution`` is the exercise's solution (it returns the function a learner writes: its name and
+    parameters are the ones asked for); ``cases`` builds, from the objects the notebook passed to ``check``,
+    the notebook's case first and then the ones the check keeps to itself; ``judge`` judges one answer,
+    ``judge(answer, **case.context)``, with the reasons a learner reads; ``look_at`` says where to look when
+    the function is right on the notebook's case only (it names no number a learner could home in on).
+    """
 
-    name: str
-    signature: str
+    solution: Callable[[], Callable[..., Any]]
     what: str
     cases: Callable[..., Sequence[Case]]
     judge: Callable[..., Judgement]
@@ -100,7 +110,8 @@ class FunctionCheck:
     forbidden: frozenset[str] = frozenset()
 
     def __call__(self, function: Any, **context: Any) -> Judgement:
-        problem = refuse_value(function, self.name, self.signature, self.what, self.forbidden)
+        solution = self.solution()
+        problem = refuse_value(function, solution, self.what, self.forbidden)
         if problem:
             return False, problem
         cases = self.cases(**context)
@@ -125,14 +136,11 @@ class FunctionCheck:
                 )
             return because if len(answers) == 1 else self.look_at
 
-        found = first_difference(self.name, cases, differs)
+        found = first_difference(solution.__name__, cases, differs)
         if found:
             return False, found
-        others = f"{len(cases) - 1} {self.what}{'s' if len(cases) > 2 else ''}"
-        return (
-            True,
-            f"{verdicts[0]}; and on {others} the notebook never shows, {self.name} agrees with the solution",
-        )
+        others = f"{len(cases) - 1} {self.what}{'s' if len(cases) > 2 else ''} the notebook never shows"
+        return True, f"{verdicts[0]}; and on {others}, {solution.__name__} agrees with the solution"
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -210,18 +210,15 @@ def _judge(loop: Any, merge: Any, script: list, tools: list, accumulation: bool)
     )
 
 
-LOOP = "my_loop(model, tools, messages, index, max_results=5, merge=latest)"
-
-
 def judge_loop(loop: Any, *, script: list, tools: list, **_: Any) -> Judgement:
-    problem = refuse_value(loop, "my_loop", LOOP, "script", PACKAGE_LOOPS)
+    problem = refuse_value(loop, solution_loop(), "script", PACKAGE_LOOPS)
     if problem:
         return False, problem
     return _judge(loop, None, script, tools, accumulation=False)
 
 
 def judge_merge(merge: Any, *, my_loop: Any, script: list, tools: list, **_: Any) -> Judgement:
-    problem = refuse_value(merge, "my_merge", "my_merge(exposed, found)", "script", PACKAGE_LOOPS)
+    problem = refuse_value(merge, solution_merge(), "script", PACKAGE_LOOPS)
     if problem:
         return False, problem
     if judge_loop(my_loop, script=script, tools=tools)[0] is False:

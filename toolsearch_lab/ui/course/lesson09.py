@@ -73,6 +73,12 @@ def _unseen() -> tuple[Case, ...]:
     return tuple(cases)
 
 
+LOOK_AT = (  # when the function is right on the notebook's session only
+    "on that run, is the tool in the exposed_tools of the request your function returned, and in those of "
+    "the requests before it?"
+)
+
+
 def solution() -> Any:
     def first_in_context(run, tool):
         return next(it.number for it in run.iterations if tool in it.exposed_tools)
@@ -92,14 +98,6 @@ EXERCISES = (
         "    return next(it.number for it in run.iterations for s in it.searches if tool in s.names)",
         why="a tool a search loads enters the context of the requests sent after its result came back, and "
         "stays there whether or not the model calls it at once.",
-        judge=FunctionCheck(
-            name="first_in_context",
-            signature="first_in_context(run, tool)",
-            what="run",
-            cases=_cases,
-            judge=judge,
-            look_at="on that run, is the tool in the exposed_tools of the request your function returned, "
-            "and in those of the requests before it?",
-        ),
+        judge=FunctionCheck(solution, "run", _cases, judge, LOOK_AT),
     ),
 )

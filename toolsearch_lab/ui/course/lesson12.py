@@ -75,40 +75,32 @@ def judge(answer: Any, *, history_run: ScenarioRun, **_: Any) -> Judgement:
     )
 
 
-def _step(need: str, tool: str, **data: Any) -> dict[str, Any]:
-    return {"need": need, "expected_tools": [tool], "data": {"owner": "octo-org", "repo": "widgets", **data}}
-
-
 # A conversation the notebook never shows, over the same catalog: two later turns ask for "the same" again
-# after the window dropped the turn that found the tool, so a different set of pins rescues it.
-HELD_OUT_CONVERSATION = {
-    "name": "held-out-review-and-labels",
-    "catalog": "github-mcp",
-    "system": "You are a maintainer's assistant for octo-org/widgets on GitHub. Use tools to act; do not "
-    "invent data.",
-    "turns": [
-        {"user": "Which pull requests are open in octo-org/widgets?",
-         "steps": [{**_step("list the open pull requests of a repository", "list_pull_requests",
-                            state="open"), "also_accepted": ["search_pull_requests"]}]},
-        {"user": "Ask mona and hubot to review #7.",
-         "steps": [_step("request reviewers for pull request 7", "request_pull_request_reviewers",
-                         pullNumber=7, reviewers=["mona", "hubot"])]},
-        {"user": "Label issue #12 as a bug.",
-         "steps": [_step("update the labels of issue 12", "update_issue_labels", issue_number=12,
-                         labels=["bug"])]},
-        {"user": "Ask the same two to review #9.",
-         "steps": [_step("ask the same two to review pull request 9", "request_pull_request_reviewers",
-                         pullNumber=9, reviewers=["mona", "hubot"])]},
-        {"user": "Give issue #13 the same label.",
-         "steps": [_step("label issue 13 the same way", "update_issue_labels", issue_number=13,
-                         labels=["bug"])]},
-    ],
-}  # fmt: skip
+# after the window dropped the turn that found the tool, so other pins rescue it. (user, need, tool, data).
+HELD_OUT_TURNS = [
+    ("Which pull requests are open in octo-org/widgets?", "list the open pull requests of a repository",
+     "list_pull_requests", {"state": "open"}),
+    ("Ask mona and hubot to review #7.", "request reviewers for pull request 7",
+     "request_pull_request_reviewers", {"pullNumber": 7, "reviewers": ["mona", "hubot"]}),
+    ("Label issue #12 as a bug.", "update the labels of issue 12",
+     "update_issue_labels", {"issue_number": 12, "labels": ["bug"]}),
+    ("Ask the same two to review #9.", "ask the same two to review pull request 9",
+     "request_pull_request_reviewers", {"pullNumber": 9, "reviewers": ["mona", "hubot"]}),
+    ("Give issue #13 the same label.", "label issue 13 the same way",
+     "update_issue_labels", {"issue_number": 13, "labels": ["bug"]}),
+]  # fmt: skip
 
 
 @cache
 def _held_out_run() -> ScenarioRun:
-    scenario = scenario_from_dict(HELD_OUT_CONVERSATION, "the held-out conversation")
+    repo = {"owner": "octo-org", "repo": "widgets"}
+    turns = [
+        {"user": user, "steps": [{"need": need, "expected_tools": [tool], "data": {**repo, **data}}]}
+        for user, need, tool, data in HELD_OUT_TURNS
+    ]
+    system = "You are a maintainer's assistant for octo-org/widgets on GitHub. Use tools to act."
+    raw = {"name": "held-out-conversation", "catalog": "github-mcp", "system": system, "turns": turns}
+    scenario = scenario_from_dict(raw, "the held-out conversation")
     return run_strategy(scenario, "search-only", memory="window:6", accumulation_source="history").run
 
 
@@ -121,6 +113,9 @@ def _cases(history_run: ScenarioRun) -> list[Case]:
             {"history_run": _held_out_run()},
         ),
     ]
+
+
+LOOK_AT = "on that conversation, which steps fail, and which tool did each of them expect?"
 
 
 def solution() -> Any:
@@ -143,13 +138,6 @@ EXERCISES = (
         why="a pinned tool is sent in every request whatever memory keeps, so the step whose tool memory "
         "took away succeeds; pin exactly the tools the failing steps expected, since every pin costs its "
         "definition in every request.",
-        judge=FunctionCheck(
-            name="pins_for",
-            signature="pins_for(run)",
-            what="conversation",
-            cases=_cases,
-            judge=judge,
-            look_at="on that conversation, which steps fail, and which tool did each of them expect?",
-        ),
+        judge=FunctionCheck(solution, "conversation", _cases, judge, LOOK_AT),
     ),
 )
