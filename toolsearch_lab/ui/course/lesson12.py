@@ -77,7 +77,7 @@ def judge(answer: Any, *, history_run: ScenarioRun, **_: Any) -> Judgement:
 
 # A conversation the notebook never shows, over the same catalog: two later turns ask for "the same" again
 # after the window dropped the turn that found the tool, so other pins rescue it. (user, need, tool, data).
-HELD_OUT_TURNS = [
+HELD_OUT_TURNS: list[tuple[str, str, str, dict[str, Any]]] = [
     ("Which pull requests are open in octo-org/widgets?", "list the open pull requests of a repository",
      "list_pull_requests", {"state": "open"}),
     ("Ask mona and hubot to review #7.", "request reviewers for pull request 7",
