@@ -3,12 +3,20 @@ for these tests and never used to write the judges. Each entry is the code a stu
 cell (variables it does not set keep the solution's values). Every one must be judged "not quite", with a
 reason, and the second guesses read off its rejection must fail too (tests/course_probe.py).
 
-Every exercise has entries here, the ones added later (07 and 09 rewritten, 07-abstention, 12) included.
+Every exercise has entries here, the ones added later (07 and 09 rewritten, 07-abstention, 12) included. Every
+exercise whose answer is code also gets its right answer typed in (:func:`typed_in`): as a value, and as a
+function that ignores its input and returns it.
 """
 
 from __future__ import annotations
 
 from toolsearch_lab.ui.course import EXERCISES
+
+
+def typed_in(name: str, call: str) -> list[str]:
+    """The right answer typed in: what the solution ``name`` returns on the notebook's case (``call``, run
+    with the solution in place) set as a value, and a function that returns it whatever it is given."""
+    return [f"{name} = {call}", f"_right = {call}\ndef {name}(*args, **kwargs):\n    return _right"]
 
 
 def _loop(old: str, new: str) -> str:
@@ -45,8 +53,11 @@ HELD_OUT: dict[str, list[str]] = {
             '{"current time": ["currentTime"], "weather": ["weather"]}.get(args["query"], [])',
         ),
         # the tool object, or a dict, instead of the tool's result as text
-        _loop("json.dumps(registry[call.name].function(**args))", "str(registry[call.name])"),
-        _loop("json.dumps(registry[call.name].function(**args))", "registry[call.name].function(**args)"),
+        _loop("run_tool(registry[call.name], args)", "str(registry[call.name])"),
+        _loop("run_tool(registry[call.name], args)", "registry[call.name].function(**args)"),
+        # the last turn returned whole instead of what it says
+        _loop("return turn.content", "return turn"),
+        *typed_in("my_loop", 'my_loop(ScriptedModel(script), tools, messages, make_index("lucene"))'),
         # the package's loop instead of one's own
         "def my_loop(model, tools, messages, index, max_results=5, merge=latest):\n"
         "    advisor = ToolSearchAdvisor(index, max_results=max_results,\n"
@@ -61,6 +72,7 @@ HELD_OUT: dict[str, list[str]] = {
         "def my_merge(exposed, found):\n    return exposed[-1:] + found",
         "def my_merge(exposed, found):\n    return exposed or found",
         "my_merge = 'accumulate'",
+        *typed_in("my_merge", 'my_merge(["weather", "clothing"], ["currentTime", "weather"])'),
     ],
     "03": [
         'my_target = "get_commit"\nmy_query = "revision revision revision"',
@@ -119,6 +131,8 @@ HELD_OUT: dict[str, list[str]] = {
         "my_threshold = sum(off_domain) / len(off_domain)",
         "my_threshold = sorted(off_domain)[len(off_domain) // 10]",
         'my_threshold = "90 %"',
+        # (until 07 asks for a function, the first is its own solution and is not judged)
+        *typed_in("my_threshold", "my_threshold(off_domain) if callable(my_threshold) else my_threshold"),
     ],
     "08": [
         'my_query = "current time"',
@@ -129,12 +143,20 @@ HELD_OUT: dict[str, list[str]] = {
         'my_query = "clock clock clock clock"',
     ],
     "09": [
-        # the request that searched for it, the first search, the first and the last request
-        "my_request = 4",
-        "my_request = next(it.number for it in session.iterations if it.searches)",
-        "my_request = session.iterations[0].number",
-        "my_request = len(session.iterations)",
-        'my_request = "the fifth"',
+        # the request that searched for it, the first search, the first call, the first and the last request
+        "def first_in_context(run, tool):\n"
+        "    return next(it.number for it in run.iterations for s in it.searches if tool in s.names)",
+        "def first_in_context(run, tool):\n"
+        "    return next(it.number for it in run.iterations if it.searches)",
+        "def first_in_context(run, tool):\n"
+        "    return next(it.number for it in run.iterations if tool in [c.name for c in it.tool_calls])",
+        "def first_in_context(run, tool):\n    return run.iterations[0].number",
+        "def first_in_context(run, tool):\n    return len(run.iterations)",
+        # the notebook's session read instead of the run it is given
+        "def first_in_context(run, tool):\n"
+        "    return next(it.number for it in session.iterations if tool in it.exposed_tools)",
+        'first_in_context = "the fifth"',
+        *typed_in("first_in_context", 'first_in_context(session, "mcp__github__add_issue_comment")'),
     ],
     "10": [
         'my_new_tool = {"name": "play_song",\n'
@@ -173,15 +195,21 @@ HELD_OUT: dict[str, list[str]] = {
         '            "cancel_order": "Cancel an order for a customer before it ships out."}',
     ],
     "12": [
-        "my_pins = []",
-        'my_pins = ["toolSearchTool"]',
+        "def pins_for(run):\n    return []",
+        'def pins_for(run):\n    return ["toolSearchTool"]',
         # every tool a step expected, or all of the catalog
-        "my_pins = sorted({tool for step in history_run.steps for tool in step.expected})",
-        "my_pins = [tool.name for tool in history_run.scenario.tools]",
-        # a step that succeeded anyway
-        'my_pins = ["search_issues"]',
-        'my_pins = ["update_issue_state"]',
-        'my_pins = ["add_issue_comment", "issue_read"]',
+        "def pins_for(run):\n    return sorted({tool for step in run.steps for tool in step.expected})",
+        "def pins_for(run):\n    return [tool.name for tool in run.scenario.tools]",
+        # the look-alikes the failing steps ran, or the tools of the steps that succeeded
+        "def pins_for(run):\n"
+        "    return sorted({t for step in run.steps if not step.success for t in step.called})",
+        "def pins_for(run):\n"
+        "    return sorted({t for step in run.steps if step.success for t in step.expected})",
+        # the notebook's run read instead of the run it is given
+        "def pins_for(run):\n"
+        "    return sorted({t for step in history_run.steps if not step.success for t in step.expected})",
+        'pins_for = ["search_issues"]',
+        *typed_in("pins_for", "pins_for(history_run)"),
     ],
     "11": [
         'my_cheapest = "all-tools"',

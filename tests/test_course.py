@@ -22,6 +22,7 @@ from toolsearch_lab.eval.metrics import evaluate
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.ui.course import EXERCISES, SOLUTIONS_ENV, Exercise, check, reveal
 from toolsearch_lab.ui.course.base import solution_code
+from toolsearch_lab.ui.course.functions import FunctionCheck, refuse_value
 from toolsearch_lab.ui.course.lesson10 import judge_description_fixes
 
 TASK_07 = "ec6f4fe5-e650-48b1-8805-285d8f52eb10"  # notebook 07's task
@@ -139,12 +140,13 @@ def test_the_solution_shown_is_the_solution_run(key):
 
 def _comparable(answer: Any) -> Any:
     """An answer as it can be compared: a function (the loop a student writes) by what its code names, holds
-    and takes (its bytecode changes as it runs warm)."""
+    and takes (its bytecode changes as it runs warm). A helper the cell defines beside it is a global pasted
+    and a closure's variable in the solution function: both are names the code refers to."""
     code = getattr(answer, "__code__", None)
     if code is None:
         return answer
     consts = [c for c in code.co_consts if not hasattr(c, "co_code")]
-    return code.co_names, code.co_varnames, code.co_argcount, consts
+    return sorted({*code.co_names, *code.co_freevars}), code.co_varnames, code.co_argcount, consts
 
 
 @pytest.mark.parametrize("key", sorted(CONTEXTS))
@@ -236,7 +238,7 @@ def test_helpdesk_exercise_judge():
 
 
 REFUSAL = 'result = f"error: {call.name} is not available; call {SEARCH.name} first"'
-CALL = "result = json.dumps(registry[call.name].function(**args))  # CALL"
+CALL = "result = run_tool(registry[call.name], args)  # CALL"
 
 
 @pytest.mark.parametrize(
@@ -266,3 +268,69 @@ def test_the_loop_check_judges_what_the_learners_loop_ran_not_the_words_it_wrote
         assert judged.status == "right", judged.message
     else:
         assert judged.status != "right" and verdict in judged.message, judged.message
+
+
+def _shown_answer(key: str, function: Any, objects: dict[str, Any]) -> Any:
+    """What the solution ``function`` of exercise ``key`` returns on the notebook's own case."""
+    from toolsearch_lab import ScriptedModel
+
+    judge = EXERCISES[key].judge
+    if isinstance(judge, FunctionCheck):
+        return function(*judge.cases(**objects)[0].args)
+    if key == "02":
+        return function(ScriptedModel(objects["script"]), objects["tools"], [], make_index("lucene"))
+    return function(["weather", "clothing"], ["currentTime", "weather"])  # 02-acc: one merge
+
+
+CODE_EXERCISES = ["02", "02-acc", "09", "12"]
+
+
+@pytest.mark.parametrize("key", CODE_EXERCISES)
+@pytest.mark.slow
+def test_a_code_exercise_refuses_its_right_answer_typed_in(key):
+    """The notebook's answer typed in as a value is refused as such, and a function that returns it whatever
+    it is given is refused too: the check runs the function where the notebook's answer is not the answer."""
+    objects = context(key)
+    (function,) = pasted(EXERCISES[key], objects)
+    answer = _shown_answer(key, function, objects)
+    typed = check(key, answer, **objects)
+    assert typed.status == "wrong" and "an answer typed in cannot be checked" in typed.message, typed.message
+    constant = check(key, lambda *args, **kwargs: answer, **objects)
+    assert constant.status == "wrong", constant.message
+    if isinstance(EXERCISES[key].judge, FunctionCheck):
+        assert "it returned the same answer as on the notebook's" in constant.message, constant.message
+
+
+@pytest.mark.parametrize("key", [k for k in CODE_EXERCISES if isinstance(EXERCISES[k].judge, FunctionCheck)])
+@pytest.mark.slow
+def test_the_cases_a_check_keeps_to_itself_have_other_answers(key):
+    """On every case the notebook never shows, the solution's answer differs from the notebook's, so no
+    constant passes; and the solution is judged right on each."""
+    judge = EXERCISES[key].judge
+    (function,) = pasted(EXERCISES[key], context(key))
+    shown, *unseen = judge.cases(**context(key))
+    assert unseen
+    for case in unseen:
+        assert function(*case.args) != function(*shown.args), case.label
+        assert judge.judge(function(*case.args), **case.context)[0], case.label
+
+
+def _pins(run):
+    return []
+
+
+@pytest.mark.parametrize(
+    "value, refusal",
+    [
+        (["add_issue_comment"], "not a value (list): the check runs it on a conversation the notebook never"),
+        ({"pins": 1}, "not a value (dict)"),
+        (print, "pins_for should be a plain function (def pins_for(run): ...)"),
+        (lambda: [], "pins_for should take run (def pins_for(run): ...)"),
+        (lambda run, extra: [], "pins_for should take run (def pins_for(run): ...)"),
+        (lambda run: ..., "pins_for still has a `...` blank in it"),
+        (_pins, ""),
+    ],
+)
+def test_refuse_value_says_why_a_value_is_not_a_function_to_run(value, refusal):
+    said = refuse_value(value, EXERCISES["12"].solve(), "conversation")
+    assert (refusal in said) if refusal else said == "", said

@@ -46,17 +46,32 @@ class Exercise:
         object.__setattr__(self, "solution", code)
         object.__setattr__(self, "names", names)
 
-    def solved(self, context: Mapping[str, Any]) -> tuple[Any, ...]:
-        """The answers, computed by calling the solution on the objects the notebook passed to ``check``."""
-        wanted = list(inspect.signature(self.solve).parameters)
-        missing = [name for name in wanted if name not in context]
+    def require(self, context: Mapping[str, Any]) -> None:
+        """Refuse a ``check`` call that lacks a notebook object the solution or the judge's cases read."""
+        reads = [*inspect.signature(self.solve).parameters, *_required(getattr(self.judge, "cases", None))]
+        missing = list(dict.fromkeys(name for name in reads if name not in context))
         if missing:
             raise TypeError(
-                f"the solution of exercise {self.key} reads {', '.join(missing)}: pass "
+                f"exercise {self.key} reads {', '.join(missing)}: pass "
                 f"{', '.join(f'{m}={m}' for m in missing)} to check({self.key!r}, ...)"
             )
-        answers = self.solve(**{name: context[name] for name in wanted})
+
+    def solved(self, context: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The answers, computed by calling the solution on the objects the notebook passed to ``check``."""
+        self.require(context)
+        answers = self.solve(**{name: context[name] for name in inspect.signature(self.solve).parameters})
         return tuple(answers) if len(self.names) > 1 else (answers,)
+
+
+def _required(function: Callable[..., Any] | None) -> list[str]:
+    """The parameters ``function`` cannot do without (none for None)."""
+    if function is None:
+        return []
+    return [
+        p.name
+        for p in inspect.signature(function).parameters.values()
+        if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
 
 
 def solution_code(solve: Callable[..., Any]) -> tuple[str, tuple[str, ...]]:

@@ -1,16 +1,15 @@
-"""Notebook 02 (build it yourself): the learner writes the loop's moves, then adds accumulation.
+"""Notebook 02 (build it yourself): the learner writes the loop from its contract, then adds accumulation.
 
 Both self-checks run the learner's loop and :class:`ToolSearchAdvisor` on the same scripted model, request by
-request: the tools each request offers, what each search returned, and whether each tool call ran or got an
-error result. They do it on the notebook's script and on a second script the check keeps to itself, so a
-loop that only replays the first one is caught. A difference is reported as the request where the two loops
-part and what each did there, never as the code to write.
+request: the tools each request offers, what each search returned, whether each tool call ran or got an error
+result, and what the loop returned. They do it on the notebook's script and on a second script the check keeps
+to itself, so a loop that only replays the first one is caught. A difference is reported as the request where
+the two loops part and what each did there, never as the code to write.
 """
 
 from __future__ import annotations
 
 import json
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -20,7 +19,8 @@ from toolsearch_lab.loop.advisor import ToolSearchAdvisor
 from toolsearch_lab.loop.search_tool import ToolSearchTool
 from toolsearch_lab.model import SearchRequest, Tool
 from toolsearch_lab.models.base import AssistantTurn, ScriptedModel, ScriptExhausted, ToolCall
-from toolsearch_lab.ui.course.base import Exercise, Judgement, code_names, is_blank
+from toolsearch_lab.ui.course.base import Exercise, Judgement
+from toolsearch_lab.ui.course.functions import Case, first_difference, raised, refuse_value
 
 SEARCH = ToolSearchTool(None).as_tool()  # the meta-tool, as the notebook names it
 MAX_RESULTS = 5  # my_loop's default, and the advisor's max_results in the comparison
@@ -64,11 +64,12 @@ def _clip(text: str, limit: int = 80) -> str:
 @dataclass
 class _Mine:
     """How the learner's loop went: the model it called (with what each request carried), the tools it ran
-    after each request (``(request, tool name)``, requests numbered from 1) and the error it raised, with
-    the learner's line ("" when it returned)."""
+    after each request (``(request, tool name)``, requests numbered from 1), what it returned and the error
+    it raised, with the learner's line ("" when it returned)."""
 
     model: ScriptedModel
     ran: set[tuple[int, str]] = field(default_factory=set)
+    returned: Any = None
     crashed: str = ""
 
 
@@ -77,13 +78,13 @@ def _run_mine(loop: Callable[..., Any], turns: list, tools: list, merge: Any) ->
     mine = _Mine(ScriptedModel(turns, name="the script"))
     kwargs = {} if merge is None else {"merge": merge}
     try:
-        loop(mine.model, [_noted(t, mine) for t in tools], MESSAGES, make_index("lucene"), **kwargs)
+        mine.returned = loop(
+            mine.model, [_noted(t, mine) for t in tools], MESSAGES, make_index("lucene"), **kwargs
+        )
     except ScriptExhausted:
         mine.crashed = "it called the model again after the final answer (it should return the answer)"
     except Exception as exc:  # noqa: BLE001 - the learner's code: its error is the feedback
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.name in (loop.__name__, "my_merge")]
-        line = f" at the line `{frames[-1].line}`" if frames and frames[-1].line else ""
-        mine.crashed = f"it raised {type(exc).__name__}: {exc}{line}"
+        mine.crashed = raised(exc, loop, merge)
     return mine
 
 
@@ -131,7 +132,8 @@ def loop_differences(
     advisor = ToolSearchAdvisor(
         make_index("lucene"), max_results=MAX_RESULTS, reference_tool_name_accumulation=accumulation
     )
-    theirs = advisor.run(ScriptedModel(turns), MESSAGES, tools, session_id="02").trace.iterations
+    outcome = advisor.run(ScriptedModel(turns), MESSAGES, tools, session_id="02")
+    theirs = outcome.trace.iterations
     registry = {t.name: t for t in tools}
     for it in theirs:
         n = it.number
@@ -180,56 +182,46 @@ def loop_differences(
                 return f"request {n}: your loop ran {call.name}, which was not exposed in that request"
     if len(mine.model.calls) != len(theirs):
         return f"your loop sent {len(mine.model.calls)} requests, the advisor {len(theirs)}"
-    return ""
-
-
-def _refuse(value: Any, name: str, parameters: int) -> str:
-    """Why ``value`` cannot be judged as the learner's function ``name`` ("" when it can)."""
-    if not callable(value):
-        return f"{name} should be the function defined in the cell above (def {name}(...)), not {value!r}"
-    if is_blank(value):
-        return f"{name} still has a `...` blank in it"
-    used = sorted(PACKAGE_LOOPS & code_names(value))
-    if used:
-        return f"{name} calls the package's loop ({', '.join(used)}): write the moves yourself"
-    try:
-        value.__code__.co_argcount  # noqa: B018 - a plain function, not a class or a builtin
-    except AttributeError:
-        return f"{name} should be a plain function (def {name}(...))"
-    if value.__code__.co_argcount < parameters:
-        return f"{name} should take {parameters} arguments"
+    if crashed:
+        return f"after the last request, {crashed}"
+    if mine.returned != outcome.answer:
+        return (
+            f"your loop sent every request as the advisor did, then returned {_clip(repr(mine.returned))}; "
+            "the loop's result is what the model answered in its last reply"
+        )
     return ""
 
 
 def _judge(loop: Any, merge: Any, script: list, tools: list, accumulation: bool) -> Judgement:
-    scripts = (
-        ("the notebook's script", script),
-        ("a second script the check keeps to itself", held_out_script()),
+    cases = [
+        Case("the notebook's script", (script,)),
+        Case("a second script the check keeps to itself", (held_out_script(),)),
+    ]
+    found = first_difference(
+        "your loop", cases, lambda case: loop_differences(loop, case.args[0], tools, merge, accumulation)
     )
-    for label, turns in scripts:
-        found = loop_differences(loop, turns, tools, merge, accumulation)
-        if found:
-            return False, f"on {label}, {found}"
+    if found:
+        return False, found
     setting = "on" if accumulation else "off"
     return True, (
         f"your loop and ToolSearchAdvisor (accumulation {setting}) agree on every request of the notebook's "
         f"script ({len(script)} requests) and of a second one ({len(held_out_script())}): the same tools "
-        "offered, the same search results, the same calls run or refused"
+        "offered, the same search results, the same calls run or refused, the same answer returned"
     )
 
 
 def judge_loop(loop: Any, *, script: list, tools: list, **_: Any) -> Judgement:
-    problem = _refuse(loop, "my_loop", 4)
+    problem = refuse_value(loop, solution_loop(), "script", PACKAGE_LOOPS)
     if problem:
         return False, problem
     return _judge(loop, None, script, tools, accumulation=False)
 
 
 def judge_merge(merge: Any, *, my_loop: Any, script: list, tools: list, **_: Any) -> Judgement:
-    problem = _refuse(merge, "my_merge", 2)
+    problem = refuse_value(merge, solution_merge(), "script", PACKAGE_LOOPS)
     if problem:
         return False, problem
-    if _refuse(my_loop, "my_loop", 4) or judge_loop(my_loop, script=script, tools=tools)[0] is False:
+    if judge_loop(my_loop, script=script, tools=tools)[0] is False:
         return False, "my_loop does not pass its own self-check yet: finish the first exercise first"
     return _judge(my_loop, merge, script, tools, accumulation=True)
 
@@ -237,6 +229,9 @@ def judge_merge(merge: Any, *, my_loop: Any, script: list, tools: list, **_: Any
 def solution_loop() -> Callable[..., Any]:
     def latest(exposed, found):
         return found  # accumulation off: the latest search's names replace the exposed ones
+
+    def run_tool(tool, arguments):
+        return json.dumps(tool.function(**arguments))  # the tool runner: its result, as JSON text
 
     def my_loop(model, tools, messages, index, max_results=5, merge=latest):
         registry, messages, exposed = {t.name: t for t in tools}, list(messages), []
@@ -255,7 +250,7 @@ def solution_loop() -> Callable[..., Any]:
                     exposed = merge(exposed, found)
                     result = json.dumps(found)
                 elif call.name in exposed:
-                    result = json.dumps(registry[call.name].function(**args))  # CALL
+                    result = run_tool(registry[call.name], args)  # CALL
                 else:
                     result = f"error: {call.name} is not available; call {SEARCH.name} first"
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
@@ -276,9 +271,9 @@ EXERCISES = (
         key="02",
         notebook="02_build_it_yourself",
         answer_cell="c03",
-        hint="EXPOSE offers the meta-tool plus the tools the searches kept; SEARCH asks the index and keeps "
-        "the names it returns; CALL runs the exposed tool with the model's arguments and hands the model "
-        "text.",
+        hint="one round per model request: offer the meta-tool and the exposed tools, add the reply to the "
+        "messages, stop on a reply without calls; then one tool message per call (a search: the names found, "
+        "merged into the exposed ones; an exposed tool: run_tool; any other name: an error).",
         solve=solution_loop,
         wrong=(
             "def my_loop(model, tools, messages, index, max_results=5, merge=latest):\n"

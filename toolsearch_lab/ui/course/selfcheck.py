@@ -93,6 +93,7 @@ def check(key: str, *answers: Any, **context: Any) -> Verdict:
         context = _solved_context(context)
         answers = exercise.solved(context)
         prefix = f"(solution revealed by {SOLUTIONS_ENV}=1)\n{exercise.solution}\n"
+    exercise.require(context)
     right, because = exercise.judge(*answers, **context)
     if right:
         return Verdict(key, "right", f"{prefix}✓ {because}")
