@@ -17,6 +17,7 @@ from toolsearch_lab.eval.abstention import (
     fit_abstention,
     measure_abstention,
 )
+from toolsearch_lab.eval.bfcl_live import load_bfcl_live
 from toolsearch_lab.eval.offcatalog import OFFCATALOG_SETS, calibration_sets, held_out_sets, load_offcatalog
 from toolsearch_lab.index.abstention import AbstentionError, AbstentionModel
 from toolsearch_lab.index.factory import make_index
@@ -65,6 +66,51 @@ def test_abstention_can_be_turned_off_or_moved(hybrid):
     assert answered.confidence.value == hybrid.search(SearchRequest("gh", OFF_TOPIC[0], 5)).confidence.value
     with pytest.raises(ValueError, match="min_confidence"):
         HybridToolIndex(min_confidence=1.5)
+
+
+def test_a_small_catalog_is_never_refused_on_the_confidence_alone():
+    """Over at most 3 tools the confidence alone refuses nothing (chosen by whole runs, docs/index.md); the
+    trace's reason names the rule that applied."""
+    live = {r.id: r for r in load_bfcl_live("choice")}
+    servable = live["live_simple_43-17-3"]  # "set cool mode with a temp of 24 oC ..." over ThinQ_Connect
+    unservable = live[
+        "live_irrelevance_3-0-3"
+    ]  # "write a python program to play game doom." over requests.get
+    indexes = {
+        "default": HybridToolIndex(),
+        "before": HybridToolIndex(small_catalog=0),
+        "strong evidence": HybridToolIndex(small_catalog_confidence=0.02),
+    }
+    for index in indexes.values():
+        for request in (servable, unservable):
+            index.index_tools(request.id, list(request.tools))
+
+    def ask(kind, request):
+        return indexes[kind].search(SearchRequest(request.id, request.query, 5))
+
+    found = ask("default", servable)
+    assert found.tool_names == ["ThinQ_Connect"] and not found.abstained
+    assert found.confidence.value < indexes["default"].min_confidence  # a larger catalog would refuse it
+    assert found.confidence.verdict.startswith("answered: confidence")
+    assert (
+        "for a catalog of 1 tool, at most 3 (never refused on the confidence alone);"
+        in found.confidence.verdict
+    )
+    refused = ask("before", servable)
+    assert refused.tool_names == [] and refused.confidence.verdict.startswith("refused: confidence")
+    assert "below the threshold 0.229 for a catalog of 1 tool;" in refused.confidence.verdict
+    assert ask("default", unservable).tool_names == ["requests.get"]  # the price: the model judges it
+    assert ask("strong evidence", unservable).abstained and not ask("strong evidence", servable).abstained
+    record = (
+        ToolSearchTool(indexes["default"])
+        .call(json.dumps({"query": servable.query}), servable.id, "c")
+        .record
+    )
+    assert record.confidence_reason == found.confidence.verdict and not record.abstained
+    assert "over at most 3 tools never on confidence alone" in indexes["default"].abstention_setting
+    for bad in (-1, True, 2.5):
+        with pytest.raises(ValueError, match="small_catalog must be a whole number"):
+            HybridToolIndex(small_catalog=bad)
 
 
 def test_another_embedder_is_not_judged_by_a_model_fitted_for_minilm():
