@@ -18,7 +18,7 @@ from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME
 from toolsearch_lab.text.identifiers import spaced_identifiers, split_identifiers
 from toolsearch_lab.text.stopwords import AGENT_STOP_WORDS
 from toolsearch_lab.text.tool_text import example_requests
-from toolsearch_lab.wire import decode_search_items
+from toolsearch_lab.wire import decode_search_items, is_no_match
 
 OVERLAP_WEIGHT = 0.25
 STOP_WORDS = AGENT_STOP_WORDS
@@ -182,9 +182,11 @@ class Progress:
     skipped: list[int] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)  # the steps of the current turn
     turn_searches: int = 0  # searches made since the user's message
+    first_no_match: int = 0  # which search of this step first came back "no tool matches" (1-based; 0: none)
 
     def next_step(self) -> None:
         self.step, self.searches, self.queries, self.last_found, self.found = self.step + 1, 0, [], [], {}
+        self.first_no_match = 0
 
 
 def read_progress(messages: list[dict]) -> Progress:
@@ -207,6 +209,8 @@ def read_progress(messages: list[dict]) -> Progress:
                 state.turn_searches += 1
                 state.queries.append(query_of(arguments))
                 state.last_found = names_in(content)
+                if is_no_match(content) and not state.first_no_match:
+                    state.first_no_match = state.searches
                 for name in dict.fromkeys(state.last_found):
                     state.found[name] = state.found.get(name, 0.0) + 1.0
             else:

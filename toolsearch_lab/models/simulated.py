@@ -13,6 +13,10 @@ Common rules
    pick wrong; the trace shows it. After the last step it answers with a summary of the results.
 4. The first search for a step asks toolSearchTool for the need's content words as written (stop words
    dropped, at most six), with ``maxResults`` = ``max_results``.
+5. After a search comes back empty ("no tool matches": Spring's empty array, whichever index said it), the
+   step gets at most one more search, in other words, as the meta-tool's description invites; then the
+   agent calls what that search gave it if it fits, or does without a tool for the step, as when nothing
+   fits (below).
 
 ``LiteralAgent`` (``mode="literal"``) - judges fit by shared words only
 * Fit (:func:`.fit.tool_fit`): words of the need that appear in the tool's name count double, in its
@@ -178,7 +182,8 @@ class SimulatedAgent(ABC):
             chosen = self._choose(step, candidates, state)
             if chosen is not None:
                 return use(chosen)
-            query = self._next_query(step, state, candidates) if can_search else None
+            searching = can_search and self._may_search_again(state)
+            query = self._next_query(step, state, candidates) if searching else None
             if query is not None:
                 return call(TOOL_SEARCH_TOOL_NAME, self._search_args(query, state.searches))
             settled = (
@@ -250,6 +255,12 @@ class SimulatedAgent(ABC):
         return None
 
     # ---- searching ------------------------------------------------------------------------------------
+    def _may_search_again(self, state: Progress) -> bool:
+        """Whether the step may have another search. After one came back "no tool matches" (the empty
+        array), one more, in other words, as the meta-tool's description invites; after that the agent
+        does without a tool for the step, as a model told that nothing fits does."""
+        return not state.first_no_match or state.searches <= state.first_no_match
+
     def _next_query(self, step: Step, state: Progress, candidates: list[dict]) -> str | None:
         if state.searches >= self.max_searches_per_step:
             return None
