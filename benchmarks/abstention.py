@@ -1,7 +1,7 @@
 """Abstention ("no tool matches"): fit the hybrid index's confidence on calibration data, then judge it on
 held-out sets, as a curve over the threshold and per index. A report: it prints numbers; nothing fails.
 
-    python benchmarks/abstention.py            # fit, leave-one-catalog-out, curve, held out, per index (~8 min)
+    python benchmarks/abstention.py            # fit, leave one out, curve, held out, per index (~8 min)
     python benchmarks/abstention.py --write    # also write toolsearch_lab/resources/abstention/hybrid.json
     python benchmarks/abstention.py --no-indexes --before   # the held-out table also without the size rule
 
@@ -41,6 +41,8 @@ from toolsearch_lab.eval.abstention import (
     leave_one_catalog_out,
     measure_abstention,
     near_miss_gains,
+    refusals_table,
+    user_worded_refusals,
 )
 from toolsearch_lab.eval.metrics import rank_queries
 from toolsearch_lab.eval.offcatalog import (
@@ -48,7 +50,6 @@ from toolsearch_lab.eval.offcatalog import (
     catalog_tools,
     held_out_sets,
     load_offcatalog,
-    user_worded_sets,
 )
 from toolsearch_lab.index.abstention import SHIPPED_MODEL
 from toolsearch_lab.index.factory import INDEX_KINDS, make_index
@@ -176,31 +177,18 @@ def print_cost(test, rounds: int = 3) -> None:
 
 
 def print_user_worded(cal, ev, model) -> None:
-    """The calibration's promise (keep 95 % of servable requests) where it was not fitted: user-worded
-    servable requests, refused by the model fitted without their catalog, and by the shipped model."""
-    user = user_worded_sets()
-    ev.update(evidence(user))
-    shipped = confidences(model, {s.name: ev[s.name] for s in user})
+    """The calibration's promise (keep 95 % of servable requests) where it was not fitted."""
     print("\nuser-worded servable requests (never fitted on), share refused by the confidence alone:")
     print(f"  {'set':<44} {'requests':>8}  {'fitted without its catalog':>26}  {'shipped model':>13}")
-    for row in leave_one_catalog_out(cal, ev, judged=user):
-        for name, refused in row["refused"].items():
-            alone = float(np.mean(shipped[name] < model.min_confidence))
-            size = len(next(s for s in user if s.name == name).queries)
-            print(f"  {name:<44} {size:>8}  {refused:>26.3f}  {alone:>13.3f}")
+    for row in user_worded_refusals(cal, ev, model):
+        print(f"  {row['set']:<44} {row['requests']:>8}  {row['left out']:>26.3f}  {row['shipped']:>13.3f}")
 
 
 def print_held_out(options: dict) -> None:
     """Every held-out set the lab has, as the hybrid with ``options`` searches: servable requests refused
     next to unservable ones turned away (BFCL live's held-out half by catalog size)."""
     print(f"\nheld-out sets, hybrid {options or 'default'}: servable refused / unservable turned away")
-    for row in held_out_refusals(make_index("hybrid", **options)):
-        refused = "-" if row["refused"] is None else f"{row['refused']:.3f}"
-        away = "-" if row["turned away"] is None else f"{row['turned away']:.3f}"
-        print(
-            f"  {row['set']:<42} {row['servable']:>5} {refused:>7} {row['unservable']:>5} {away:>7}",
-            flush=True,
-        )
+    print("\n".join(refusals_table(held_out_refusals(make_index("hybrid", **options)))), flush=True)
 
 
 def print_indexes(test) -> None:
@@ -222,10 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=float, default=DEFAULT_KEEP, help="servable share the threshold keeps")
     parser.add_argument("--no-indexes", action="store_true", help="skip the per-index table")
     parser.add_argument(
-        "--bfcl-live",
-        choices=("held-out", "choice"),
-        default="held-out",
-        help="which half of BFCL live to judge",
+        "--before", action="store_true", help="also the held-out table without the rule by catalog size"
     )
     args = parser.parse_args(argv)
 

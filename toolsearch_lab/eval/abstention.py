@@ -11,7 +11,10 @@
   servable requests' hit@k / recall@k when an abstained search counts as finding nothing.
 * :func:`measure_abstention` - any index: off-catalog share it returns nothing for, servable figures.
 * :func:`held_out_refusals` - any index, over every held-out set the lab has: the share of servable
-  requests it refused next to the share of unservable ones it turned away.
+  requests it refused next to the share of unservable ones it turned away; :func:`refusals_table` shows it.
+* :func:`user_worded_refusals` - the calibration's promise (keep 95 % of servable requests) checked on
+  user-worded requests nothing was fitted on: refused by the model fitted without their catalog, and by
+  the shipped one.
 * :func:`near_miss_gains` / :func:`choose_near_miss_gain` - the near-miss check's evidence per request
   (:mod:`toolsearch_lab.index.operations`) and its margin, chosen on calibration data.
 
@@ -43,6 +46,8 @@ __all__ = [
     "fit_abstention",
     "held_out_refusals",
     "leave_one_catalog_out",
+    "refusals_table",
+    "user_worded_refusals",
     "measure_abstention",
     "near_miss_gains",
     "choose_near_miss_gain",
@@ -323,6 +328,48 @@ def held_out_refusals(index: Any) -> list[dict[str, Any]]:
                      "refused": float(np.mean(on)), "unservable": len(off),
                      "turned away": float(np.mean(off))})  # fmt: skip
     return rows
+
+
+def refusals_table(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """:func:`held_out_refusals`' rows as a Markdown table (docs/index.md shows it)."""
+
+    def share(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    lines = ["| held-out set | servable | refused | unservable | turned away |", "|---|---|---|---|---|"]
+    for r in rows:
+        cells = [
+            r["set"],
+            str(r["servable"]),
+            share(r["refused"]),
+            str(r["unservable"]),
+            share(r["turned away"]),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def user_worded_refusals(
+    calibration: Sequence[LabelledSet], ev: dict[str, dict[str, np.ndarray]], model: AbstentionModel
+) -> list[dict[str, Any]]:
+    """Per user-worded set over a calibration catalog (:func:`~.offcatalog.user_worded_sets`): its requests,
+    the share the confidence alone refuses when the model is fitted without that catalog
+    (:func:`leave_one_catalog_out`) and when it is ``model``. ``ev`` holds the calibration sets' evidence;
+    the user-worded sets' is added to it."""
+    user = user_worded_sets()
+    ev.update(evidence(user))
+    shipped = confidences(model, {s.name: ev[s.name] for s in user})
+    sizes = {s.name: len(s.queries) for s in user}
+    return [
+        {
+            "set": name,
+            "requests": sizes[name],
+            "left out": refused,
+            "shipped": float(np.mean(shipped[name] < model.min_confidence)),
+        }  # fmt: skip
+        for row in leave_one_catalog_out(calibration, ev, judged=user)
+        for name, refused in row["refused"].items()
+    ]
 
 
 def confidences(model: AbstentionModel, ev: dict[str, dict[str, np.ndarray]]) -> dict[str, np.ndarray]:

@@ -93,7 +93,7 @@ def markdown_tables(rows: Sequence[dict], indexes: Sequence[str]) -> dict[str, l
         every.append(f"| {scenario} | {wording} | {descriptions_label(examples)} | {agent} | {cells} |")
     totals = {(s["wording"], s["examples"], s["agent"], s["index"]): s for s in summarise_matrix(rows)}
     summed = [f"| wording | descriptions | agent | {head} |", "|---" * (3 + len(indexes)) + "|"]
-    groups = dict.fromkeys((w, e, a) for w, _, e, a in sorted(order, key=lambda k: (k[1], k[2])))
+    groups = dict.fromkeys((w, e, a) for _, w, e, a in sorted(order, key=lambda k: (k[1], k[2])))
     for wording, examples, agent in groups:
         cells = " | ".join(
             f"{t['tasks_succeeded']}/{t['tasks']} tasks, {t['steps_succeeded']}/{t['steps']} steps "
