@@ -12,13 +12,11 @@ from toolsearch_lab.catalog.container import load_catalog
 from toolsearch_lab.embed.default import default_embedder
 from toolsearch_lab.eval.abstention import (
     DEFAULT_FEATURES,
-    abstention_curve,
     evidence,
     fit_abstention,
-    measure_abstention,
 )
 from toolsearch_lab.eval.bfcl_live import load_bfcl_live
-from toolsearch_lab.eval.offcatalog import OFFCATALOG_SETS, calibration_sets, held_out_sets, load_offcatalog
+from toolsearch_lab.eval.offcatalog import OFFCATALOG_SETS, calibration_sets, load_offcatalog
 from toolsearch_lab.index.abstention import AbstentionError, AbstentionModel
 from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.index.hybrid import HybridToolIndex
@@ -202,26 +200,6 @@ def test_refitting_on_the_shipped_calibration_data_gives_the_shipped_model():
         assert a == pytest.approx(b, abs=1e-5)
     assert refit.intercept == pytest.approx(shipped.intercept, abs=1e-5)
     assert refit.min_confidence == pytest.approx(shipped.min_confidence, abs=1e-4)
-
-
-@pytest.mark.slow
-def test_held_out_figures_the_docs_state():
-    """docs/index.md's abstention table, at the shipped threshold: computed, not typed."""
-    model = AbstentionModel.load()
-    sets = held_out_sets()
-    ev = evidence(sets)
-    conf = {name: model.confidence(model.evidence(views)) for name, views in ev.items()}
-    kinds = np.array([r.kind for r in load_offcatalog("github-test")])
-    conf["off-domain"] = conf["github-test"][kinds == "off-domain"]
-    point = abstention_curve(
-        conf, ["github-test", "bfcl-irrelevance", "off-domain"], {}, [model.min_confidence]
-    )[0]
-    assert (
-        point.abstained["bfcl-irrelevance"] >= 0.9
-    )  # BFCL's questions: written by others, none about GitHub
-    assert point.abstained["off-domain"] >= 0.85
-    measured = measure_abstention(make_index("hybrid"), [s for s in sets if s.name == "github-paraphrases"])
-    assert measured["github-paraphrases"]["hit@5"] >= 0.68  # the issue's floor
 
 
 def test_the_shipped_sets_are_what_they_say():

@@ -7,6 +7,7 @@ import hashlib
 import json
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -66,3 +67,18 @@ def test_each_request_is_searched_over_its_own_catalog(requests):
     assert len(responses) == len(some)
     for request, response in zip(some, responses, strict=True):
         assert set(response.tool_names) <= {t.name for t in request.tools} and len(response.tool_names) <= 3
+
+
+def test_the_halves_are_what_the_docs_say(requests):
+    """The two halves' make-up that docs/index.md and the provenance quote."""
+    text = " ".join((Path(__file__).resolve().parents[1] / "docs" / "index.md").read_text("utf-8").split())
+    provenance = " ".join(data_path("bfcl-live", "PROVENANCE.md").read_text("utf-8").split())
+    counts = {}
+    for split in SPLITS:
+        found = [r for r in requests if r.split == split]
+        one = [r for r in found if len(r.tools) == 1]
+        counts[split] = (sum(not r.servable for r in one), len(one))
+        on, off = sum(r.servable for r in found), sum(not r.servable for r in found)
+        assert f"({len(found):,} requests: {on} servable, {off} unservable)" in provenance
+    (a, b), (c, d) = counts["held-out"], counts["choice"]
+    assert f"({a} of {b} against {c} of {d})" in text

@@ -116,3 +116,49 @@ def test_the_digest_covers_the_code_that_produces_the_figures(monkeypatch, tmp_p
 def test_every_shipped_run_is_the_one_done_now(tables):
     """The whole file, recomputed (minutes): every run, every step rank."""
     assert json.loads(json.dumps(build_wording_matrix())) == tables
+
+
+def test_the_prose_beside_the_tables_states_the_shipped_figures(tables):
+    """The figures docs/eval.md's "What it shows" quotes, from the same shipped runs."""
+    from toolsearch_lab.eval.scenarios import HELD_OUT_SCENARIOS, summarise_matrix
+
+    runs = tables["matrix"] + tables["matrix_examples"]
+    total = {
+        (s["examples"], s["agent"], s["index"]): s for s in summarise_matrix(runs) if s["wording"] == "user"
+    }
+
+    def steps(examples, agent, index):
+        return total[examples, agent, index]["steps_succeeded"]
+
+    def held_out(examples, held):
+        chosen = [
+            r
+            for r in runs
+            if r["wording"] == "user" and r["index"] == "hybrid" and r["agent"] == "semantic"
+            and r["examples"] == examples and (r["scenario"] in HELD_OUT_SCENARIOS) == held
+        ]  # fmt: skip
+        return f"{sum(r['steps_succeeded'] for r in chosen)}/{sum(r['steps'] for r in chosen)}"
+
+    rates = [
+        round(100 * total[False, "semantic-no-glossary", i]["step_success_rate"]) for i in tables["indexes"]
+    ]
+    best = total[True, "semantic", "hybrid"]
+    text = " ".join((DOCS / "eval.md").read_text(encoding="utf-8").split())
+    sem, nog = "semantic", "semantic-no-glossary"
+    expected = [
+        f"semantic without glossary: {min(rates)}-{max(rates)} % of the 59 user-worded steps",
+        f"(**{round(100 * total[False, sem, 'hybrid']['step_success_rate'])} %** with the hybrid index, "
+        f"{steps(False, sem, 'hybrid')}/59; learned {steps(False, sem, 'learned')})",
+        f"(BM25 {steps(False, nog, 'lucene')} → {steps(False, sem, 'lucene')} steps)",
+        f"**{steps(True, sem, 'hybrid')}/59 ({round(100 * best['step_success_rate'])} %) with the hybrid "
+        f"index** (learned {steps(True, sem, 'learned')}, BM25 {steps(True, sem, 'lucene')}, "
+        f"vector {steps(True, sem, 'vector')})",
+        f"({steps(False, nog, 'hybrid')} → {steps(True, nog, 'hybrid')} with hybrid)",
+        f"{held_out(True, False)} and **{held_out(True, True)} on the held-out three** (as shipped: "
+        f"{held_out(False, False)} and {held_out(False, True)})",
+        f"Of the {59 - best['steps_succeeded']} steps hybrid + semantic + examples still fail, "
+        f"{best['failed_surfaced']} are judgement misses",
+        f"and {best['failed_not_surfaced']} are search misses",
+    ]
+    for phrase in expected:
+        assert phrase in text, phrase

@@ -172,7 +172,9 @@ def live(src: Path) -> dict:
                 relevant = list(dict.fromkeys(name for call in calls for name in call))
             names = {t["name"] for t in tools}
             if category != "irrelevance" and (not relevant or set(relevant) - names):
-                raise SystemExit(f"{entry['id']}: ground truth {relevant} outside its catalog {sorted(names)}")
+                raise SystemExit(
+                    f"{entry['id']}: ground truth {relevant} outside its catalog {sorted(names)}"
+                )
             arguments = {name: _first_values(args) for call in calls for name, args in call.items()}
             requests.append(
                 {
