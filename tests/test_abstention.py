@@ -105,7 +105,9 @@ def test_a_small_catalog_is_never_refused_on_the_confidence_alone():
         .record
     )
     assert record.confidence_reason == found.confidence.verdict and not record.abstained
-    assert "over at most 3 tools never on confidence alone" in indexes["default"].abstention_setting
+    assert indexes["default"].abstention_setting == (
+        "below confidence 0.229 (over at most 3 tools: never on confidence alone); near-miss check on"
+    )
     for bad in (-1, True, 2.5):
         with pytest.raises(ValueError, match="small_catalog must be a whole number"):
             HybridToolIndex(small_catalog=bad)
@@ -158,12 +160,18 @@ def test_a_category_filter_judges_only_the_tools_it_allows():
         Tool("get_weather", "Get the weather forecast for a city", category="weather"),
         Tool("convert_currency", "Convert an amount of money between currencies", category="money"),
     ]
-    index = HybridToolIndex()
+    index = HybridToolIndex(small_catalog=0)  # no rule by catalog size: the confidence alone decides
     index.index_tools("s", tools)
     query = "convert 100 dollars to euros"
     assert index.search(SearchRequest("s", query, 2)).tool_names[0] == "convert_currency"
     filtered = index.search(SearchRequest("s", query, 2, category_filter="weather"))
     assert filtered.tool_names == [] and filtered.abstained
+    # By default the filter leaves one tool the request may get: never refused on the confidence alone.
+    default = HybridToolIndex()
+    default.index_tools("s", tools)
+    small = default.search(SearchRequest("s", query, 2, category_filter="weather"))
+    assert small.tool_names == ["get_weather"] and not small.abstained
+    assert "a catalog of 1 tool, at most 3" in small.confidence.verdict
 
 
 def test_bad_model_files_are_named(tmp_path):

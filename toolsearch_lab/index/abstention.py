@@ -210,6 +210,6 @@ class Abstention:
         if self.small_rule:
             floor = self.small_catalog_confidence
             below = "never on confidence alone" if floor == 0 else f"below {floor:.3f}"
-            small = f"over at most {self.small_catalog} tools {below}, else "
+            small = f" (over at most {self.small_catalog} tools: {below})"
         check = "on" if near_miss else "off"
-        return f"{small}below confidence {self.min_confidence:.3f}; near-miss check {check}"
+        return f"below confidence {self.min_confidence:.3f}{small}; near-miss check {check}"
