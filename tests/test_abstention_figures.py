@@ -102,3 +102,22 @@ def test_the_threshold_before_the_rule_on_bfcl_live():
         f"{100 * every['refused']:.1f} % ({100 * one['refused']:.1f} % over one tool)"
     )
     assert phrase in " ".join(INDEX_DOC.read_text(encoding="utf-8").split())
+
+
+def test_the_judged_bars_with_the_default_index():
+    """The figures the judgement quotes, measured with ``make_index("hybrid")`` as shipped: the held-out
+    user-worded sets' refusals, GitHub paraphrases hit@5 (bar .68) and AgentDojo recall@5 (bar .585)."""
+    from toolsearch_lab.eval.datasets import load_dataset
+    from toolsearch_lab.eval.metrics import evaluate
+
+    text = " ".join(INDEX_DOC.read_text(encoding="utf-8").split())
+    rows = {r["set"]: r for r in held_out_refusals(make_index("hybrid"))}
+    refused = f"{100 * rows['github-paraphrases']['refused']:.1f} % of the GitHub paraphrases and " + (
+        f"{100 * rows['agentdojo']['refused']:.1f} % of AgentDojo's tasks"
+    )
+    assert refused in text
+    hit = evaluate(make_index("hybrid"), load_dataset("github-paraphrases"), k=5).metrics["hit@5"]
+    recall = evaluate(make_index("hybrid"), load_dataset("agentdojo"), k=5).metrics["recall@5"]
+    assert f"GitHub paraphrases hit@5 {_share(hit, 3)} (at least .68;" in text
+    assert f"AgentDojo's multi-step user tasks recall@5 {_share(recall, 3)} (at least .585;" in text
+    assert hit >= 0.68 and recall >= 0.585, "a judged bar no longer holds: say so in docs/index.md"
