@@ -21,6 +21,7 @@ from toolsearch_lab.eval.scenarios import (
     buildable_indexes,
     descriptions_label,
     failed_steps_text,
+    markdown_tables,
     scenario_matrix,
     summarise_matrix,
     summary_text,
@@ -56,37 +57,9 @@ def format_rows(rows: list[dict]) -> list[str]:
 
 
 def markdown(rows: list[dict], indexes: list[str]) -> list[str]:
-    """The per-scenario table and the totals as Markdown (the README's tables)."""
-    keyed = {(r["scenario"], r["examples"], r["agent"], r["index"]): r for r in rows}
-    order = list(dict.fromkeys((r["scenario"], r["wording"], r["examples"], r["agent"]) for r in rows))
-    head = " | ".join(indexes)
-    lines = [f"| scenario | wording | descriptions | agent | {head} |", "|---" * (4 + len(indexes)) + "|"]
-    for scenario, wording, examples, agent in order:
-        cells = []
-        for index in indexes:
-            r = keyed[scenario, examples, agent, index]
-            cells.append(f"{'✓' if r['task_success'] else '✗'} {r['steps_succeeded']}/{r['steps']}")
-        lines.append(
-            f"| {scenario} | {wording} | {descriptions_label(examples)} | {agent} | "
-            + " | ".join(cells)
-            + " |"
-        )
-    totals = {(s["wording"], s["examples"], s["agent"], s["index"]): s for s in summarise_matrix(rows)}
-    lines += ["", f"| wording | descriptions | agent | {head} |", "|---" * (3 + len(indexes)) + "|"]
-    groups = dict.fromkeys(
-        (r["wording"], r["examples"], r["agent"])
-        for r in sorted(rows, key=lambda r: (r["wording"], r["examples"]))
-    )
-    for wording, examples, agent in groups:
-        cells = []
-        for index in indexes:
-            t = totals[wording, examples, agent, index]
-            cells.append(
-                f"{t['tasks_succeeded']}/{t['tasks']} tasks, {t['steps_succeeded']}/{t['steps']} steps "
-                f"({100 * t['step_success_rate']:.0f} %)"
-            )
-        lines.append(f"| {wording} | {descriptions_label(examples)} | {agent} | " + " | ".join(cells) + " |")
-    return lines
+    """The tables of docs/wording-table.md and docs/eval.md as Markdown (``markdown_tables``)."""
+    tables = markdown_tables(rows, indexes)
+    return [*tables["every run"], "", *tables["totals"], "", *tables["user-worded, hybrid"]]
 
 
 def main(argv: list[str] | None = None) -> int:

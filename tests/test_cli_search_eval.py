@@ -202,13 +202,17 @@ def test_eval_reads_your_own_off_catalog_requests(tmp_path, capsys, monkeypatch)
     assert main([*argv, "--no-abstain"]) == 0
     assert "hybrid returned nothing for 0 (0%)" in capsys.readouterr().out
     assert main([*argv, "--curve", "--min-confidence", "0.3"]) == 0
-    curve = capsys.readouterr().out.split("abstention curve")[1]
+    curve, plot = capsys.readouterr().out.split("abstention curve")[1].split("both errors by threshold")
     marked = [line.split() for line in curve.splitlines() if line.endswith("<- --min-confidence")]
     assert len(marked) == 1 and marked[0][0] == "0.300"
+    # the plot: at 0.300 no off-catalog request is given tools (L at 0) and 13 % of the servable are refused
+    (row,) = [line for line in plot.splitlines() if line.endswith("<- --min-confidence")]
+    assert row.split()[0] == "0.300" and row.split("|")[1].index("R") == round(0.13 * 40)
+    assert row.split("|")[1].index("L") == 0 and row.split()[-4:-2] == ["0.13", "0.00"]
     # the learned index's threshold is its hybrid's
     assert main([*argv, "--index", "learned", "--curve"]) == 0
     curve = capsys.readouterr().out.split("abstention curve")[1]
-    assert [line.split()[0] for line in curve.splitlines() if line.endswith("<- default")] == ["0.229"]
+    assert [line.split()[0] for line in curve.splitlines() if line.endswith("<- default")] == ["0.229"] * 2
     assert main([*argv, "--curve", "--no-abstain"]) == 2
     assert "--no-abstain turns off" in capsys.readouterr().err
 

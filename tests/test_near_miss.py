@@ -119,7 +119,7 @@ def test_the_learned_index_and_the_trace_see_it(hybrid):
     assert plain.search(SearchRequest("gh", NEAR_MISSES[0], 5)).tool_names  # the option reaches its hybrid
     outcome = ToolSearchTool(hybrid).call(json.dumps({"query": NEAR_MISSES[0]}), "gh", "c1")
     assert outcome.result == "[]" and outcome.record.abstained
-    assert outcome.record.confidence_reason.startswith("no tool about branch offers 'delete'")
+    assert outcome.record.confidence_reason.startswith("refused: a near-miss, no tool about branch offers")
     assert "best description similarity" in outcome.record.confidence_reason
 
 

@@ -54,8 +54,19 @@ def test_eval_shows_servers_abstention_and_the_curve(capsys):
     assert (
         "answered" in out and "off-catalog: 100 requests no tool serves; hybrid returned nothing for" in out
     )
-    curve = out.split("abstention curve")[1].splitlines()[2:]
+    table, plot = out.split("abstention curve")[1].split("both errors by threshold")
+    curve = table.splitlines()[2:]
     rows = [line.split() for line in curve if line.strip() and line.strip()[0].isdigit()]
+    # The plot puts both errors of each threshold on one axis: servable refused, off-catalog given tools.
+    plotted = [line for line in plot.splitlines() if line.strip()[:1].isdigit()]
+    assert len(plotted) == len(rows)
+    for row, line in zip(rows, plotted, strict=True):
+        axis = line.split("|")[1]
+        refused, loaded = (float(v) for v in line.split("|")[2].split()[:2])
+        assert line.split()[0] == row[0]
+        assert refused == pytest.approx(1 - float(row[3]), abs=0.006)
+        assert loaded == pytest.approx(1 - float(row[4]), abs=0.006)
+        assert abs(axis.index("R" if "R" in axis else "*") - refused * 40) <= 1  # one column: 2.5 %
     # At 0 the confidence turns nothing away; only near-misses (an operation no tool offers) are.
     assert rows[0][0] == "0.000" and 0.0 < float(rows[0][-1]) < 0.2 and float(rows[0][3]) == 1.0
     abstained = [float(r[4]) for r in rows]

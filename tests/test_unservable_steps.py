@@ -154,7 +154,8 @@ def test_compare_rows_carry_the_abstention_setting_and_the_cli_notes_it(capsys):
     assert rows[1]["abstention"].startswith("below confidence")
     assert main(["compare", "--scenario", SCENARIO, "--index", "hybrid", "--min-confidence", "0.5"]) == 0
     out = capsys.readouterr().out
-    assert "the hybrid index says no tool matches: below confidence 0.500; near-miss check on" in out
+    setting = "below confidence 0.500 (over at most 3 tools: never on confidence alone); near-miss check on"
+    assert f"the hybrid index says no tool matches: {setting}" in out
 
 
 @pytest.mark.slow

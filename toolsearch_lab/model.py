@@ -290,16 +290,30 @@ class SearchConfidence:
     only an index that can answer "no tool matches" sets it). ``value`` is a calibrated probability; the
     index returned no tools when it is below ``threshold`` (None: the index never abstains), or when the
     request is a ``near_miss``: it asks for an operation no tool offers (what is missing, in words).
-    ``reason`` states the evidence in words."""
+    ``reason`` states the evidence in words; ``rule`` why this threshold applies (a catalog's size may
+    choose it); :attr:`verdict` the rule that fired."""
 
     value: float
     threshold: float | None
     reason: str
     near_miss: str | None = None
+    rule: str | None = None
 
     @property
     def abstained(self) -> bool:
         return self.threshold is not None and (self.value < self.threshold or self.near_miss is not None)
+
+    @property
+    def verdict(self) -> str:
+        """What the index did and the rule that made it, then the evidence: "refused: confidence 0.054
+        below the threshold 0.229 for a catalog of 117 tools, over 3; best description similarity ..."."""
+        if self.threshold is None:
+            return f"answered: confidence {self.value:.3f}, no threshold; {self.reason}"
+        if self.near_miss is not None:
+            return f"refused: a near-miss, {self.near_miss}; {self.reason}"
+        done, side = ("refused", "below") if self.value < self.threshold else ("answered", "at or above")
+        at = f"confidence {self.value:.3f} {side} the threshold {self.threshold:.3f}"
+        return f"{done}: {at}{f' for {self.rule}' if self.rule else ''}; {self.reason}"
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -310,6 +324,8 @@ class SearchConfidence:
         }
         if self.near_miss is not None:
             out["near_miss"] = self.near_miss
+        if self.rule is not None:
+            out["rule"] = self.rule
         return out
 
 

@@ -246,7 +246,38 @@ def render(
                 f"  {row['min_confidence']:>14.3f}  {row[f'hit@{k}']:>6.3f}  {row[f'recall@{k}']:>9.3f}  "
                 f"{row['answered']:>8.2f}{off}" + (f"  <- {marker}" if default else "")
             )
+        lines += error_plot(report["curve"], report["min_confidence"], marker)
     lines.append(f"  ({report['seconds']:.1f} s)")
+    return lines
+
+
+PLOT_WIDTH = 40  # columns from 0 to 1
+
+
+def error_plot(curve: list[dict[str, float]], default: float | None, marker: str = "default") -> list[str]:
+    """Both errors of each threshold on one axis: R, the servable requests refused (1 - answered), and L,
+    the off-catalog requests loaded with tools anyway (1 - the share abstained); * where they meet."""
+    loaded = all("offcatalog_abstained" in row for row in curve)
+    lines = [
+        "both errors by threshold: R = servable requests refused"
+        + (
+            ", L = off-catalog requests given tools (* both)"
+            if loaded
+            else " (no off-catalog requests given)"
+        ),
+        f"  {'min confidence':>14}   0{'.5':>{PLOT_WIDTH // 2}}{'1':>{PLOT_WIDTH - PLOT_WIDTH // 2}}  refused"
+        + ("  loaded" if loaded else ""),
+    ]
+    for row in curve:
+        axis = [" "] * (PLOT_WIDTH + 1)
+        refused = 1.0 - row["answered"]
+        marks = [("R", refused)] + ([("L", 1.0 - row["offcatalog_abstained"])] if loaded else [])
+        for mark, share in marks:
+            at = round(share * PLOT_WIDTH)
+            axis[at] = "*" if axis[at] != " " else mark
+        text = f"  {row['min_confidence']:>14.3f}  |{''.join(axis)}|  {refused:>7.2f}"
+        text += f"  {1.0 - row['offcatalog_abstained']:>6.2f}" if loaded else ""
+        lines.append(text + (f"  <- {marker}" if row["min_confidence"] == default else ""))
     return lines
 
 

@@ -10,6 +10,11 @@
 * :func:`abstention_curve` - over thresholds: the share of off-catalog requests abstained and the
   servable requests' hit@k / recall@k when an abstained search counts as finding nothing.
 * :func:`measure_abstention` - any index: off-catalog share it returns nothing for, servable figures.
+* :func:`held_out_refusals` - any index, over every held-out set the lab has: the share of servable
+  requests it refused next to the share of unservable ones it turned away; :func:`refusals_table` shows it.
+* :func:`user_worded_refusals` - the calibration's promise (keep 95 % of servable requests) checked on
+  user-worded requests nothing was fitted on: refused by the model fitted without their catalog, and by
+  the shipped one.
 * :func:`near_miss_gains` / :func:`choose_near_miss_gain` - the near-miss check's evidence per request
   (:mod:`toolsearch_lab.index.operations`) and its margin, chosen on calibration data.
 
@@ -24,8 +29,11 @@ from typing import Any
 
 import numpy as np
 
+from toolsearch_lab.eval.abstention_runs import SIZE_GROUPS, size_group
+from toolsearch_lab.eval.bfcl_live import load_bfcl_live, search_each
 from toolsearch_lab.eval.metrics import hit_at_k, rank_queries, recall_at_k
-from toolsearch_lab.eval.offcatalog import LabelledSet, catalog_tools
+from toolsearch_lab.eval.offcatalog import LabelledSet, catalog_tools, held_out_sets, user_worded_sets
+from toolsearch_lab.eval.scenarios.format import HELD_OUT_SCENARIOS
 from toolsearch_lab.index.abstention import EVIDENCE, AbstentionModel
 from toolsearch_lab.index.hybrid import HybridToolIndex
 
@@ -36,7 +44,10 @@ __all__ = [
     "abstention_curve",
     "evidence",
     "fit_abstention",
+    "held_out_refusals",
     "leave_one_catalog_out",
+    "refusals_table",
+    "user_worded_refusals",
     "measure_abstention",
     "near_miss_gains",
     "choose_near_miss_gain",
@@ -199,8 +210,11 @@ def leave_one_catalog_out(
     *,
     features: Sequence[str] = DEFAULT_FEATURES,
     keep: float = DEFAULT_KEEP,
+    judged: Sequence[LabelledSet] = (),
 ) -> list[dict[str, Any]]:
-    """Per catalog: the model fitted without it, scored on it (AUC, share abstained, share kept)."""
+    """Per catalog (source): the model fitted without it, scored on its calibration sets (AUC, share
+    abstained, share kept) and on the sets of ``judged`` over it (``"refused"``: per set name, the share
+    of its requests below the threshold; for user-worded servable requests, which nothing was fitted on)."""
     from sklearn.metrics import roc_auc_score
 
     rows = []
@@ -214,8 +228,13 @@ def leave_one_catalog_out(
         on = np.concatenate([model.confidence(model.evidence(ev[s.name])) for s in held if s.label == 1])
         auc = roc_auc_score(np.r_[np.zeros(len(off)), np.ones(len(on))], np.r_[off, on])
         t = model.min_confidence
+        refused = {
+            s.name: float(np.mean(model.confidence(model.evidence(ev[s.name])) < t))
+            for s in judged
+            if s.catalog == catalog
+        }
         rows.append({"catalog": catalog, "auc": float(auc), "abstained": float(np.mean(off < t)),
-                     "kept": float(np.mean(on >= t)), "threshold": t})  # fmt: skip
+                     "kept": float(np.mean(on >= t)), "threshold": t, "refused": refused})  # fmt: skip
     return rows
 
 
@@ -283,6 +302,74 @@ def measure_abstention(index: Any, sets: Sequence[LabelledSet], k: int = 5) -> d
                 "answered": float(np.mean([bool(r) for r, _ in pairs])),
             }
     return out
+
+
+def held_out_refusals(index: Any) -> list[dict[str, Any]]:
+    """``index`` as it searches, over every held-out set: per set (BFCL live's held-out half also by catalog
+    size) its requests, the share of the servable ones it returned no tools for (``"refused"``) and the
+    share of the unservable ones (``"turned away"``); None where a set has none of that kind."""
+    rows = []
+    sets = held_out_sets() + user_worded_sets(HELD_OUT_SCENARIOS, "blind user-worded")
+    for s in sets:
+        found = measure_abstention(index, [s])[s.name]
+        rows.append({"set": s.name, "servable": len(s.queries) if s.label else 0,
+                     "refused": 1.0 - found["answered"] if s.label else None,
+                     "unservable": 0 if s.label else len(s.queries),
+                     "turned away": None if s.label else found["abstained"]})  # fmt: skip
+    live = load_bfcl_live("held-out")
+    given = search_each(index, live)
+    for group in (*SIZE_GROUPS[:3], "all"):
+        pairs = [
+            (r, g) for r, g in zip(live, given, strict=True) if group in ("all", size_group(len(r.tools)))
+        ]
+        on = [g.abstained for r, g in pairs if r.servable]
+        off = [g.abstained for r, g in pairs if not r.servable]
+        rows.append({"set": f"BFCL live held out, {group}", "servable": len(on),
+                     "refused": float(np.mean(on)), "unservable": len(off),
+                     "turned away": float(np.mean(off))})  # fmt: skip
+    return rows
+
+
+def refusals_table(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """:func:`held_out_refusals`' rows as a Markdown table (docs/index.md shows it)."""
+
+    def share(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    lines = ["| held-out set | servable | refused | unservable | turned away |", "|---|---|---|---|---|"]
+    for r in rows:
+        cells = [
+            r["set"],
+            str(r["servable"]),
+            share(r["refused"]),
+            str(r["unservable"]),
+            share(r["turned away"]),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def user_worded_refusals(
+    calibration: Sequence[LabelledSet], ev: dict[str, dict[str, np.ndarray]], model: AbstentionModel
+) -> list[dict[str, Any]]:
+    """Per user-worded set over a calibration catalog (:func:`~.offcatalog.user_worded_sets`): its requests,
+    the share the confidence alone refuses when the model is fitted without that catalog
+    (:func:`leave_one_catalog_out`) and when it is ``model``. ``ev`` holds the calibration sets' evidence;
+    the user-worded sets' is added to it."""
+    user = user_worded_sets()
+    ev.update(evidence(user))
+    shipped = confidences(model, {s.name: ev[s.name] for s in user})
+    sizes = {s.name: len(s.queries) for s in user}
+    return [
+        {
+            "set": name,
+            "requests": sizes[name],
+            "left out": refused,
+            "shipped": float(np.mean(shipped[name] < model.min_confidence)),
+        }  # fmt: skip
+        for row in leave_one_catalog_out(calibration, ev, judged=user)
+        for name, refused in row["refused"].items()
+    ]
 
 
 def confidences(model: AbstentionModel, ev: dict[str, dict[str, np.ndarray]]) -> dict[str, np.ndarray]:

@@ -45,6 +45,7 @@ __all__ = [
     "load_offcatalog",
     "held_out_sets",
     "read_requests",
+    "user_worded_sets",
 ]
 
 OFFCATALOG_SETS = {
@@ -294,6 +295,25 @@ def calibration_sets() -> list[LabelledSet]:
         hand.setdefault(request.catalog, []).append(request.query)
     written = [LabelledSet(f"hand-written for {c}", c, 0, tuple(qs)) for c, qs in hand.items()]
     return written + _generated() + _servable()
+
+
+def user_worded_sets(scenarios: Sequence[str] | None = None, label: str = "user-worded") -> list[LabelledSet]:
+    """Servable requests in users' words over the calibration catalogs, none of them fitted on: the step
+    needs of the user-worded ``scenarios`` (default: every shipped one), one set per catalog (GitHub,
+    LiveMCPBench, the demo's) named "<label> steps over <catalog>", and, by default, the GitHub paraphrases
+    (held out)."""
+    from toolsearch_lab.eval.scenarios import list_scenarios, load_scenario  # scenarios load the catalogs
+
+    steps: dict[str, list[Query]] = {}
+    for name in scenarios if scenarios is not None else list_scenarios("user"):
+        scenario = load_scenario(name)
+        for i, step in enumerate(s for s in scenario.steps if s.servable):
+            query = Query(f"{name}/{i}", step.need, step.expected_tools + step.also_accepted)
+            steps.setdefault(scenario.tool_set, []).append(query)
+    found = [_labelled(f"{label} steps over {c}", c, qs) for c, qs in steps.items()]
+    if scenarios is not None:
+        return found
+    return [*found, _labelled("github-paraphrases", "github-mcp", load_dataset("github-paraphrases").queries)]
 
 
 def held_out_sets() -> list[LabelledSet]:

@@ -150,12 +150,16 @@ def _shipped() -> AbstentionModel:
 
 @dataclass(frozen=True)
 class Abstention:
-    """The abstention an index applies: the model (None: the index never abstains), why not, and the
-    confidence below which a search returns no tools."""
+    """The abstention an index applies: the model (None: the index never abstains), why not, the confidence
+    below which a search returns no tools, and the rule by catalog size: over at most ``small_catalog``
+    tools (0: no such rule) the threshold is ``small_catalog_confidence`` when that is lower (0: a small
+    catalog is never refused on the confidence alone)."""
 
     model: AbstentionModel | None
     note: str | None
     min_confidence: float | None
+    small_catalog: int = 0
+    small_catalog_confidence: float = 0.0
 
     @classmethod
     def settle(
@@ -164,10 +168,12 @@ class Abstention:
         embedder_name: str,
         views: tuple[str, ...],
         min_confidence: float | None,
+        small: tuple[int, float] = (0, 0.0),
     ) -> Abstention:
         """The abstention of an index embedding with ``embedder_name`` over ``views``: ``source`` (a model,
         the path of one, or None for the shipped one) if it applies (:meth:`AbstentionModel.applies_to`),
-        with ``min_confidence`` or, when None, the model's own threshold."""
+        with ``min_confidence`` or, when None, the model's own threshold, and ``small`` = (small_catalog,
+        small_catalog_confidence)."""
         if isinstance(source, AbstentionModel):
             model = source
         else:
@@ -175,4 +181,35 @@ class Abstention:
         note = model.applies_to(embedder_name, views)
         if note is not None:
             return cls(None, note, None)
-        return cls(model, None, model.min_confidence if min_confidence is None else min_confidence)
+        return cls(model, None, model.min_confidence if min_confidence is None else min_confidence, *small)
+
+    @property
+    def small_rule(self) -> bool:
+        """Whether a small catalog gets a lower threshold than the others."""
+        base = self.min_confidence
+        return bool(self.small_catalog) and base is not None and self.small_catalog_confidence < base
+
+    def threshold_for(self, tools: int) -> tuple[float | None, str]:
+        """The confidence below which a search over ``tools`` tools returns none (None: it never does), and
+        the catalog it applies to, in words (the trace's reason quotes it)."""
+        catalog = f"a catalog of {tools} tool{'' if tools == 1 else 's'}"
+        if self.min_confidence is None:
+            return None, catalog
+        if not self.small_rule:
+            return self.min_confidence, catalog
+        if 0 < tools <= self.small_catalog:
+            alone = " (never refused on the confidence alone)" if self.small_catalog_confidence == 0 else ""
+            return self.small_catalog_confidence, f"{catalog}, at most {self.small_catalog}{alone}"
+        return self.min_confidence, f"{catalog}, over {self.small_catalog}"
+
+    def setting(self, near_miss: bool) -> str:
+        """When a search returns no tools because none fits, in words (a run's config records it)."""
+        if self.min_confidence is None:
+            return "off"
+        small = ""
+        if self.small_rule:
+            floor = self.small_catalog_confidence
+            below = "never on confidence alone" if floor == 0 else f"below {floor:.3f}"
+            small = f" (over at most {self.small_catalog} tools: {below})"
+        check = "on" if near_miss else "off"
+        return f"below confidence {self.min_confidence:.3f}{small}; near-miss check {check}"

@@ -135,8 +135,11 @@ class HybridToolIndex(BaseToolIndex):
                 else:
                     used = self.vector_index.embedder
                     name = str(getattr(used, "name", type(used).__name__))
-                    source, chosen = self._abstention_source, self.settings.min_confidence
-                    self._abstention = Abstention.settle(source, name, self.views, chosen)
+                    s = self.settings
+                    small = (s.small_catalog, s.small_catalog_confidence)
+                    self._abstention = Abstention.settle(
+                        self._abstention_source, name, self.views, s.min_confidence, small
+                    )
             return self._abstention
 
     @property
@@ -162,10 +165,7 @@ class HybridToolIndex(BaseToolIndex):
     @property
     def abstention_setting(self) -> str:
         """When a search returns no tools because none fits, in words (a run's config records it)."""
-        if self.abstention is None:
-            return "off"
-        near_miss = "on" if self.settings.near_miss else "off"
-        return f"below confidence {self.min_confidence:.3f}; near-miss check {near_miss}"
+        return self._abstention_state().setting(self.settings.near_miss)
 
     @property
     def components(self) -> dict[str, BaseToolIndex]:
@@ -363,7 +363,8 @@ class HybridToolIndex(BaseToolIndex):
             str(v): np.array([s[i][allowed].max() if allowed.any() else -1.0]) for v, s in m.views.items()
         }
         x = model.evidence(best)
-        confidence = SearchConfidence(float(model.confidence(x)[0]), self.min_confidence, model.reason(x[0]))
+        threshold, rule = self._abstention_state().threshold_for(int(allowed.sum()))
+        confidence = SearchConfidence(float(model.confidence(x)[0]), threshold, model.reason(x[0]), rule=rule)
         if confidence.abstained or not self.settings.near_miss or not allowed.any():
             return confidence
         missing = self.missing_operation(session_id, query, m, i, allowed)

@@ -25,6 +25,8 @@ __all__ = [
     "DEFAULT_VECTOR_WEIGHT",
     "DEFAULT_VIEWS",
     "NORMALISATIONS",
+    "SMALL_CATALOG",
+    "SMALL_CATALOG_CONFIDENCE",
     "HybridSettings",
     "Normalisation",
     "normalise",
@@ -34,6 +36,10 @@ DEFAULT_VIEWS: tuple[TextMode, ...] = ("description", "full", "name")
 DEFAULT_VECTOR_WEIGHT = 0.7
 DEFAULT_CHAR_SHARE = 0.5
 DEFAULT_STEMMER: Stemmer = "porter"
+# The rule by catalog size (see HybridSettings): over at most 3 tools, never refused on the confidence alone.
+# Chosen by whole runs on choice data (task success and tokens, benchmarks/abstention_runs.py): docs/index.md.
+SMALL_CATALOG = 3
+SMALL_CATALOG_CONFIDENCE = 0.0
 Normalisation = Literal["minmax", "zscore", "rrf"]
 NORMALISATIONS: tuple[Normalisation, ...] = get_args(Normalisation)
 
@@ -75,8 +81,10 @@ class HybridSettings:
     scores are relative to the query). ``prerequisites`` raises the tools that look up what the best tool
     needs to ``prerequisite_weight`` of its score. ``abstain`` returns no tools below ``min_confidence``
     (None: the abstention model's default) and, with ``near_miss``, for a request whose operation no tool
-    offers when swapping its verb gains more than ``near_miss_gain``. ``diversity`` (0: off) re-ranks by
-    redundancy ``diversity_by`` category or description.
+    offers when swapping its verb gains more than ``near_miss_gain``; over a small catalog (at most
+    ``small_catalog`` tools the request may get) the threshold is ``small_catalog_confidence`` instead, when
+    that is lower: refused on strong evidence only. ``diversity`` (0: off) re-ranks by redundancy
+    ``diversity_by`` category or description.
     """
 
     views: tuple[TextMode, ...] = DEFAULT_VIEWS
@@ -93,6 +101,8 @@ class HybridSettings:
     min_confidence: float | None = None
     near_miss: bool = True
     near_miss_gain: float = NEAR_MISS_GAIN
+    small_catalog: int = SMALL_CATALOG
+    small_catalog_confidence: float = SMALL_CATALOG_CONFIDENCE
     diversity: float = 0.0
     diversity_by: DiversityBy = "category"
 
@@ -107,8 +117,14 @@ class HybridSettings:
             ("prerequisite_weight", 0.0, 1.0),
             ("near_miss_gain", 0.0, 2.0),
             ("diversity", 0.0, 1.0),
+            ("small_catalog_confidence", 0.0, 1.0),
         ):
             _set_number(self, name, low, high)
+        small: Any = self.small_catalog
+        if isinstance(small, bool) or not isinstance(small, int) or small < 0:
+            raise ValueError(
+                f"small_catalog must be a whole number of tools >= 0 (0: no rule), got {small!r}"
+            )
         if self.min_confidence is not None:
             _set_number(self, "min_confidence", 0.0, 1.0)
         if self.min_score_threshold is not None:

@@ -216,8 +216,7 @@ class ToolSearchTool:
             if response.confidence is not None:  # an index that can say "no tool matches"
                 record.confidence = response.confidence.value
                 record.abstained = response.confidence.abstained
-                c = response.confidence
-                record.confidence_reason = c.reason if c.near_miss is None else f"{c.near_miss} ({c.reason})"
+                record.confidence_reason = response.confidence.verdict
         record.duration_ms = (time.perf_counter() - started) * 1000
         return SearchOutcome(encode_search_result(record.names), record, False)
 

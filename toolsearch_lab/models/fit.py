@@ -18,7 +18,7 @@ from toolsearch_lab.model import TOOL_SEARCH_TOOL_NAME
 from toolsearch_lab.text.identifiers import spaced_identifiers, split_identifiers
 from toolsearch_lab.text.stopwords import AGENT_STOP_WORDS
 from toolsearch_lab.text.tool_text import example_requests
-from toolsearch_lab.wire import decode_search_items, is_error_result
+from toolsearch_lab.wire import decode_search_items, is_error_result, is_no_match
 
 OVERLAP_WEIGHT = 0.25
 STOP_WORDS = AGENT_STOP_WORDS
@@ -185,10 +185,12 @@ class Progress:
     turn_searches: int = 0  # searches made since the user's message
     retry: str | None = None  # a tool whose call for this step got an error result, to call once more
     retried: bool = False  # this step has had its one retry
+    first_no_match: int = 0  # which search of this step first came back "no tool matches" (1-based; 0: none)
 
     def next_step(self) -> None:
         self.step, self.searches, self.queries, self.last_found, self.found = self.step + 1, 0, [], [], {}
         self.retry, self.retried = None, False
+        self.first_no_match = 0
 
 
 def read_progress(messages: list[dict]) -> Progress:
@@ -211,6 +213,8 @@ def read_progress(messages: list[dict]) -> Progress:
                 state.turn_searches += 1
                 state.queries.append(query_of(arguments))
                 state.last_found = names_in(content)
+                if is_no_match(content) and not state.first_no_match:
+                    state.first_no_match = state.searches
                 for name in dict.fromkeys(state.last_found):
                     state.found[name] = state.found.get(name, 0.0) + 1.0
             elif is_error_result(content) and not state.retried:  # its input refused: one more try
@@ -219,6 +223,22 @@ def read_progress(messages: list[dict]) -> Progress:
                 state.results.append((state.step, name, content))
                 state.next_step()
     return state
+
+
+def final_summary(state: Progress) -> str:
+    """The agents' final answer: one line per tool result (``- need → tool: result``, the lines
+    :data:`ANSWER_LINE` reads back), then the steps skipped."""
+    if not state.results:
+        lines = ["I did not call any tool."]
+    else:
+        lines = [f"Done. I used {len(state.results)} tool(s):"]
+        for step_index, name, content in state.results:
+            short = content if len(content) <= 160 else content[:157] + "..."
+            need = state.steps[step_index].need if step_index < len(state.steps) else "?"
+            lines.append(f"- {need} → {name}: {short}")
+    if state.skipped:
+        lines.append("Skipped: " + "; ".join(f"step {k + 1} ({state.steps[k].need})" for k in state.skipped))
+    return "\n".join(lines)
 
 
 def tools_used_before(messages: list[dict]) -> list[str]:

@@ -13,6 +13,10 @@ Common rules
    pick wrong; the trace shows it. After the last step it answers with a summary of the results.
 4. The first search for a step asks toolSearchTool for the need's content words as written (stop words
    dropped, at most six), with ``maxResults`` = ``max_results``.
+5. After a search comes back empty ("no tool matches": Spring's empty array, whichever index said it), the
+   step gets at most one more search, in other words, as the meta-tool's description invites; then the
+   agent calls what that search gave it if it fits, or does without a tool for the step, as when nothing
+   fits (below).
 
 ``LiteralAgent`` (``mode="literal"``) - judges fit by shared words only
 * Fit (:func:`.fit.tool_fit`): words of the need that appear in the tool's name count double, in its
@@ -89,6 +93,7 @@ from toolsearch_lab.models.fit import (
     as_step,
     data_words,
     fill_arguments,
+    final_summary,
     inline_definitions,
     read_progress,
     recalled_query,
@@ -192,7 +197,8 @@ class SimulatedAgent(ABC):
             chosen = self._choose(step, candidates, state)
             if chosen is not None:
                 return use(chosen)
-            query = self._next_query(step, state, candidates) if can_search else None
+            searching = can_search and self._may_search_again(state)
+            query = self._next_query(step, state, candidates) if searching else None
             if query is not None:
                 return call(TOOL_SEARCH_TOOL_NAME, self._search_args(query, state.searches))
             settled = (
@@ -205,7 +211,7 @@ class SimulatedAgent(ABC):
             gave_up = self._nothing_fits(step, state, notes)
             if gave_up is not None:
                 return gave_up
-        return AssistantTurn("\n".join([*notes, self._summary(state)]))
+        return AssistantTurn("\n".join([*notes, final_summary(state)]))
 
     def _task(self, messages: list[dict]) -> list[Step] | None:
         """The steps to do now: all of them (one request), or those of the turn whose user message is the
@@ -268,6 +274,12 @@ class SimulatedAgent(ABC):
         return None
 
     # ---- searching ------------------------------------------------------------------------------------
+    def _may_search_again(self, state: Progress) -> bool:
+        """Whether the step may have another search. After one came back "no tool matches" (the empty
+        array), one more, in other words, as the meta-tool's description invites; after that the agent
+        does without a tool for the step, as a model told that nothing fits does."""
+        return not state.first_no_match or state.searches <= state.first_no_match
+
     def _next_query(self, step: Step, state: Progress, candidates: list[dict]) -> str | None:
         if state.searches >= self.max_searches_per_step:
             return None
@@ -296,22 +308,6 @@ class SimulatedAgent(ABC):
             args["maxResults"] = max_results
         return json.dumps(args)
 
-    # ---- state from the conversation --------------------------------------------------------------------
-    def _summary(self, state: Progress) -> str:
-        if not state.results:
-            lines = ["I did not call any tool."]
-        else:
-            lines = [f"Done. I used {len(state.results)} tool(s):"]
-            for step_index, name, content in state.results:
-                short = content if len(content) <= 160 else content[:157] + "..."
-                need = state.steps[step_index].need if step_index < len(state.steps) else "?"
-                lines.append(f"- {need} → {name}: {short}")
-        if state.skipped:
-            lines.append(
-                "Skipped: " + "; ".join(f"step {k + 1} ({state.steps[k].need})" for k in state.skipped)
-            )
-        return "\n".join(lines)
-
 
 class LiteralAgent(SimulatedAgent):
     """Judges fit by shared words only (:func:`.fit.tool_fit`), and stops at the first step nothing fits (see
@@ -327,7 +323,7 @@ class LiteralAgent(SimulatedAgent):
     def _nothing_fits(self, step: Step, state: Progress, notes: list[str]) -> AssistantTurn | None:
         return AssistantTurn(
             f"I could not find a tool for step {state.step + 1} ({step.need!r}) after "
-            f"{state.searches} searches, so I stopped.\n" + self._summary(state)
+            f"{state.searches} searches, so I stopped.\n" + final_summary(state)
         )
 
 

@@ -3,7 +3,7 @@ interface, and the runtime builds ``__all__`` and the lazy loading from it (:mod
 
 from . import theme as theme
 from .catalog_view import CatalogView as CatalogView
-from .charts import line_chart as line_chart, rank_table as rank_table
+from .charts import error_chart as error_chart, line_chart as line_chart, rank_table as rank_table
 from .course import check as check, reveal as reveal
 from .display import Html as Html, Prose as Prose, Table as Table
 from .doctor import CatalogDoctor as CatalogDoctor

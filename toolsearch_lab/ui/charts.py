@@ -10,7 +10,7 @@ every other view, an index kind ("regex", "lucene", ...) has the colour the Inde
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import plotly.graph_objects as go
@@ -69,6 +69,47 @@ def line_chart(
         ),
     )
     return go.FigureWidget(data=data, layout=layout)
+
+
+def error_chart(
+    title: str,
+    refused: Mapping[str, Sequence[tuple[float, bool]]],
+    loaded: Mapping[str, Sequence[tuple[float, bool]]],
+    thresholds: Sequence[float],
+    marks: Mapping[str, object] | None = None,
+) -> go.FigureWidget:
+    """Both errors of a confidence threshold on one plot. ``refused``: per kind of request a tool serves,
+    each request's (confidence, refused at any threshold, as a near-miss is); the line is the share
+    wrongly refused at each threshold (confidence below it, or refused anyway). ``loaded``: the same for
+    kinds no tool serves; the line is the share still given tools. ``marks``: labelled thresholds drawn
+    as dotted lines (a mark that is not a number, such as an unanswered exercise, is left out)."""
+
+    Wrong = Callable[[float, bool, float], bool]
+
+    def share(items: Sequence[tuple[float, bool]], wrong: Wrong) -> list[float]:
+        return [sum(wrong(v, flag, x) for v, flag in items) / max(len(items), 1) for x in thresholds]
+
+    series = {
+        f"wrongly refused: {name}": (list(thresholds), share(items, lambda v, flag, x: flag or v < x))
+        for name, items in refused.items()
+    }
+    series.update(
+        {
+            f"wrongly loaded: {name}": (
+                list(thresholds),
+                share(items, lambda v, flag, x: not flag and v >= x),
+            )
+            for name, items in loaded.items()
+        }
+    )
+    fig = line_chart(title, series, "threshold (no tools below this confidence)", "share of the requests")
+    colours = [t.BAD] * len(refused) + [t.NEW, t.SEARCH, t.FOUND][: len(loaded)]
+    for trace, colour in zip(fig.data, colours, strict=False):
+        trace.line.color, trace.marker.size = colour, 4
+    for label, x in (marks or {}).items():
+        if isinstance(x, (int, float)) and not isinstance(x, bool):
+            fig.add_vline(x=x, line={"dash": "dot", "color": t.MUTED}, annotation_text=label)
+    return fig
 
 
 def rank_table(

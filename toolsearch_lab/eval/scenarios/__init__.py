@@ -11,6 +11,7 @@ One module per job, all names importable from here:
 from __future__ import annotations
 
 from toolsearch_lab.eval.scenarios.format import (
+    HELD_OUT_SCENARIOS,
     USER_SUFFIX,
     WORDINGS,
     Scenario,
@@ -27,6 +28,7 @@ from toolsearch_lab.eval.scenarios.grading import Grade, failed_steps, grade, se
 from toolsearch_lab.eval.scenarios.report import (
     descriptions_label,
     failed_steps_text,
+    markdown_tables,
     summarise_matrix,
     summary_text,
 )
@@ -41,6 +43,7 @@ from toolsearch_lab.eval.scenarios.running import (
 
 __all__ = [
     "EXAMPLES_CHOICES",
+    "HELD_OUT_SCENARIOS",
     "USER_SUFFIX",
     "WORDINGS",
     "Grade",
@@ -55,6 +58,7 @@ __all__ = [
     "grade",
     "list_scenarios",
     "load_scenario",
+    "markdown_tables",
     "run_scenario",
     "scenario_from_dict",
     "scenario_matrix",

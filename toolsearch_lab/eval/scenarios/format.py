@@ -51,6 +51,12 @@ from toolsearch_lab.model import Tool
 
 WORDINGS = ("plain", "user")
 USER_SUFFIX = "-user"
+# The user-worded scenarios written blind (data/scenarios/PROVENANCE.md): held out, never tuned or chosen on.
+HELD_OUT_SCENARIOS = (
+    "github-security-triage-user",
+    "livemcpbench-money-check-user",
+    "spring-demo-market-day-user",
+)
 
 
 @dataclass(frozen=True)

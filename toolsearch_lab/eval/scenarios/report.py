@@ -1,10 +1,12 @@
 """Reports of a scenario matrix (:func:`~.running.scenario_matrix`): totals per wording x descriptions x
-index x agent, and text tables of them and of the steps that failed.
+index x agent, and text and Markdown tables of them and of the steps that failed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from toolsearch_lab.eval.scenarios.format import HELD_OUT_SCENARIOS
 
 
 def summarise_matrix(rows: Sequence[dict]) -> list[dict]:
@@ -70,3 +72,40 @@ def failed_steps_text(
                     f"ran {f['called']} ({_WHY[f['surfaced']]})"
                 )
     return "\n".join(lines)
+
+
+def _cell(run: dict) -> str:
+    return f"{'✓' if run['task_success'] else '✗'} {run['steps_succeeded']}/{run['steps']}"
+
+
+def markdown_tables(rows: Sequence[dict], indexes: Sequence[str]) -> dict[str, list[str]]:
+    """The Markdown tables of docs/wording-table.md and docs/eval.md, by name: ``"every run"`` (a row per
+    scenario, wording, descriptions and agent, a column per index), ``"totals"`` (the same summed over the
+    scenarios) and ``"user-worded, hybrid"`` (a row per user-worded scenario, the hybrid index's runs by
+    agent and descriptions; the scenarios written blind marked held out)."""
+    keyed = {(r["scenario"], r["examples"], r["agent"], r["index"]): r for r in rows}
+    order = list(dict.fromkeys((r["scenario"], r["wording"], r["examples"], r["agent"]) for r in rows))
+    order.sort(key=lambda k: (k[0], k[2]))
+    head = " | ".join(indexes)
+    every = [f"| scenario | wording | descriptions | agent | {head} |", "|---" * (4 + len(indexes)) + "|"]
+    for scenario, wording, examples, agent in order:
+        cells = " | ".join(_cell(keyed[scenario, examples, agent, index]) for index in indexes)
+        every.append(f"| {scenario} | {wording} | {descriptions_label(examples)} | {agent} | {cells} |")
+    totals = {(s["wording"], s["examples"], s["agent"], s["index"]): s for s in summarise_matrix(rows)}
+    summed = [f"| wording | descriptions | agent | {head} |", "|---" * (3 + len(indexes)) + "|"]
+    groups = dict.fromkeys((w, e, a) for _, w, e, a in sorted(order, key=lambda k: (k[1], k[2])))
+    for wording, examples, agent in groups:
+        cells = " | ".join(
+            f"{t['tasks_succeeded']}/{t['tasks']} tasks, {t['steps_succeeded']}/{t['steps']} steps "
+            f"({100 * t['step_success_rate']:.0f} %)"
+            for t in (totals[wording, examples, agent, index] for index in indexes)
+        )
+        summed.append(f"| {wording} | {descriptions_label(examples)} | {agent} | {cells} |")
+    columns = [(a, e) for a in ("semantic-no-glossary", "semantic") for e in (False, True)]
+    user = ["| user-worded scenario (hybrid index) | no glossary | no glossary + examples | semantic | "
+            "semantic + examples |", "|---|---|---|---|---|"]  # fmt: skip
+    for scenario in dict.fromkeys(k[0] for k in order if k[1] == "user"):
+        label = scenario + (" (held out)" if scenario in HELD_OUT_SCENARIOS else "")
+        cells = " | ".join(_cell(keyed[scenario, e, a, "hybrid"]) for a, e in columns)
+        user.append(f"| {label} | {cells} |")
+    return {"every run": every, "totals": summed, "user-worded, hybrid": user}
