@@ -5,6 +5,7 @@ cost-vs-success plot's points at their exact figures, and recommend_pins weighin
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -97,3 +98,71 @@ def test_recommend_pins_weighs_searches_and_pins_at_the_same_discount():
         assert a.tool == b.tool
         assert b.search_tokens == pytest.approx(a.search_tokens * 0.25)
         assert b.pin_tokens == pytest.approx(a.pin_tokens * 0.25)
+
+
+# ---- the pinning figures docs/compare.md gives -------------------------------------------------------------
+COMPARE_MD = Path(__file__).resolve().parent.parent / "docs" / "compare.md"
+
+
+def _pin_rows() -> dict[tuple[str, str], list[str]]:
+    """The pinning table's rows: (memory, found tools in) → its cells after those two."""
+    text = COMPARE_MD.read_text(encoding="utf-8")
+    table = text[text.index("| memory | found tools in | search-only | pinned, measured") :].split("\n\n")[0]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()[2:]]
+    # The first row names the unit once: "16 req · ..."
+    return {
+        (memory, source): [c.replace(" req ·", " ·", 1) for c in cells] for memory, source, *cells in rows
+    }
+
+
+def _cell(row: dict, base: dict | None) -> str:
+    steps = f"{row['steps_succeeded']}/{row['steps']}"
+    steps = (
+        f"**{steps}**"
+        if base and base["steps_succeeded"] < base["steps"] == row["steps_succeeded"]
+        else steps
+    )
+    cell = f"{row['requests']} · {row['prompt_tokens']:,} · ${row['cost_usd']:.4f} · {steps}"
+    if base is None:
+        return cell
+    change = round(100 * (row["cost_usd"] / base["cost_usd"] - 1))
+    return f"{cell} ({'+' if change > 0 else '−'}{abs(change)} %)"
+
+
+@pytest.mark.slow
+def test_the_pinning_figures_of_compare_md_are_what_compare_measures():
+    from toolsearch_lab import compare, comparison_rows, load_prices, usage_pins
+
+    scenario, prices = load_scenario("support-conversation"), load_prices()
+    measured = usage_pins(scenario, price=prices.price())
+    assert measured.pinned == ["create_branch", "merge_pull_request", "create_pull_request"]
+    says = COMPARE_MD.read_text(encoding="utf-8")
+    assert "it pins `create_branch`, `merge_pull_request` and `create_pull_request`" in " ".join(says.split())
+    assert "pinned, measured (3 tools)" in says
+    grid = {
+        "memories": ["full", "window:6", "compact:6"],
+        "sources": ["history", "session"],
+        "prices": prices,
+    }
+    rows = comparison_rows(compare(scenario, ["search-only", "pinned"], **grid))
+    rows += comparison_rows(compare(scenario, ["pinned"], pinned=["add_issue_comment"], **grid))
+    by = {}
+    for row in rows:
+        pins = tuple(row["options"].get("pinned", ()))
+        by[row["memory"], row["accumulation_source"], pins] = row
+    table = _pin_rows()
+    for (memory, source), cells in table.items():
+        sources = ("history", "session") if source == "either" else (source,)
+        for s in sources:
+            base = by[memory, s, ()]
+            want = [
+                _cell(base, None),
+                _cell(by[memory, s, tuple(measured.pinned)], base),
+                _cell(by[memory, s, ("add_issue_comment",)], base),
+            ]
+            assert cells == want, (memory, s, cells, want)
+    more = [
+        round(100 * (by[m, s, tuple(measured.pinned)]["cost_usd"] / by[m, s, ()]["cost_usd"] - 1))
+        for m, s, _ in {key for key in by if key[2] == ()}
+    ]
+    assert f"Pins measured on other tasks cost {min(more)}–{max(more)} % more and fix nothing here" in says

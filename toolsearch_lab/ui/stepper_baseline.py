@@ -56,8 +56,9 @@ def all_tools_basis(run, trace: RunTrace) -> AllToolsBasis:
         placement,
     )
     if key not in _RUNS:
+        # The all-tools agent never searches, so the index does not change its run (nor the cache key).
         real = run_strategy(
-            scenario, "all-tools", trace.index, mode, memory=memory, memory_advisor=placement
+            scenario, "all-tools", "lucene", mode, memory=memory, memory_advisor=placement
         ).trace
         _RUNS[key] = AllToolsBasis(real.tokens_total()["prompt_tool_search"], len(real.iterations))
     return _RUNS[key]
