@@ -166,3 +166,15 @@ def test_the_pinning_figures_of_compare_md_are_what_compare_measures():
         for m, s, _ in {key for key in by if key[2] == ()}
     ]
     assert f"Pins measured on other tasks cost {min(more)}–{max(more)} % more and fix nothing here" in says
+
+
+def test_the_other_run_views_label_the_per_request_figure_as_such():
+    from toolsearch_lab.ui.tokens_render import run_spec
+    from toolsearch_lab.ui.trace_viewer import summary_html
+
+    trace = run_scenario(load_scenario("spring-demo")).trace
+    pct = f"{trace.tokens_total()['prompt_saved_pct']:g}% saved"
+    title = run_spec(trace, 0, 0, trace.catalog_size)["layout"]["title"]["text"]  # the sizes: no run only
+    for shown in (text(title), text(summary_html(trace, "run"))):
+        assert f"per-request counterfactual: {pct}" in shown  # never a bare "% saved"
+        assert shown.count("% saved") == 1

@@ -186,6 +186,25 @@ def test_08_a_short_query_sinks_among_look_alikes_and_tool_search_stays_flat():
     assert costs[-1] > 100 * nb.ns["search_cost"]
 
 
+# ---- 09: when a found tool becomes usable ------------------------------------------------------------------
+def test_09_a_found_tool_is_in_the_context_from_the_next_request_on_and_leaves_the_deferred_list():
+    nb = lesson("09", until="c01")
+    says(nb.markdown("c04"), "a tool found in one response is in the context of every later request")
+    says(nb.markdown("c04"), "the deferred list shrinks by what was found")
+    says(nb.markdown("c17"), "it is in the context of the requests sent after the search's result came back")
+    for name in ("anthropic", "responses", "session"):
+        its = nb.ns[name].iterations
+        found = [(k, n) for k, it in enumerate(its) for s in it.searches for n in s.names]
+        assert found, f"{name}: the run searches"
+        for k, tool in found:
+            assert tool not in its[k].exposed_tools, (
+                name,
+                tool,
+            )  # not in the request whose response searched
+            for later in its[k + 1 :]:
+                assert tool in later.exposed_tools and tool not in later.deferred, (name, tool, later.number)
+
+
 # ---- 10: the catalog it points back to ---------------------------------------------------------------------
 def test_10_github_is_where_tool_search_saves_most_of_the_prompt():
     from toolsearch_lab import headline
