@@ -109,6 +109,8 @@ def test_03_embeddings_rank_the_paraphrased_tool_first_where_keywords_do_not():
     says(text, "ranks the right tool first for each")
     for kind in ("vector", "hybrid"):
         assert all(ranked[kind, q][:1] == [tool] for q, tool in right.items()), kind
+    says(nb.markdown("c17"), "here each paraphrase, with none of its tool's words, still found it")
+    assert all(ranked["vector", q][:1] == [tool] for q, tool in right.items())
     says(nb.prose("c08"), "The wrong tool wins")
     assert [row[0] for row in nb.out["c07"].rows] == ["get-time", "get_weather"]  # the table above it
     says(nb.prose("c13"), "the default returns **nothing**")
