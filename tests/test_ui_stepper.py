@@ -11,6 +11,7 @@ from toolsearch_lab.ui import IterationStepper, theme
 from toolsearch_lab.ui.sample import sample_trace
 from toolsearch_lab.ui.stepper_panels import details_html, steps_html
 from toolsearch_lab.ui.stepper_render import TOOLS_TRACES, tokens_spec, tools_spec
+from toolsearch_lab.ui.stepper_turns import LOST_TINT, PLOT_PX, label_px
 
 
 class FakeRunner:
@@ -317,8 +318,13 @@ def test_a_conversation_gets_turn_bands_a_turn_selector_and_its_memory_in_the_de
     html = app.details.value
     assert "Turn 4 of 5" in html and "Lost" in html and "add_issue_comment" in html
     bands = [s for s in app.tools_fig.layout.shapes if s.label and s.label.text]
-    assert [b.label.text.split(" ·")[0] for b in bands] == [f"turn {k}" for k in range(1, 6)]
-    assert any("lost tools" in b.label.text for b in bands)
+    assert [b.label.text.split(" ")[:2] for b in bands] == [["turn", str(k)] for k in range(1, 6)]
+    lost = [b.label.text for b in bands if b.fillcolor == LOST_TINT]
+    assert lost and all("lost" in text or "✗" in text for text in lost)
+    # Each label fits its own band, so neighbouring turns' labels never overlap (turns 2 and 3: 3 requests).
+    per_request = PLOT_PX / (len(trace.iterations) + 0.2)
+    for band in bands:
+        assert label_px(band.label.text) <= (band.x1 - band.x0) * per_request, band.label.text
     app.slider.value = 1
     assert app.turn.value == app.turn.options[0][1]  # the selector follows the slider
     app.scenario_dropdown.value = "spring-demo"

@@ -62,3 +62,25 @@ def test_the_outline_gives_the_planned_minutes():
 def test_every_lesson_has_a_measured_row():
     missing = [n for n in LESSONS if n not in planned()]
     assert not missing, f"lessons with no row in the guide's timing table: {missing}"
+
+
+def test_the_timing_table_gives_each_lessons_cells_and_words():
+    """Cells and words are what ``python benchmarks/notebook_time.py`` prints for the notebooks as they are;
+    when a lesson changes, run it and copy its figures (its times too) into docs/workshop.md."""
+    import sys
+
+    import nbformat
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from notebook_time import reading_minutes
+
+    table = {r[0][:2]: r for r in rows(section("How the minutes were measured")) if r[0][:2].isdigit()}
+    for number in LESSONS:
+        nb = nbformat.read(next((ROOT / "notebooks").glob(f"{number}_*.ipynb")), as_version=4)
+        words, minutes, optional = reading_minutes(nb)
+        stated = f"{words:,}" + (f" (+ {optional})" if optional else "")
+        _, cells, _, _, shown_words, reading, *_ = table[number]
+        assert (int(cells), shown_words, float(reading)) == (len(nb.cells), stated, round(minutes, 1)), (
+            f"docs/workshop.md's row for {number} is out of date: benchmarks/notebook_time.py prints "
+            f"{len(nb.cells)} cells, {stated} words, {minutes:.1f} min to read"
+        )

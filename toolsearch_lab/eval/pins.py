@@ -2,9 +2,10 @@
 :class:`~toolsearch_lab.loop.pinning.Pinned`).
 
 :func:`recommend_pins` reads traces of earlier runs (sessions): how many sessions used each tool, what the
-searches before its calls cost, and what sending its definition in every request would cost instead (at a
-cache discount, when the caller gives one). :func:`~toolsearch_lab.eval.compare.usage_pins` runs the sessions
-it measures.
+searches before its calls cost, and what sending its definition in every request would cost instead. Both
+sides are prompt tokens of the same conversation, so both are weighed at the same cache discount: a search
+request repeats the conversation before it as a cached prefix just as a pinned definition does.
+:func:`~toolsearch_lab.eval.compare.usage_pins` runs the sessions it measures.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ __all__ = ["PinAdvice", "PinRecommendation", "recommend_pins"]
 class PinAdvice:
     """One tool's measured case for pinning, per session: ``sessions`` that called it out of ``of``;
     ``search_tokens`` = prompt tokens of the search requests before each of its calls (what finding it cost);
-    ``pin_tokens`` = its definition in every request of a session (what keeping it loaded costs, times the
-    cache discount); ``net`` = what pinning saves per session (positive) or costs (negative)."""
+    ``pin_tokens`` = its definition in every request of a session (what keeping it loaded costs); both times
+    the same cache discount; ``net`` = what pinning saves per session (positive) or costs (negative)."""
 
     tool: str
     sessions: int
@@ -87,9 +88,11 @@ def recommend_pins(
     """Which tools to pin, from ``traces`` (one per session, e.g. earlier runs of the scenarios over the same
     catalog). A tool is pinned when at least ``min_share`` of the sessions called it and what its searches
     cost (prompt tokens of the search requests before each of its calls, weighted by that share) exceeds what
-    its definition would cost in every request of a session, times ``cached_ratio`` (the price of a cached
-    prompt token over an uncached one, e.g. 0.25 on gpt-4.1: pinned tools lead the tools array, so after the
-    first request they are a cached prefix). At most ``max_pins``, by net saving."""
+    its definition would cost in every request of a session. Both sides are weighed the same way, times
+    ``cached_ratio`` (the price of a cached prompt token over an uncached one, e.g. 0.25 on gpt-4.1): pinned
+    tools lead the tools array, so after the first request they are a cached prefix, and a search request's
+    prompt is the conversation so far, a cached prefix too. The discount therefore scales both figures and
+    never changes which tools are pinned. At most ``max_pins``, by net saving."""
     check_positive_int(max_pins, "recommend_pins: max_pins")
     if not 0.0 < min_share <= 1.0:
         raise ValueError(f"recommend_pins: min_share must be in (0, 1], got {min_share!r}")
@@ -117,7 +120,7 @@ def recommend_pins(
         if name not in by_name:
             continue
         tokens = counter.tool_tokens(by_name[name].definition())
-        found = sum(search_cost[name]) / len(search_cost[name])
+        found = sum(search_cost[name]) / len(search_cost[name]) * cached_ratio
         pin_cost = tokens * per_session * cached_ratio
         item = PinAdvice(name, sessions[name], len(traces), calls[name], tokens, found, pin_cost, False, "")
         advice.append(item)
@@ -145,14 +148,14 @@ def _explained(advice: PinAdvice, pinned: bool, min_share: float, max_pins: int)
     used = f"called in {advice.sessions} of {advice.of} sessions"
     costs = (
         f"finding it cost {advice.search_tokens:,.0f} prompt tokens of searches per use; keeping it loaded "
-        f"{advice.pin_tokens:,.0f} per session"
+        f"{advice.pin_tokens:,.0f} per session, both at the same cache discount"
     )
     if pinned:
         why = f"pin: {used}; {costs}"
     elif advice.share < min_share:
         why = f"not pinned: only {used} (pin from {min_share:.0%})"
     elif advice.net <= 0:
-        why = f"not pinned: {costs}, more than it saves"
+        why = f"not pinned: keeping it loaded costs more than finding it; {costs}"
     else:
         why = f"not pinned: {used}, but {max_pins} tools with larger savings come first"
     return replace(advice, pin=pinned, why=why)

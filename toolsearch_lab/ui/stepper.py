@@ -24,6 +24,7 @@ from toolsearch_lab.ui import theme as t
 from toolsearch_lab.ui.base import Displayable, figure_box, html_sink, new_figure, update_figure
 from toolsearch_lab.ui.stepper_panels import details_html, error_html, status_html, steps_html
 from toolsearch_lab.ui.stepper_render import highlight, tokens_spec, tools_spec, trace_of
+from toolsearch_lab.ui.stepper_replay import replay_search_settings as search_settings
 from toolsearch_lab.ui.stepper_turns import turn_bands, turn_choices, turn_html, with_turns
 
 # What the threshold slider means per index kind: (label, min, max, step, default). Regex has no scores;
@@ -161,8 +162,7 @@ class IterationStepper(Displayable):
         self._configure_threshold(index)
         self._first_run(run)
         if replayed:
-            for control in (*self._settings(), self.run_button):
-                control.disabled = True
+            self._show_replay_settings(trace_of(run))
         self._wire()
         self.widget = self._layout()
 
@@ -228,7 +228,19 @@ class IterationStepper(Displayable):
             description="Turn",
             layout=widgets.Layout(width="420px"),
         )
+        self.replay_limit = widgets.HTML("")  # a replayed run's own maxResults, in place of the slider
         self._sync_conversation(scenario)
+
+    def _show_replay_settings(self, trace) -> None:
+        """A replayed run's own search (its tools, how they searched, the results asked for), not the lab's
+        index and maxResults, which did not run; every control disabled: there is nothing to re-run."""
+        search, limit = search_settings(trace)
+        self.index_dropdown.options, self.index_dropdown.description = [search], "Searched by"
+        self.index_dropdown.layout.width = "700px"
+        self.max_results.layout.display = self.threshold.layout.display = "none"
+        self.replay_limit.value = f"<b>maxResults</b> asked by its searches: {t.esc(limit)}"
+        for control in (*self._settings(), self.run_button):
+            control.disabled = True
 
     def _build_stepping(self) -> None:
         """The iteration slider and its play button."""
@@ -287,7 +299,7 @@ class IterationStepper(Displayable):
         row1 = widgets.HBox(
             [self.scenario_dropdown, self.model_dropdown, self.index_dropdown, self.run_button]
         )
-        row2 = widgets.HBox([self.max_results, self.threshold])
+        row2 = widgets.HBox([self.max_results, self.threshold, self.replay_limit])
         row3 = widgets.HBox([self.accumulation, self.examples])
         row4 = widgets.HBox([self.memory, self.placement, self.source])
         stepper = widgets.VBox([widgets.HBox([self.play, self.slider]), self.turn])

@@ -10,6 +10,7 @@ from toolsearch_lab.loop.result_flags import FLAG_TEXT
 from toolsearch_lab.loop.search_tool import TOOL_SEARCH_TOOL_NAME
 from toolsearch_lab.trace import Iteration, RunTrace, SearchRecord, StepOutcome
 from toolsearch_lab.ui import stepper_replay as replay, theme as t
+from toolsearch_lab.ui.stepper_baseline import savings_html
 from toolsearch_lab.ui.stepper_render import trace_of
 
 
@@ -165,7 +166,6 @@ def _calls_html(it: Iteration) -> list[str]:
 def status_html(run, note: str = "") -> str:
     """Totals and the grade of a run: the one-line answer to "did it work and what did it cost"."""
     trace = trace_of(run)
-    total = trace.tokens_total()
     grade = getattr(run, "grade", None)
     parts = []
     if grade is not None:
@@ -183,10 +183,7 @@ def status_html(run, note: str = "") -> str:
         )
     parts.append(
         f"<b>{len(trace.iterations)}</b> model requests · {t.count(len(trace.searches()), 'search')} · stop: "
-        f"{t.esc(trace.stop_reason)} · prompt tokens <b style='color:{t.SEARCH}'>"
-        f"{total['prompt_tool_search']:,}</b> with tool search vs <b>{total['prompt_baseline']:,}</b> "
-        "with all "
-        f"{trace.catalog_size} tools: <b style='color:{t.GOOD}'>{total['prompt_saved_pct']:g}% saved</b>"
+        f"{t.esc(trace.stop_reason)} · {savings_html(run, trace)}"
     )
     head = (
         f"<div style='font-size:{t.FONT_SIZE + 1}px'><b>Request</b> "

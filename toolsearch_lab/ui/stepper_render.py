@@ -204,9 +204,10 @@ def tokens_spec(trace: RunTrace, selected: int | None = None) -> dict:
     cum_ts, cum_base = list(accumulate(ts)), list(accumulate(base))
     total = trace.tokens_total()
     subtitle = (
-        f"<span style='font-size:{t.FONT_SIZE - 1}px;color:{t.MUTED}'>whole run: "
-        f"{total['prompt_tool_search']:,} vs {total['prompt_baseline']:,} prompt tokens, "
-        f"{total['prompt_saved_pct']:g}% saved</span>"
+        f"<span style='font-size:{t.FONT_SIZE - 1}px;color:{t.MUTED}'>grey: the per-request counterfactual, "
+        f"every tool put into each of these requests ({total['prompt_tool_search']:,} vs "
+        f"{total['prompt_baseline']:,} prompt tokens in all);<br>a real all-tools run makes fewer requests "
+        "(the status above compares with one)</span>"
     )
     layout = t.base_layout(
         f"Prompt tokens per model request: tool search vs all {trace.catalog_size} tools<br>{subtitle}",
@@ -233,7 +234,7 @@ def tokens_spec(trace: RunTrace, selected: int | None = None) -> dict:
             **t.nice_range(max(cum_ts + cum_base, default=0)),
         ),
         shapes=highlight(selected, n),
-        margin={"l": 80, "r": 90, "t": 130, "b": 60},
+        margin={"l": 80, "r": 90, "t": 150, "b": 60},
     )
     return {"data": _tokens_traces(trace.catalog_size, ts, base, cum_ts, cum_base), "layout": layout}
 

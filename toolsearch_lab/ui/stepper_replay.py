@@ -111,6 +111,25 @@ def replay_status(trace: RunTrace) -> str:
     )
 
 
+VARIANT_WORDS = {  # how a replayed run's search tool searched (trace.source.SearchVariant), in words
+    "regex": "regex, run by Anthropic",
+    "bm25": "BM25, run by Anthropic",
+    "hosted": "run by OpenAI",
+    "client": "run by the caller",
+}
+
+
+def replay_search_settings(trace: RunTrace) -> tuple[str, str]:
+    """A replayed run's search as its provider ran it: the search tools and how each searched, and how many
+    results its searches asked for (each search's own ``max_results``; none asked: the provider's limit).
+    The stepper shows these in place of the lab's index and maxResults, which did not run."""
+    assert trace.replay is not None, "replay_search_settings reads a replayed trace"
+    tools = [f"{s.name} ({VARIANT_WORDS[s.variant]})" for s in trace.replay.search_tools]
+    asked = sorted({s.max_results for s in trace.searches() if s.max_results is not None})
+    limit = ", ".join(map(str, asked)) if asked else "none asked: the provider's own limit"
+    return ", ".join(tools) or "no search tool", limit
+
+
 def catalog_name(name: str) -> str:
     """A replayed tool's name as a catalog has it: ``mcp__github__list_issues`` and
     ``github_issues.list_issues`` are ``list_issues``."""

@@ -18,17 +18,41 @@ __all__ = ["turn_bands", "turn_choices", "turn_html", "turn_of", "turn_view", "t
 
 BAND_TINTS = ("#F5F3FF", "#FFFFFF")  # alternate turns: a pale violet, then none
 LOST_TINT = "#FEE2E2"
+LABEL_FONT = t.FONT_SIZE - 2
+# The narrower of the stepper's two plot areas (the tools figure gives room to tool names), so a label that
+# fits there fits in both; and a generous average glyph width, so an estimate never undercounts.
+PLOT_PX = t.FIG_WIDTH - 400
+GLYPH_EM = 0.62
+
+
+def label_px(text: str) -> float:
+    """About how wide ``text`` is drawn as a turn label."""
+    return len(text) * GLYPH_EM * LABEL_FONT
+
+
+def turn_label(number: int, lost: bool, band_px: float) -> str:
+    """The longest label that fits a band ``band_px`` wide ("turn N · lost tools" down to "N ✗" for a turn
+    that lost found tools, "turn N" or "N" for one that did not), so neighbouring turns' labels never
+    overlap; the shortest when none fits (the band's tint still tells a lost turn)."""
+    if lost:
+        texts = [f"turn {number} · lost tools", f"turn {number} · lost", f"turn {number} ✗", f"{number} ✗"]
+    else:
+        texts = [f"turn {number}", str(number)]
+    return next((text for text in texts if label_px(text) <= band_px), texts[-1])
 
 
 def turn_bands(trace: RunTrace) -> list[dict]:
-    """One rectangle per turn over its requests (alternating tints), labelled with the turn's number; a turn
-    that had lost found tools is tinted red so the loss shows before you step into it."""
+    """One rectangle per turn over its requests (alternating tints), labelled with the turn's number as far as
+    the band has room; a turn that had lost found tools is tinted red so the loss shows before you step into
+    it."""
     shapes = []
+    per_request = PLOT_PX / (max(len(trace.iterations), 1) + 0.2)  # the x axis spans [0.4, n + 0.6]
     for k, record in enumerate(trace.turns):
         numbers = [it.number for it in trace.iterations if it.turn == record.number]
         if not numbers:
             continue
         tint = LOST_TINT if record.lost else BAND_TINTS[k % 2]
+        text = turn_label(record.number, bool(record.lost), (max(numbers) - min(numbers) + 1) * per_request)
         shapes.append(
             {
                 "type": "rect",
@@ -43,9 +67,9 @@ def turn_bands(trace: RunTrace) -> list[dict]:
                 "line": {"width": 1, "color": "#DDD6FE", "dash": "dot"},
                 "layer": "below",
                 "label": {
-                    "text": f"turn {record.number}" + (" · lost tools" if record.lost else ""),
+                    "text": text,
                     "textposition": "top center",
-                    "font": {"size": t.FONT_SIZE - 2, "color": t.MUTED},
+                    "font": {"size": LABEL_FONT, "color": t.MUTED},
                 },
             }
         )

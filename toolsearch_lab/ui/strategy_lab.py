@@ -46,7 +46,8 @@ STRATEGY_COLOURS = {
     "anthropic-bm25": "#92400E",
 }
 GOOD_TINT = "#DCFCE7"  # the winning row: ink on pale green
-NUDGE = 0.012  # vertical offset between strategies in the Pareto plot, so equal points stay visible
+POINT_PX, RING_PX = 13, 9  # a Pareto point's marker, and how much wider it is per point drawn over it
+RATE_RANGE = (-0.08, 1.12)  # the success axis: every rate (0 to 1) inside it, with room for the markers
 INDEX_SYMBOLS = {
     "regex": "square",
     "lucene": "circle",
@@ -164,18 +165,19 @@ def pareto_spec(rows: Sequence[dict], priced: str = "") -> dict:
     right is worse; the frontier is the upper left."""
     data = []
     names = list(dict.fromkeys(_base(r["strategy"]) for r in rows))
-    for i, name in enumerate(names):
+    ordered = [r for name in names for r in rows if _base(r["strategy"]) == name]  # the drawing order
+    sizes = _ring_sizes(ordered)
+    for name in names:
         mine = [r for r in rows if _base(r["strategy"]) == name]
-        nudge = (i - (len(names) - 1) / 2) * NUDGE
         data.append(
             {
                 "type": "scatter",
                 "mode": "markers",
                 "name": name,
                 "x": [r["cost_usd"] for r in mine],
-                "y": [r["steps_succeeded"] / r["steps"] + nudge for r in mine],
+                "y": [r["steps_succeeded"] / r["steps"] for r in mine],
                 "marker": {
-                    "size": 15,
+                    "size": [sizes[id(r)] for r in mine],
                     "opacity": 0.9,
                     "color": STRATEGY_COLOURS.get(name, t.INK),
                     "symbol": [INDEX_SYMBOLS.get(r["index"], "circle") for r in mine],
@@ -206,15 +208,27 @@ def pareto_spec(rows: Sequence[dict], priced: str = "") -> dict:
         f"Cost vs success on {t.esc(scenario)}: one point per strategy × index<br>"
         f"<span style='font-size:{t.FONT_SIZE - 1}px;color:{t.MUTED}'>priced as {t.esc(priced)}, "
         "caching counted · shape = index (○ lucene, □ regex, ◇ vector, △ hybrid) · best is top left<br>"
-        "strategies are nudged apart vertically so equal points stay visible; hover for exact figures</span>",
+        "points at the same place are drawn as rings, one inside the other; hover for exact figures</span>",
         height=520,
         # Log scale: the all-tools run costs an order of magnitude more, which crowds every other point
         # into one corner on a linear axis.
         xaxis=t.axis("cost of the run (USD, log scale)", type="log", tickformat="$.3f", dtick="D2"),
-        yaxis=t.axis("steps succeeded", tickformat=".0%", range=[-0.08, 1.12]),
+        yaxis=t.axis("steps succeeded", tickformat=".0%", range=list(RATE_RANGE)),
         margin={"l": 80, "r": 30, "t": 150, "b": 60},
     )
     return {"data": data, "layout": layout}
+
+
+def _ring_sizes(ordered: Sequence[dict]) -> dict[int, int]:
+    """Each row's marker size (by ``id``): points are drawn where their figures put them, never moved, so
+    runs with the same cost and success coincide; a point drawn earlier is a ring around the ones drawn over
+    it, so every one of them stays visible."""
+    sizes = {}
+    for k, row in enumerate(ordered):
+        spot = (row["cost_usd"], row["steps_succeeded"] / row["steps"])
+        over = sum((r["cost_usd"], r["steps_succeeded"] / r["steps"]) == spot for r in ordered[k + 1 :])
+        sizes[id(row)] = POINT_PX + RING_PX * over
+    return sizes
 
 
 PREFIX_LABEL_PX = 300  # the figures beside each bar; long tool names wrap inside it instead of overflowing

@@ -122,7 +122,7 @@ def run_spec(
         bargap=0.3,
         xaxis=t.axis(x_title, type="category", showgrid=False),
         yaxis=t.axis("prompt tokens", rangemode="tozero", tickformat=",.0f"),
-        margin={"l": 80, "r": 30, "t": 140, "b": 60},
+        margin={"l": 80, "r": 30, "t": 160, "b": 60},
     )
     return {"data": _run_bars(x, *columns, n_all), "layout": layout}
 
@@ -144,8 +144,10 @@ def _run_columns(trace: RunTrace) -> tuple[list[str], _Columns, int, str, str]:
     title = (
         f"Prompt tokens per model request: tool search vs all {n_all} tools<br>"
         f"<span style='font-size:{t.FONT_SIZE - 1}px;color:{t.MUTED}'>whole run: "
-        f"{total['prompt_tool_search']:,} vs {total['prompt_baseline']:,} prompt tokens, "
-        f"{total['prompt_saved_pct']:g}% saved; dark = tool definitions, light = system + messages</span>"
+        f"{total['prompt_tool_search']:,} vs {total['prompt_baseline']:,} prompt tokens with every tool put "
+        "into each of these requests<br>"
+        f"(the per-request counterfactual: {total['prompt_saved_pct']:g}% saved; a real all-tools run makes "
+        "fewer requests); dark = tool definitions, light = system + messages</span>"
     )
     return x, columns, n_all, title, "Iteration (one model request each)"
 

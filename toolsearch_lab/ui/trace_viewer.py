@@ -152,7 +152,8 @@ def summary_html(trace: RunTrace, label: str) -> str:
     total = trace.tokens_total()
     tokens = (
         f"prompt tokens <b style='color:{t.SEARCH}'>{total['prompt_tool_search']:,}</b> vs "
-        f"{total['prompt_baseline']:,} with all tools ({total['prompt_saved_pct']:g}% saved)"
+        f"{total['prompt_baseline']:,} with all tools put into each of these requests (per-request "
+        f"counterfactual: {total['prompt_saved_pct']:g}% saved)"
     )
     if trace.replay is not None and not trace.replay.counts_definitions:  # a session file, no definitions
         tokens = (
