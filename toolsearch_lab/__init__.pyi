@@ -26,7 +26,7 @@ from .catalog.mcp_config import McpConfig as McpConfig, load_mcp_config as load_
 from .embed.minilm import MiniLMEmbedder as MiniLMEmbedder
 from .embed.openai import OpenAIEmbedder as OpenAIEmbedder
 from .embed.tfidf import TfidfEmbedder as TfidfEmbedder
-from .eval.bfcl_live import load_bfcl_live as load_bfcl_live
+from .eval.bfcl_live import load_bfcl_live as load_bfcl_live, search_each as search_each
 from .eval.ceiling import share_within as share_within, step_ranks as step_ranks
 from .eval.compare import (
     Headline as Headline,
