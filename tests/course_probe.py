@@ -92,8 +92,8 @@ FIGURES = re.compile(
     r"|\btoo (?:high|low|large|small|big|many|few)\b"
     r"|\b(?:raise|lower|increase|decrease|reduce) (?:it|your|the (?:threshold|number|answer))\b"
     r"|\b(?:higher|lower|larger|smaller|bigger) (?:threshold|number|value|one)\b"
-    r"|\b(?:above|below) the (?:answer|solution)\b|\bcloser\b|#\d"
-    r"|\b\d+ (?:of (?:your|the|its|them)|others?|more|fewer|less)\b",
+    r"|\b(?:above|below) the (?:answer|solution)\b|\bcloser\b|\b(?:is|at|ranks?|ranked) #\d"
+    r"|\b\d+ (?:of (?:your|the|its|them)|others? (?:runs?|pins?|answers?|strateg\w*)|more|fewer|less)\b",
     re.IGNORECASE,
 )
 WHERE = re.compile(r"\b(?:requests?|steps?(?:\(s\))?) \[?\d[\d, ]*\]?|\(\d+ in all\)")
