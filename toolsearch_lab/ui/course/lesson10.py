@@ -78,8 +78,8 @@ def judge_new_tool(new_tool: Any, query: Any, *, my_tools: list, **_: Any) -> Ju
     if not near or near[0] not in existing:
         return False, (
             f"{name} does not look like a help-desk tool: among the help desk's tools and "
-            f"{len(crowd) - len(tools)} {DISTRACTORS} tools, the one nearest to its description is not one of "
-            "the help desk's. Invent a tool that a customer service team needs"
+            f"{len(crowd) - len(tools)} {DISTRACTORS} tools, the one nearest to its description is not "
+            "one of the help desk's. Invent a tool that a customer service team needs"
         )
     vector.index_tools("check", tools)
     first = vector.search(SearchRequest("check", query, 3)).tool_names[:1]
