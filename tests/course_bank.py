@@ -124,15 +124,24 @@ HELD_OUT: dict[str, list[str]] = {
         "my_recall_at_5 = 1 / 3\nmy_rr = 2 / 3",
     ],
     "07-abstention": [
-        "my_threshold = 0.9",
-        "my_threshold = 1.0",
-        "my_threshold = 0",
-        "my_threshold = max(off_domain) + 0.001",
-        "my_threshold = sum(off_domain) / len(off_domain)",
-        "my_threshold = sorted(off_domain)[len(off_domain) // 10]",
+        "def my_threshold(confidences):\n    return 0.9",
+        "def my_threshold(confidences):\n    return 1.0",
+        "def my_threshold(confidences):\n    return 0",
+        "def my_threshold(confidences):\n    return max(confidences) + 0.001",
+        "def my_threshold(confidences):\n    return sum(confidences) / len(confidences)",
+        "def my_threshold(confidences):\n    return sorted(confidences)[len(confidences) // 10]",
+        # the needed-th lowest confidence itself (served: not below it), or 90 % rounded down
+        "def my_threshold(confidences):\n    return sorted(confidences)[-(-9 * len(confidences) // 10) - 1]",
+        "def my_threshold(confidences):\n"
+        "    return sorted(confidences)[int(0.9 * len(confidences)) - 1] + 0.001",
+        # the largest confidence turned away plus a margin that only fits the notebook's requests
+        "def my_threshold(confidences):\n"
+        "    return sorted(confidences)[-(-9 * len(confidences) // 10)] - 0.001",
+        # the notebook's requests read instead of the confidences it is given
+        "def my_threshold(confidences):\n"
+        "    return sorted(off_domain)[-(-9 * len(off_domain) // 10) - 1] + 0.001",
         'my_threshold = "90 %"',
-        # (until 07 asks for a function, the first is its own solution and is not judged)
-        *typed_in("my_threshold", "my_threshold(off_domain) if callable(my_threshold) else my_threshold"),
+        *typed_in("my_threshold", "my_threshold(off_domain)"),
     ],
     "08": [
         'my_query = "current time"',

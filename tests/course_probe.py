@@ -1,6 +1,7 @@
 """What tests/test_notebooks.py runs inside a lesson's own kernel, after the lesson ran with its solution:
 every exercise's self-check fed answers that did no work, the held-out bank of tests/course_bank.py, and then
-second guesses read off each rejection.
+second guesses read off each rejection; it also records what in a rejection a learner could bisect on
+(:func:`figures`, :func:`moving_numbers`).
 
 A second guess is what a student types after reading "not quite, because …": a name, a number or a quoted
 text that the message mentions, put in place of the answer (for a list: added to it, taken out of it, or on
@@ -82,6 +83,48 @@ def leaks(values: dict[str, Any], solution: dict[str, Any], message: str) -> lis
     return found
 
 
+# What a rejection may not say, since a learner could home in on the answer with it: a share or percentage,
+# a direction to move the answer in, a rank, or a count of how far off ("9 of your 10 pins", "2 other
+# runs"). Where to look ("request 3", "step(s) [2]") and how many items the learner's own answer holds ("…
+# (26 in all)") are not such figures: they name a place or quote the answer, not a distance.
+FIGURES = re.compile(
+    r"\d\s*%|\bper ?cent\b|\d\s*points?\b"
+    r"|\btoo (?:high|low|large|small|big|many|few)\b"
+    r"|\b(?:raise|lower|increase|decrease|reduce) (?:it|your|the (?:threshold|number|answer))\b"
+    r"|\b(?:higher|lower|larger|smaller|bigger) (?:threshold|number|value|one)\b"
+    r"|\b(?:above|below) the (?:answer|solution)\b|\bcloser\b|\b(?:is|at|ranks?|ranked) #\d"
+    r"|\b\d+ (?:of (?:your|the|its|them)|others? (?:runs?|pins?|answers?|strateg\w*)|more|fewer|less)\b",
+    re.IGNORECASE,
+)
+WHERE = re.compile(r"\b(?:requests?|steps?(?:\(s\))?) \[?\d[\d, ]*\]?|\(\d+ in all\)")
+ANY_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])")
+
+
+def figures(message: str) -> list[str]:
+    """The parts of a rejection a learner could bisect on (:data:`FIGURES`)."""
+    return [m.group(0) for m in FIGURES.finditer(message)]
+
+
+def moving_numbers(rejections: list[tuple[Any, str]]) -> list[str]:
+    """Rejections, (answer given, message), whose numbers move with the answer: the same sentence with other
+    numbers for another answer, once the answer quoted back and the places pointed at are left out. A number
+    that moves with the answer is derived from it, and a learner can home in on the answer with it."""
+    seen: dict[str, set[tuple[str, ...]]] = {}
+    for given, message in rejections:
+        text = WHERE.sub("<where>", _unquoted(given, message))
+        seen.setdefault(ANY_NUMBER.sub("<n>", text), set()).add(tuple(ANY_NUMBER.findall(text)))
+    return [sentence for sentence, numbers in seen.items() if len(numbers) > 1]
+
+
+def _unquoted(given: Any, message: str) -> str:
+    """``message`` without the answer quoted back as whole words ("not 0.5", "'list_tags'")."""
+    items = given if isinstance(given, list | tuple | set) else [given]
+    texts = {str(given), repr(given), *map(str, items), *map(repr, items)} - {""}
+    for text in sorted(texts, key=len, reverse=True):
+        message = re.sub(rf"(?<![\w.]){re.escape(text)}(?![\w])", " ", message)
+    return message
+
+
 def guesses(given: Any, solution: Any, message: str) -> list[Any]:
     """Answers for one variable that a student could read off ``message``, typed like ``solution``."""
     if callable(solution) or isinstance(solution, dict):
@@ -126,6 +169,7 @@ def probe(
     records: list[dict[str, Any]] = []
     wrong: list[tuple[str, dict[str, Any], str]] = []
     judged: set[str] = set()
+    rejections: list[tuple[Any, str]] = []
 
     def judge(label: str, kind: str, values: dict[str, Any]) -> None:
         if all(same(values[n], solution[n]) or spelled_alike(values[n], solution[n]) for n in names):
@@ -143,6 +187,8 @@ def probe(
         record = {"label": label, "kind": kind, "status": status, "message": message}
         if status == "wrong":
             record["leaks"] = leaks(values, solution, message)
+            record["figures"] = figures(message)
+            rejections.append((tuple(values.values()), message))
             if kind != "second guess":
                 wrong.append((label, values, message))
         records.append(record)
@@ -164,4 +210,5 @@ def probe(
                 )
     ns.update(solution)
     shown = {n: (repr(v) if callable(v) else v) for n, v in solution.items()}
-    return json.dumps({"key": key, "solution": shown, "records": records}, default=repr)
+    moving = moving_numbers(rejections)
+    return json.dumps({"key": key, "solution": shown, "records": records, "moving": moving}, default=repr)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import io
+import json
 import os
 from functools import cache
 from typing import Any
@@ -23,6 +24,7 @@ from toolsearch_lab.index.factory import make_index
 from toolsearch_lab.ui.course import EXERCISES, SOLUTIONS_ENV, Exercise, check, reveal
 from toolsearch_lab.ui.course.base import solution_code
 from toolsearch_lab.ui.course.functions import FunctionCheck, refuse_value
+from toolsearch_lab.ui.course.lesson07 import off_domain_confidences
 from toolsearch_lab.ui.course.lesson10 import judge_description_fixes
 
 TASK_07 = "ec6f4fe5-e650-48b1-8805-285d8f52eb10"  # notebook 07's task
@@ -77,6 +79,7 @@ CONTEXTS = {
     "04": dict,
     "06": dict,
     "07": _task_ranking,
+    "07-abstention": lambda: {"off_domain": list(off_domain_confidences("github-test", "github-mcp"))},
     "09": lambda: {"session": load_transcript("claude-code-session")},
     "10-doctor": _helpdesk,
     "11": lambda: {"rows": comparison_rows(compare("spring-demo", indexes=("lucene",), max_results=5))},
@@ -282,7 +285,7 @@ def _shown_answer(key: str, function: Any, objects: dict[str, Any]) -> Any:
     return function(["weather", "clothing"], ["currentTime", "weather"])  # 02-acc: one merge
 
 
-CODE_EXERCISES = ["02", "02-acc", "09", "12"]
+CODE_EXERCISES = ["02", "02-acc", "07-abstention", "09", "12"]
 
 
 @pytest.mark.parametrize("key", CODE_EXERCISES)
@@ -334,3 +337,49 @@ def _pins(run):
 def test_refuse_value_says_why_a_value_is_not_a_function_to_run(value, refusal):
     said = refuse_value(value, EXERCISES["12"].solve(), "conversation")
     assert (refusal in said) if refusal else said == "", said
+
+
+# Answers of every size around the right one, for the exercises whose answer is a number: a number in a
+# rejection that moves with them is one a learner could bisect on.
+SWEEPS: dict[str, list[str]] = {
+    "01": [f"my_requests = {n}" for n in range(12)],
+    "06": [f"my_index_builds = {n}" for n in range(10)],
+    "07": [f"my_recall_at_5 = {a} / 6\nmy_rr = 1 / {b}" for a in range(7) for b in (1, 2, 4, 7)],
+    "07-abstention": [
+        f"def my_threshold(confidences):\n    return sorted(confidences)[{i}] + {step}"
+        for i in range(0, 52, 3)
+        for step in (-0.001, 0, 0.001, 0.05)
+    ]
+    + [f"def my_threshold(confidences):\n    return {t / 20}" for t in range(1, 21)],
+    "09": [f"def first_in_context(run, tool):\n    return {n}" for n in range(-1, 14)],
+}
+
+
+@pytest.mark.parametrize("key", sorted(CONTEXTS))
+@pytest.mark.slow
+def test_no_rejection_gives_a_figure_to_home_in_on(key):
+    """A rejection says which requirement an answer misses and where to look, never by how much: over the
+    cheap answers, the held-out bank and answers of every size, no rejection gives a share, a direction, a
+    rank or a count of how far off, and none carries a number that moves with the answer."""
+    from course_bank import HELD_OUT
+    from course_probe import probe
+
+    from toolsearch_lab import ScriptedModel, ToolSearchAdvisor, load_scenario
+
+    exercise, objects = EXERCISES[key], context(key)
+    call = f"check({key!r}, {', '.join(exercise.names)}, {', '.join(f'{n}={n}' for n in objects)})"
+    answers = [*HELD_OUT.get(key, []), exercise.wrong, *SWEEPS.get(key, [])]
+    namespace = {  # what the bank's answers read besides the check's objects, as in the notebooks
+        **objects,
+        "check": check,
+        "ScriptedModel": ScriptedModel,
+        "ToolSearchAdvisor": ToolSearchAdvisor,
+        "make_index": make_index,
+        "messages": load_scenario("spring-demo").messages(),
+    }
+    results = json.loads(probe(key, list(exercise.names), exercise.solution, call, answers, namespace, False))
+    rejections = [r for r in results["records"] if r["status"] == "wrong"]
+    assert len(rejections) > 10, results["records"][:3]
+    bisectable = [(r["label"], r["figures"], r["message"]) for r in rejections if r["figures"]]
+    assert not bisectable, f"{key}: rejections a learner could bisect on: {bisectable[:2]}"
+    assert not results["moving"], f"{key}: rejections whose numbers move with the answer: {results['moving']}"

@@ -598,6 +598,18 @@ def test_no_rejection_names_the_answer_or_passes_on_a_second_guess(key):
     assert not passed, f"{key}: a second guess read off a rejection passed: {passed[:2]}"
 
 
+@pytest.mark.parametrize("key", sorted(EXERCISES))
+@pytest.mark.slow
+def test_no_rejection_gives_a_figure_to_home_in_on(key):
+    """In the lesson's own kernel, over the cheap answers, the held-out bank and the second guesses: no
+    rejection gives a share, a direction, a rank or a count of how far off, and no number in a rejection
+    moves with the answer (tests/course_probe.py's figures and moving_numbers)."""
+    results = _probe_results(key)
+    figures = [(r["label"], r["figures"], r["message"]) for r in results["records"] if r.get("figures")]
+    assert not figures, f"{key}: rejections a learner could bisect on: {figures[:2]}"
+    assert not results["moving"], f"{key}: rejections whose numbers move with the answer: {results['moving']}"
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_markdown_cells_read_no_math(name):
     """A notebook's own Markdown is never typeset as LaTeX in JupyterLab: a ``$`` outside code is a dollar."""

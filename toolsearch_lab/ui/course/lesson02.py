@@ -181,7 +181,10 @@ def loop_differences(
             elif call.kind == "rejected" and (n, call.name) in mine.ran:
                 return f"request {n}: your loop ran {call.name}, which was not exposed in that request"
     if len(mine.model.calls) != len(theirs):
-        return f"your loop sent {len(mine.model.calls)} requests, the advisor {len(theirs)}"
+        return (
+            f"your loop kept sending requests after request {len(theirs)}, where the advisor stopped: a "
+            "reply without tool calls is the answer, and the loop returns it"
+        )
     if crashed:
         return f"after the last request, {crashed}"
     if mine.returned != outcome.answer:

@@ -38,9 +38,14 @@ def judge(query: Any, *, catalogs: dict, sizes: list, **_: Any) -> Judgement:
     found = lucene.search(SearchRequest("check", query, 10)).tool_names
     if found[:1] == [target]:
         return True, f"{query!r} ranks {target} first among {size:,} tools"
-    rank = f"#{found.index(target) + 1}" if target in found else "not in the top 10"
-    first = found[0] if found else "nothing"
-    return False, f"at {size:,} tools lucene ranks {first} first for {query!r}; {target} is {rank}"
+    if not found:
+        return False, (
+            f"at {size:,} tools lucene finds nothing for {query!r}: use words of {target}'s description"
+        )
+    return False, (
+        f"at {size:,} tools lucene ranks {found[0]} first for {query!r}, not {target}: which of your words "
+        f"does {found[0]}'s description share, and which of {target}'s words do few other tools use?"
+    )
 
 
 def solution() -> str:

@@ -42,7 +42,7 @@ def judge(request: Any, *, run: RunTrace, tool: str, **_: Any) -> Judgement:
             "a search result reaches the model with the request after the one whose response searched",
         )
     if not 1 <= request <= last:
-        return False, f"it returned {request}, and a run's requests are numbered from 1 (it.number)"
+        return False, "that is not a request of the run: a run's requests are numbered from 1 (it.number)"
     if request == searched:
         return False, (
             "that is the request whose response asked for the tool; the search result goes back to the model "

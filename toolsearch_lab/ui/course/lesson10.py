@@ -77,9 +77,9 @@ def judge_new_tool(new_tool: Any, query: Any, *, my_tools: list, **_: Any) -> Ju
     near = [n for n in vector.search(SearchRequest("crowd", description, 2)).tool_names if n != name]
     if not near or near[0] not in existing:
         return False, (
-            f"{name} does not look like a help-desk tool: of the {len(crowd) - 1} other tools, the one "
-            f"nearest to its description is not one of the help desk's. Invent a tool "
-            "that a customer service team needs"
+            f"{name} does not look like a help-desk tool: among the help desk's tools and "
+            f"{len(crowd) - len(tools)} {DISTRACTORS} tools, the one nearest to its description is not "
+            "one of the help desk's. Invent a tool that a customer service team needs"
         )
     vector.index_tools("check", tools)
     first = vector.search(SearchRequest("check", query, 3)).tool_names[:1]
@@ -159,13 +159,13 @@ def judge_description_fixes(fixes: Any, *, catalog: Any, report: DoctorReport, *
     weak = [n for n in worst if after.tool(n).score < MIN_TOOL_SCORE]
     if weak:
         return False, (
-            f"{weak[0]}'s own queries still miss it ({after.tool(weak[0]).score:.0%} of them find it, at "
-            f"least {MIN_TOOL_SCORE:.0%} needed): the new description does not say what {weak[0]} does"
+            f"{weak[0]}'s own queries still miss it: the new description does not say what {weak[0]} does in "
+            "the words its users search with"
         )
     if after.score - report.score < MIN_GAIN - 1e-9:
         return False, (
-            f"the findability score moved from {report.score:.0%} to {after.score:.0%}; a fix raises it by "
-            f"at least {MIN_GAIN * 100:.0f} points"
+            "the findability score has not risen enough to call it a fix: do the two new descriptions say "
+            "what each tool does, to what and what it returns, the way a user asks for it?"
         )
     gains = ", ".join(f"{n} {report.tool(n).score:.0%} → {after.tool(n).score:.0%}" for n in worst)
     return True, f"findability score {report.score:.0%} → {after.score:.0%} ({gains})"

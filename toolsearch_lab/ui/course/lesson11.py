@@ -28,14 +28,12 @@ def judge(answer: Any, *, rows: Sequence[dict], **_: Any) -> Judgement:
         )
     if not mine["success"]:
         return False, (
-            f"{answer} costs ${mine['cost_usd']:.4f} but does not complete the task "
-            f"({mine['steps_succeeded']}/{mine['steps']} steps)"
+            f"{answer} does not complete the task (see its steps in the table): a run that fails does not "
+            "count, however little it costs"
         )
-    cheaper = sum(r["success"] and r["cost_usd"] < mine["cost_usd"] for r in rows)
     why = (
-        f"{answer} completes the task for ${mine['cost_usd']:.4f} ({mine['cached_share']:.0%} of its prompt "
-        f"cached), but {cheaper} other run{'s' * (cheaper != 1)} that complete{'s' * (cheaper == 1)} it "
-        "cost less: compare the cost of the runs that succeed"
+        f"{answer} completes the task, but it is not the cheapest run that does: compare the cost of the "
+        "runs that succeed"
     )
     if answer == "all-tools":
         why += "; a cached token is cheaper, not free, and every request still carries every definition"
