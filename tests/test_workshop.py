@@ -84,3 +84,39 @@ def test_the_timing_table_gives_each_lessons_cells_and_words():
             f"docs/workshop.md's row for {number} is out of date: benchmarks/notebook_time.py prints "
             f"{len(nb.cells)} cells, {stated} words, {minutes:.1f} min to read"
         )
+
+
+def exercise_minutes(cell: str) -> int:
+    """The guide's exercise time: four minutes an exercise, five where participants write code ("1 (code)",
+    "2 (one code)"; "2 (code)": both)."""
+    count = int(cell.split()[0])
+    code = 0 if "code" not in cell else 1 if "one code" in cell else count
+    return 4 * count + code
+
+
+def test_the_planned_minutes_are_the_guides_formula():
+    """Twice the reading, the exercises, the quiet run, rounded to the nearest minute: as the guide says below
+    its table, so a row whose words or exercises change cannot keep its old minutes."""
+    for row in rows(section("How the minutes were measured")):
+        if not row[0][:2].isdigit():
+            continue
+        _, _, quiet, _, _, reading, exercises, minutes = row
+        exact = 2 * float(reading) + exercise_minutes(exercises) + float(quiet.split()[0]) / 60
+        assert int(minutes) == int(exact + 0.5), f"{row[0]}: {minutes} planned, the formula gives {exact:.2f}"
+
+
+# 07 is being cut on another branch (issue #50, p50c): strict, so the mark goes when it fits.
+OVER_BUDGET = {"07": "07 needs 23 minutes (1,362 words, two exercises); cut on another branch"}
+
+
+def lesson_param(number: str):
+    if number not in OVER_BUDGET:
+        return number
+    return pytest.param(number, marks=pytest.mark.xfail(strict=True, reason=OVER_BUDGET[number]))
+
+
+@pytest.mark.parametrize("number", [lesson_param(n) for n in LESSONS])
+def test_every_lesson_fits_the_course_rule_of_fifteen_minutes(number):
+    """notebooks/README.md: a notebook teaches one idea in at most 15 minutes (the guide's planned ones)."""
+    assert "in at most 15 minutes" in OUTLINE
+    assert planned()[number] <= 15, f"notebook {number} plans {planned()[number]} minutes in the room"
