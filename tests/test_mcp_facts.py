@@ -4,10 +4,9 @@ the specification's page, and the package behaves as each says."""
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
-from test_spring_facts import _sentence, _texts
+from test_spring_facts import statements
 
 from toolsearch_lab.catalog.container import ToolCatalog
 from toolsearch_lab.catalog.live import destructive_text
@@ -19,11 +18,7 @@ from toolsearch_lab.model import Tool
 @pytest.mark.parametrize("fact", FACTS, ids=lambda f: f.key)
 def test_every_statement_of_an_mcp_fact_uses_its_words_and_names_its_page(fact):
     assert fact.sources[0].startswith("https://modelcontextprotocol.io/specification/")
-    stated, wrong = [], []
-    for where, text in _texts():
-        for match in re.finditer(fact.finds, text, flags=re.I):
-            sentence = re.sub(r"\s+", " ", _sentence(text, match.start(), match.end())).replace("`", "")
-            (stated if fact.rule in sentence else wrong).append(f"{where}: {sentence[:200]}")
+    stated, wrong = statements(fact.finds, fact.rule, code_marks=False)
     assert not wrong, f"{fact.key} stated otherwise than '{fact.rule}':\n" + "\n".join(wrong)
     assert stated, f"{fact.key} is stated nowhere; drop it from mcp_facts.py or state it"
 

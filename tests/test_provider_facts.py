@@ -6,10 +6,9 @@ doctor's deferral findings and the re-priced replay's OpenAI rows.
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
-from test_spring_facts import _sentence, _texts
+from test_spring_facts import statements
 
 from toolsearch_lab.catalog.container import load_catalog
 from toolsearch_lab.catalog.export import to_anthropic_tools, to_openai_responses_tools
@@ -24,11 +23,7 @@ PAGES = {"anthropic": "https://platform.claude.com/docs/", "openai": "https://de
 @pytest.mark.parametrize("fact", FACTS, ids=lambda f: f.key)
 def test_every_statement_of_a_provider_fact_uses_its_words_and_names_its_page(fact):
     assert fact.sources[0].startswith(PAGES[fact.provider])
-    stated, wrong = [], []
-    for where, text in _texts():
-        for match in re.finditer(fact.finds, text, flags=re.I):
-            sentence = re.sub(r"\s+", " ", _sentence(text, match.start(), match.end())).replace("`", "")
-            (stated if fact.rule in sentence else wrong).append(f"{where}: {sentence[:200]}")
+    stated, wrong = statements(fact.finds, fact.rule, code_marks=False)
     assert not wrong, f"{fact.key} stated otherwise than '{fact.rule}':\n" + "\n".join(wrong)
     assert stated, f"{fact.key} is stated nowhere; drop it from provider_facts.py or state it"
 

@@ -41,14 +41,21 @@ def _sentence(text: str, start: int, end: int) -> str:
     return re.sub(r"\s+", " ", text[before + 1 : min(stops, default=len(text))]).strip()
 
 
-@pytest.mark.parametrize("fact", FACTS, ids=lambda f: f.key)
-def test_every_statement_of_a_spring_fact_uses_its_words(fact):
+def statements(finds: str, words: str, code_marks: bool = True) -> tuple[list[str], list[str]]:
+    """Every sentence of the course that ``finds`` matches, split into those that use ``words`` word for word
+    and those that do not, each as "where: sentence" (``code_marks=False``: backticks ignored)."""
     stated, wrong = [], []
     for where, text in _texts():
-        for match in re.finditer(fact.finds, text, flags=re.I):
+        for match in re.finditer(finds, text, flags=re.I):
             sentence = _sentence(text, match.start(), match.end())
-            flat = re.sub(r"\s+", " ", sentence)
-            (stated if fact.words in flat else wrong).append(f"{where}: {sentence[:200]}")
+            flat = sentence if code_marks else sentence.replace("`", "")
+            (stated if words in flat else wrong).append(f"{where}: {flat[:200]}")
+    return stated, wrong
+
+
+@pytest.mark.parametrize("fact", FACTS, ids=lambda f: f.key)
+def test_every_statement_of_a_spring_fact_uses_its_words(fact):
+    stated, wrong = statements(fact.finds, fact.words)
     assert not wrong, f"{fact.key} stated otherwise than '{fact.words}' (spec {fact.section}):\n" + "\n".join(
         wrong
     )
