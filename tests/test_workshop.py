@@ -105,17 +105,7 @@ def test_the_planned_minutes_are_the_guides_formula():
         assert int(minutes) == int(exact + 0.5), f"{row[0]}: {minutes} planned, the formula gives {exact:.2f}"
 
 
-# 07 is being cut on another branch (issue #50, p50c): strict, so the mark goes when it fits.
-OVER_BUDGET = {"07": "07 needs 23 minutes (1,362 words, two exercises); cut on another branch"}
-
-
-def lesson_param(number: str):
-    if number not in OVER_BUDGET:
-        return number
-    return pytest.param(number, marks=pytest.mark.xfail(strict=True, reason=OVER_BUDGET[number]))
-
-
-@pytest.mark.parametrize("number", [lesson_param(n) for n in LESSONS])
+@pytest.mark.parametrize("number", LESSONS)
 def test_every_lesson_fits_the_course_rule_of_fifteen_minutes(number):
     """notebooks/README.md: a notebook teaches one idea in at most 15 minutes (the guide's planned ones)."""
     assert "in at most 15 minutes" in OUTLINE
