@@ -41,6 +41,7 @@ from toolsearch_lab.loop.strategy import Strategy
 from toolsearch_lab.models.base import AssistantTurn
 from toolsearch_lab.models.simulated import AGENT_NAMES
 from toolsearch_lab.tokens import TokenCounter
+from toolsearch_lab.trace import saved_pct
 
 __all__ = [
     "Headline",
@@ -264,7 +265,7 @@ class Headline:
 
     @property
     def counterfactual_saved_pct(self) -> float:
-        return 100.0 * (1 - self.prompt / self.counterfactual_prompt) if self.counterfactual_prompt else 0.0
+        return saved_pct(self.prompt, self.counterfactual_prompt)
 
     @property
     def all_tools_prompt(self) -> int | None:
@@ -274,7 +275,7 @@ class Headline:
     def saved_pct(self) -> float | None:
         """Prompt tokens saved against the real all-tools run (None without one)."""
         real = self.all_tools_prompt
-        return None if not real else 100.0 * (1 - self.prompt / real)
+        return None if not real else saved_pct(self.prompt, real)
 
     @property
     def cost_usd(self) -> float:

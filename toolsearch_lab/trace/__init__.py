@@ -41,7 +41,7 @@ from toolsearch_lab.trace.records import (
     note_retry,
     recording_retries,
 )
-from toolsearch_lab.trace.run import RunTrace
+from toolsearch_lab.trace.run import RunTrace, saved_pct
 from toolsearch_lab.trace.shown import shown_trace
 from toolsearch_lab.trace.source import (
     CHAT_COMPLETIONS_COUNT,
@@ -97,5 +97,6 @@ __all__ = [
     "TurnRecord",
     "note_retry",
     "recording_retries",
+    "saved_pct",
     "shown_trace",
 ]

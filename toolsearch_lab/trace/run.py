@@ -13,7 +13,13 @@ from toolsearch_lab.trace.records import Iteration, RetryRecord, SearchRecord, c
 from toolsearch_lab.trace.source import ReplaySettings, TraceSource
 from toolsearch_lab.trace.turns import SessionEvent, StepOutcome, StopReason, TurnRecord
 
-__all__ = ["RunTrace"]
+__all__ = ["RunTrace", "saved_pct"]
+
+
+def saved_pct(prompt: int, other: int) -> float:
+    """Percent of ``other``'s prompt tokens that ``prompt`` saves (negative: it costs more; 0 when ``other``
+    is 0)."""
+    return 100.0 * (1 - prompt / other) if other else 0.0
 
 
 @dataclass
@@ -62,7 +68,7 @@ class RunTrace:
             "prompt_tool_search": prompt_ts,
             "prompt_baseline": prompt_base,
             "completion": sum(it.tokens.completion for it in self.iterations),
-            "prompt_saved_pct": round(100.0 * (1 - prompt_ts / prompt_base), 2) if prompt_base else 0.0,
+            "prompt_saved_pct": round(saved_pct(prompt_ts, prompt_base), 2),
         }
 
     def searches(self) -> list[SearchRecord]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from toolsearch_lab.eval.compare import run_strategy
 from toolsearch_lab.models.simulated import AGENT_NAMES
-from toolsearch_lab.trace import RunTrace
+from toolsearch_lab.trace import RunTrace, saved_pct
 from toolsearch_lab.ui import theme as t
 
 __all__ = ["AllToolsBasis", "all_tools_basis", "savings_html"]
@@ -62,10 +62,6 @@ def all_tools_basis(run, trace: RunTrace) -> AllToolsBasis:
         ).trace
         _RUNS[key] = AllToolsBasis(real.tokens_total()["prompt_tool_search"], len(real.iterations))
     return _RUNS[key]
-
-
-def saved_pct(prompt: int, other: int) -> float:
-    return 100.0 * (1 - prompt / other) if other else 0.0
 
 
 def savings_html(run, trace: RunTrace) -> str:
